@@ -1,0 +1,94 @@
+/**
+ * The protocol the authentication layer keeps users and password hashes in.
+ *
+ * @module
+ */
+
+/** A user as the credential store holds it. */
+export interface UserRecord {
+  /** The subject id: random, stable, never the email. */
+  id: string;
+  /** The normalised email (NFKC, trimmed, lower-cased). */
+  email: string;
+  /** The self-describing password hash. */
+  passwordHash: string;
+  /** Unix milliseconds of email verification; `0` means not verified. */
+  verifiedAt: number;
+  /** Unix milliseconds of registration. */
+  createdAt: number;
+}
+
+/** What {@linkcode CredentialStore.create} needs to add a user. */
+export interface NewUserRecord {
+  /** The subject id. */
+  id: string;
+  /** The normalised email. */
+  email: string;
+  /** The self-describing password hash. */
+  passwordHash: string;
+  /** Unix milliseconds of registration. */
+  createdAt: number;
+}
+
+/** The outcome of {@linkcode CredentialStore.create}. */
+export type CreateUserResult = { kind: "created" } | { kind: "emailTaken" };
+
+/**
+ * A small domain store for users. "Not found" is `null`, never an error; a
+ * backend that cannot be reached throws. Emails arrive already normalised.
+ * One unique index on `email` makes concurrent creations of one email end in
+ * exactly one `created`.
+ *
+ * Every implementation passes `testCredentialStore` in
+ * `tests/stores/_conformance.ts`.
+ *
+ * @example Usage
+ * ```ts
+ * import { MemoryCredentialStore } from "@portcullis/auth";
+ * const store = new MemoryCredentialStore();
+ * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+ * (await store.findByEmail("a@example.com"))?.id; // "u1"
+ * ```
+ */
+export interface CredentialStore {
+  /**
+   * @param email A normalised email.
+   * @returns The user, or `null`.
+   */
+  findByEmail(email: string): Promise<UserRecord | null>;
+  /**
+   * @param id A subject id.
+   * @returns The user, or `null`.
+   */
+  findById(id: string): Promise<UserRecord | null>;
+  /**
+   * Adds a user unless the email is taken.
+   *
+   * @param user The new user.
+   * @returns `created`, or `emailTaken` when the unique index refused it.
+   */
+  create(user: NewUserRecord): Promise<CreateUserResult>;
+  /**
+   * Replaces a user's password hash.
+   *
+   * @param id The subject id.
+   * @param passwordHash The new hash.
+   * @param expected When given, the write happens only if the stored hash is
+   * still this one (a compare-and-set, used by rehash-on-login).
+   * @returns `true` when a row changed.
+   */
+  updatePasswordHash(
+    id: string,
+    passwordHash: string,
+    expected?: string,
+  ): Promise<boolean>;
+  /**
+   * Stamps `verifiedAt` for a user whose stored email is still `email`.
+   *
+   * @param id The subject id.
+   * @param email The email the verification was sent to.
+   * @param at Unix milliseconds, greater than 0.
+   * @returns `true` when a row changed.
+   */
+  markVerified(id: string, email: string, at: number): Promise<boolean>;
+}

@@ -1,0 +1,88 @@
+/**
+ * Runs the whole test suite: `deno test` over `tests/`, then every runtime's
+ * conformance run, and ends with one line `N passed, N failed` that CI reads.
+ *
+ * Usage: `deno task test` (which runs this file with `-A`).
+ *
+ * @module
+ */
+
+const deno = Deno.execPath();
+const junit = await Deno.makeTempFile({ suffix: ".xml" });
+
+interface Tally {
+  name: string;
+  passed: number;
+  failed: number;
+}
+const tallies: Tally[] = [];
+
+/** Runs `deno test` with a JUnit report and counts test cases from it. */
+async function runDenoTests(): Promise<void> {
+  const args = [
+    "test",
+    "-A",
+    "--unstable-kv",
+    `--junit-path=${junit}`,
+    "tests/",
+  ];
+  const child = new Deno.Command(deno, {
+    args,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  const status = await child.status;
+  let passed = 0;
+  let failed = 0;
+  try {
+    const xml = await Deno.readTextFile(junit);
+    // One <testcase> per test and per step; a failure holds a <failure>.
+    for (const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+      if (m[2] && /<failure\b/.test(m[2])) failed++;
+      else passed++;
+    }
+  } catch {
+    // No report: the run itself broke.
+  }
+  if (!status.success && failed === 0) failed = 1; // a crash counts as a failure
+  tallies.push({ name: "deno test", passed, failed });
+}
+
+/**
+ * Other runs (one per runtime) register here: each is a command whose last
+ * line is `N passed, N failed`.
+ */
+const extraRuns: { name: string; cmd: string[] }[] = [];
+
+async function runExtra(name: string, cmd: string[]): Promise<void> {
+  const child = new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const out = await child.output();
+  const text = new TextDecoder().decode(out.stdout);
+  await Deno.stdout.write(out.stdout);
+  const last = text.trim().split("\n").reverse().find((l) => /\d+ passed, \d+ failed/.test(l));
+  const m = last?.match(/(\d+) passed, (\d+) failed/);
+  let passed = m ? Number(m[1]) : 0;
+  let failed = m ? Number(m[2]) : 1;
+  if (!out.success && failed === 0) failed = 1;
+  if (!m) passed = 0;
+  tallies.push({ name, passed, failed });
+}
+
+await runDenoTests();
+for (const run of extraRuns) await runExtra(run.name, run.cmd);
+await Deno.remove(junit).catch(() => {});
+
+let passed = 0;
+let failed = 0;
+console.log("\nSummary:");
+for (const t of tallies) {
+  console.log(`  ${t.name}: ${t.passed} passed, ${t.failed} failed`);
+  passed += t.passed;
+  failed += t.failed;
+}
+console.log(`${passed} passed, ${failed} failed`);
+Deno.exit(failed === 0 ? 0 : 1);
