@@ -22,7 +22,7 @@ async function runDenoTests(): Promise<void> {
   const args = [
     "test",
     "-A",
-    "--unstable-kv",
+
     `--junit-path=${junit}`,
     "tests/",
   ];
@@ -37,7 +37,9 @@ async function runDenoTests(): Promise<void> {
   try {
     const xml = await Deno.readTextFile(junit);
     // One <testcase> per test and per step; a failure holds a <failure>.
-    for (const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    for (
+      const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)
+    ) {
       if (m[2] && /<failure\b/.test(m[2])) failed++;
       else passed++;
     }
@@ -63,7 +65,9 @@ async function runExtra(name: string, cmd: string[]): Promise<void> {
   const out = await child.output();
   const text = new TextDecoder().decode(out.stdout);
   await Deno.stdout.write(out.stdout);
-  const last = text.trim().split("\n").reverse().find((l) => /\d+ passed, \d+ failed/.test(l));
+  const last = text.trim().split("\n").reverse().find((l) =>
+    /\d+ passed, \d+ failed/.test(l)
+  );
   const m = last?.match(/(\d+) passed, (\d+) failed/);
   let passed = m ? Number(m[1]) : 0;
   let failed = m ? Number(m[2]) : 1;
