@@ -1,0 +1,137 @@
+/**
+ * Typed authorisation policies whose rules the application owns.
+ *
+ * @module
+ */
+
+/**
+ * Who is asking: a subject id and a way to compare it. Policies receive
+ * `null` for an anonymous request.
+ */
+export interface Principal {
+  /** The subject id. */
+  readonly id: string;
+  /**
+   * @param id Another subject id (an owner, say).
+   * @returns Whether it is this principal.
+   */
+  is(id: string): boolean;
+}
+
+/** What a `before` hook answers: decide (`true`/`false`) or pass (`null`). */
+export type PolicyVerdict = boolean | null | undefined;
+
+/**
+ * A policy over an action union `A`, so a misspelt action is a type error.
+ * `can` receives the principal (or `null`), the action and the id of the
+ * object acted on. Only a `true` result allows; anything else, an exception
+ * or a rejected promise denies (fail closed).
+ *
+ * @typeParam A The action names, for example `"view" | "edit"`.
+ *
+ * @example Usage
+ * ```ts
+ * import { definePolicy } from "@portcullis/auth";
+ * const owners = new Map([["note_1", "user_1"]]);
+ * const notes = definePolicy<"view" | "edit">({
+ *   can(principal, action, id) {
+ *     if (principal === null) return false;
+ *     if (action === "view") return true;
+ *     return principal.is(owners.get(id) ?? "");
+ *   },
+ * });
+ * ```
+ */
+export interface Policy<A extends string> {
+  /**
+   * Optional first word, for rules that cut across actions (administrators):
+   * `true` allows, `false` denies, `null`/`undefined` asks `can`.
+   */
+  before?(
+    principal: Principal | null,
+    action: A,
+    id: string,
+  ): PolicyVerdict | Promise<PolicyVerdict>;
+  /** Whether `principal` may do `action` on the object `id`. */
+  can(
+    principal: Principal | null,
+    action: A,
+    id: string,
+  ): boolean | Promise<boolean>;
+}
+
+/**
+ * Declares a policy; the identity function that fixes its action type.
+ *
+ * @param policy The policy.
+ * @returns The same policy.
+ *
+ * @example Usage
+ * ```ts
+ * import { definePolicy } from "@portcullis/auth";
+ * const admin = definePolicy<"manage">({ can: (p) => p?.id === "root" });
+ * ```
+ */
+export function definePolicy<A extends string>(policy: Policy<A>): Policy<A> {
+  return policy;
+}
+
+/**
+ * Makes a principal of a subject id.
+ *
+ * @param id The subject id.
+ * @returns The principal.
+ *
+ * @example Usage
+ * ```ts
+ * import { principal } from "@portcullis/auth";
+ * principal("user_1").is("user_1"); // true
+ * ```
+ */
+export function principal(id: string): Principal {
+  return Object.freeze({ id, is: (other: string) => other === id });
+}
+
+/**
+ * Evaluates a policy, failing closed: only a literal `true` allows. An
+ * exception or rejection denies and is handed to `onError`.
+ *
+ * @param policy The policy.
+ * @param who The principal, or `null` when anonymous.
+ * @param action The action.
+ * @param id The object's id.
+ * @param onError Receives a policy's exception (for logs); never rethrown.
+ * @returns Whether the action is allowed.
+ *
+ * @example Usage
+ * ```ts
+ * import { definePolicy, evaluatePolicy, principal } from "@portcullis/auth";
+ * const p = definePolicy<"view">({ can: (who) => who !== null });
+ * await evaluatePolicy(p, principal("u1"), "view", "n1"); // true
+ * await evaluatePolicy(p, null, "view", "n1"); // false
+ * ```
+ */
+export async function evaluatePolicy<A extends string>(
+  policy: Policy<A>,
+  who: Principal | null,
+  action: NoInfer<A>,
+  id: string,
+  onError?: (error: unknown) => void,
+): Promise<boolean> {
+  try {
+    if (typeof policy.before === "function") {
+      const verdict = await policy.before(who, action, id);
+      if (verdict === true) return true;
+      if (verdict === false) return false;
+      if (verdict !== null && verdict !== undefined) return false;
+    }
+    return (await policy.can(who, action, id)) === true;
+  } catch (error) {
+    try {
+      onError?.(error);
+    } catch {
+      // A failing reporter must not turn a denial into something else.
+    }
+    return false;
+  }
+}

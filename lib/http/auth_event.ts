@@ -1,0 +1,36 @@
+/**
+ * Events the HTTP glue reports, for logs and metrics.
+ *
+ * @module
+ */
+
+/**
+ * Something a deployment wants to know about. Events never carry a token,
+ * a secret or a password.
+ */
+export type AuthEvent =
+  | { type: "store_unavailable"; error: unknown }
+  | { type: "cross_origin_rejected"; method: string; path: string }
+  | { type: "policy_error"; error: unknown }
+  | { type: "verification_check_failed"; error: unknown }
+  | { type: "misconfigured"; message: string };
+
+/**
+ * The default event hook: problems go to `console.error` as one line, with
+ * the error's message only (no stack, no request data).
+ *
+ * @param event The event.
+ *
+ * @example Usage
+ * ```ts
+ * import { logAuthEvent } from "@portcullis/auth";
+ * logAuthEvent({ type: "misconfigured", message: "AUTH_SECRET is not set" });
+ * ```
+ */
+export function logAuthEvent(event: AuthEvent): void {
+  if (event.type === "cross_origin_rejected") return;
+  const detail = "error" in event
+    ? (event.error instanceof Error ? event.error.message : String(event.error))
+    : event.message;
+  console.error(`portcullis: ${event.type}: ${detail}`);
+}

@@ -1,0 +1,66 @@
+/**
+ * Handlers, middleware and their composition.
+ *
+ * @module
+ */
+
+/**
+ * A request handler. Extra arguments (Cloudflare's `env` and `ctx`, Deno's
+ * `info`) pass through untouched.
+ *
+ * @typeParam A The extra arguments.
+ */
+export type Handler<A extends unknown[] = unknown[]> = (
+  req: Request,
+  ...rest: A
+) => Response | Promise<Response>;
+
+/**
+ * Calls the rest of the chain. Without an argument it passes the same
+ * request on; identity is attached to that request object.
+ */
+export type Next = (req?: Request) => Promise<Response>;
+
+/**
+ * A middleware: looks at the request, then answers itself or calls `next`.
+ *
+ * @typeParam A The extra handler arguments, passed through.
+ */
+export type Middleware<A extends unknown[] = unknown[]> = (
+  req: Request,
+  next: Next,
+  ...rest: A
+) => Response | Promise<Response>;
+
+/**
+ * Wraps a handler in middleware, outermost first. Extra arguments reach
+ * every middleware and the handler unchanged. A middleware that throws
+ * propagates the exception (it never falls through to the handler).
+ *
+ * @param middleware The middleware, outermost first.
+ * @param handler The handler at the end of the chain.
+ * @returns One handler.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { compose, identityMiddleware, requireAuth } from "@portcullis/auth";
+ * const handler = compose([identityMiddleware(sessions), requireAuth()], (req) => new Response("secret"));
+ * Deno.serve(handler);
+ * ```
+ */
+export function compose<A extends unknown[]>(
+  middleware: readonly Middleware<A>[],
+  handler: Handler<A>,
+): Handler<A> {
+  return (req: Request, ...rest: A): Promise<Response> => {
+    const run = async (i: number, r: Request): Promise<Response> => {
+      if (i === middleware.length) return await handler(r, ...rest);
+      return await middleware[i](
+        r,
+        (next?: Request) => run(i + 1, next ?? r),
+        ...rest,
+      );
+    };
+    return run(0, req);
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Starting and ending sessions from a handler.
+ *
+ * @module
+ */
+import type { IssuedSession } from "../session/session_manager.ts";
+import { requestStates } from "./_request_state.ts";
+
+/** What {@linkcode signIn} made. */
+export interface SignInResult extends IssuedSession {
+  /** Unix seconds of expiry (also in `identity`). */
+  readonly expiresAt: number;
+  /**
+   * The `Set-Cookie` value for browser clients, or `null` when the
+   * middleware has no cookie transport.
+   */
+  readonly setCookie: string | null;
+}
+
+/** What {@linkcode signOut} did. */
+export interface SignOutResult {
+  /** Whether a session was put on the denylist. */
+  readonly revoked: boolean;
+  /** The `Set-Cookie` value that clears the cookie, or `null`. */
+  readonly clearCookie: string | null;
+}
+
+/**
+ * Starts a session for `subject` after a successful credential check (a
+ * password, a magic link, a passkey: any method). Always mints a new jti,
+ * and revokes the session the request presented, if any (SECURITY.md
+ * item 16: no session fixation).
+ *
+ * @param req The request, after `identityMiddleware`.
+ * @param subject The subject id.
+ * @returns The token, its expiry and the cookie to set.
+ * @throws {TypeError} When `identityMiddleware` did not run.
+ * @throws {AuthError} `STORE_UNAVAILABLE`, `INVALID_SUBJECT`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const subject = await auth.authenticate(email, password);
+ * if (subject) {
+ *   const { setCookie } = await signIn(req, subject);
+ *   return new Response(null, { status: 303, headers: { location: "/", "set-cookie": setCookie! } });
+ * }
+ * ```
+ */
+export async function signIn(
+  req: Request,
+  subject: string,
+): Promise<SignInResult> {
+  const state = requestStates.get(req);
+  if (state === undefined) {
+    throw new TypeError(
+      "signIn needs identityMiddleware to run for this request first",
+    );
+  }
+  const { manager, cookie } = state.context;
+  if (state.identity !== null && manager.revocable) {
+    await manager.revokeIdentity(state.identity);
+  }
+  const issued = await manager.issueSession(subject);
+  state.identity = issued.identity;
+  state.sessionChanged = true;
+  return {
+    ...issued,
+    expiresAt: issued.identity.expiresAt,
+    setCookie: cookie === null
+      ? null
+      : cookie.serialize(issued.token, manager.secondsLeft(issued.identity)),
+  };
+}
+
+/**
+ * Ends the request's session: revokes its jti (when the manager has a
+ * store) and answers the cookie that clears it.
+ *
+ * @param req The request, after `identityMiddleware`.
+ * @returns Whether a session was revoked, and the clearing cookie.
+ * @throws {TypeError} When `identityMiddleware` did not run.
+ * @throws {AuthError} `STORE_UNAVAILABLE`: the session could not be revoked.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const { clearCookie } = await signOut(req);
+ * ```
+ */
+export async function signOut(req: Request): Promise<SignOutResult> {
+  const state = requestStates.get(req);
+  if (state === undefined) {
+    throw new TypeError(
+      "signOut needs identityMiddleware to run for this request first",
+    );
+  }
+  const { manager, cookie } = state.context;
+  let revoked = false;
+  if (state.identity !== null && manager.revocable) {
+    revoked = await manager.revokeIdentity(state.identity);
+  }
+  state.identity = null;
+  state.sessionChanged = true;
+  return { revoked, clearCookie: cookie === null ? null : cookie.clear() };
+}

@@ -1,0 +1,72 @@
+// Strict base64url (RFC 4648 §5) without padding. Decoding refuses padding,
+// characters outside the alphabet, impossible lengths and non-canonical
+// trailing bits, so every byte string has exactly one accepted encoding.
+
+const ALPHABET =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const DECODE = new Int16Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
+
+/** Encodes bytes as unpadded base64url. */
+export function encodeBase64Url(bytes: Uint8Array): string {
+  let out = "";
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63] +
+      ALPHABET[(n >> 6) & 63] + ALPHABET[n & 63];
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i] << 16;
+    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63];
+  } else if (rest === 2) {
+    const n = (bytes[i] << 16) | (bytes[i + 1] << 8);
+    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63] +
+      ALPHABET[(n >> 6) & 63];
+  }
+  return out;
+}
+
+/**
+ * Decodes unpadded base64url strictly.
+ *
+ * @returns The bytes, or `null` when the input is not the canonical encoding
+ * of any byte string.
+ */
+export function decodeBase64Url(s: string): Uint8Array | null {
+  const len = s.length;
+  const rem = len & 3;
+  if (rem === 1) return null;
+  const out = new Uint8Array((len >> 2) * 3 + (rem === 0 ? 0 : rem - 1));
+  let o = 0;
+  let i = 0;
+  for (; i + 3 < len; i += 4) {
+    const a = sextet(s, i),
+      b = sextet(s, i + 1),
+      c = sextet(s, i + 2),
+      d = sextet(s, i + 3);
+    if ((a | b | c | d) < 0) return null;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    out[o++] = n >> 16;
+    out[o++] = (n >> 8) & 255;
+    out[o++] = n & 255;
+  }
+  if (rem === 2) {
+    const a = sextet(s, i), b = sextet(s, i + 1);
+    if ((a | b) < 0 || (b & 15) !== 0) return null;
+    out[o++] = (a << 2) | (b >> 4);
+  } else if (rem === 3) {
+    const a = sextet(s, i), b = sextet(s, i + 1), c = sextet(s, i + 2);
+    if ((a | b | c) < 0 || (c & 3) !== 0) return null;
+    const n = (a << 18) | (b << 12) | (c << 6);
+    out[o++] = n >> 16;
+    out[o++] = (n >> 8) & 255;
+  }
+  return out;
+}
+
+function sextet(s: string, i: number): number {
+  const code = s.charCodeAt(i);
+  return code < 128 ? DECODE[code] : -1;
+}

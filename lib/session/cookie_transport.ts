@@ -1,0 +1,126 @@
+/**
+ * Carries session tokens in a cookie, for browsers.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode CookieTransport}. */
+export interface CookieTransportOptions {
+  /**
+   * The cookie name without prefix; default `"session"`. With `secure` (the
+   * default) the cookie is `__Host-<name>`.
+   */
+  name?: string;
+  /**
+   * `false` drops `Secure` and the `__Host-` prefix, for plain-HTTP
+   * development only. It costs the cookie's protection against network
+   * attackers and sibling subdomains, so it is logged once as a warning.
+   */
+  secure?: boolean;
+  /** `"Lax"` (default) or `"Strict"`. `"None"` is not offered. */
+  sameSite?: "Lax" | "Strict";
+  /** Where the warning for `secure: false` goes; default `console.warn`. */
+  warn?: (message: string) => void;
+}
+
+// RFC 6265 token characters for names; tokens are base64url and dots.
+const NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+const VALUE = /^[A-Za-z0-9._-]{1,4096}$/;
+
+/**
+ * Reads and writes the session cookie:
+ * `__Host-session=<token>; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=<n>`.
+ * A cookie header that is malformed, oversized, holds the name twice or a
+ * value outside the token alphabet yields no token, never an exception.
+ *
+ * @example Usage
+ * ```ts
+ * import { CookieTransport } from "@portcullis/auth";
+ * const cookies = new CookieTransport();
+ * const req = new Request("https://example.com/", { headers: { cookie: "__Host-session=abc" } });
+ * cookies.read(req); // "abc"
+ * cookies.serialize("abc", 3600); // "__Host-session=abc; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=3600"
+ * ```
+ */
+export class CookieTransport {
+  /** The full cookie name, prefix included. */
+  readonly name: string;
+  /** Whether the cookie is `Secure` (and `__Host-` prefixed). */
+  readonly secure: boolean;
+  #attrs: string;
+
+  /**
+   * @param options See {@linkcode CookieTransportOptions}.
+   * @throws {TypeError} For a name outside RFC 6265's token characters.
+   */
+  constructor(options: CookieTransportOptions = {}) {
+    const base = options.name ?? "session";
+    if (!NAME.test(base) || base.startsWith("__")) {
+      throw new TypeError(
+        `Cookie name must be an RFC 6265 token without a "__" prefix: received "${base}"`,
+      );
+    }
+    const sameSite = options.sameSite ?? "Lax";
+    if (sameSite !== "Lax" && sameSite !== "Strict") {
+      throw new TypeError(
+        `sameSite must be "Lax" or "Strict": received "${sameSite}"`,
+      );
+    }
+    this.secure = options.secure ?? true;
+    this.name = this.secure ? `__Host-${base}` : base;
+    this.#attrs = `; Path=/${
+      this.secure ? "; Secure" : ""
+    }; HttpOnly; SameSite=${sameSite}`;
+    if (!this.secure) {
+      (options.warn ?? console.warn)(
+        `portcullis: cookie "${this.name}" is sent without Secure (secure: false); use this for local HTTP development only`,
+      );
+    }
+  }
+
+  /**
+   * Reads the token from the request's `Cookie` header.
+   *
+   * @param req The request.
+   * @returns The token, or `null` when absent or malformed.
+   */
+  read(req: Request): string | null {
+    const header = req.headers.get("cookie");
+    if (header === null || header.length > 16384) return null;
+    let found: string | null = null;
+    const prefix = this.name + "=";
+    for (const part of header.split(";")) {
+      const p = part.trim();
+      if (!p.startsWith(prefix)) continue;
+      if (found !== null) return null; // the name twice: ambiguous, take neither
+      found = p.slice(prefix.length);
+    }
+    return found !== null && VALUE.test(found) ? found : null;
+  }
+
+  /**
+   * The `Set-Cookie` value that stores a token.
+   *
+   * @param token The token (base64url and dots only).
+   * @param maxAgeSeconds The cookie's life: the token's remaining life.
+   * @returns The header value.
+   * @throws {TypeError} For a value outside the token alphabet.
+   */
+  serialize(token: string, maxAgeSeconds: number): string {
+    if (!VALUE.test(token) || this.name.length + 1 + token.length > 4096) {
+      throw new TypeError("Cookie value must be a token of at most 4096 bytes");
+    }
+    const age = Math.max(0, Math.floor(maxAgeSeconds));
+    return `${this.name}=${token}${this.#attrs}; Max-Age=${age}`;
+  }
+
+  /**
+   * The `Set-Cookie` value that removes the cookie (same name, path and
+   * attributes, `Max-Age=0`).
+   *
+   * @returns The header value.
+   */
+  clear(): string {
+    return `${this.name}=${this.#attrs}; Max-Age=0`;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * An in-process key-value store.
+ *
+ * @module
+ */
+import type { KeyValueStore, PutOptions } from "./key_value_store.ts";
+
+/** Options of {@linkcode MemoryKV}. */
+export interface MemoryKVOptions {
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+interface Entry {
+  value: string;
+  expiresAt: number; // unix ms; Infinity when it does not expire
+}
+
+/**
+ * A {@linkcode KeyValueStore} in process memory: for tests, demos and a
+ * single process. Revocations vanish on restart and are not shared between
+ * instances or isolates, so production deployments use Deno KV, libSQL,
+ * Upstash or another shared store. Expired entries are never returned and
+ * are swept as writes happen.
+ *
+ * @example Usage
+ * ```ts
+ * import { MemoryKV } from "@portcullis/auth";
+ * const kv = new MemoryKV();
+ * await kv.put("k", "v", { ttlSeconds: 60 });
+ * await kv.getMany(["k"]); // ["v"]
+ * ```
+ */
+export class MemoryKV implements KeyValueStore {
+  #map = new Map<string, Entry>();
+  #now: () => number;
+  #writes = 0;
+
+  /** @param options The clock. */
+  constructor(options: MemoryKVOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** How many entries are held, expired ones included until swept. */
+  get size(): number {
+    return this.#map.size;
+  }
+
+  /** {@inheritDoc KeyValueStore.getMany} */
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    const now = this.#now();
+    const out: (string | null)[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const e = this.#map.get(keys[i]);
+      out[i] = e !== undefined && e.expiresAt > now ? e.value : null;
+    }
+    return Promise.resolve(out);
+  }
+
+  /** {@inheritDoc KeyValueStore.put} */
+  put(key: string, value: string, options: PutOptions = {}): Promise<void> {
+    const ttl = options.ttlSeconds;
+    const expiresAt = ttl === undefined ? Infinity : this.#now() + ttl * 1000;
+    this.#map.set(key, { value, expiresAt });
+    if (++this.#writes % 1024 === 0) this.#sweep();
+    return Promise.resolve();
+  }
+
+  /** {@inheritDoc KeyValueStore.delete} */
+  delete(key: string): Promise<void> {
+    this.#map.delete(key);
+    return Promise.resolve();
+  }
+
+  #sweep(): void {
+    const now = this.#now();
+    for (const [k, e] of this.#map) if (e.expiresAt <= now) this.#map.delete(k);
+  }
+}

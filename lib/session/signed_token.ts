@@ -1,0 +1,92 @@
+/**
+ * The wire form shared by every signed token portcullis mints:
+ * `v1.<kid>.<base64url(payload)>.<base64url(HMAC-SHA256)>`.
+ *
+ * The MAC covers `<purpose>:` followed by everything before the last dot, and
+ * the key itself is derived per purpose, so a token minted for one purpose
+ * (flash, email verification) never passes as another (session). The
+ * algorithm is fixed: there is no algorithm field to confuse.
+ *
+ * @module
+ */
+import { decodeBase64Url, encodeBase64Url } from "./_base64url.ts";
+import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
+
+/** The longest token accepted, in characters (DESIGN.md §5). */
+export const MAX_TOKEN_LENGTH = 4096;
+
+// version, kid (6 bytes), payload, tag (32 bytes = 43 characters).
+const SHAPE =
+  /^v1\.[A-Za-z0-9_-]{8}\.[A-Za-z0-9_-]{2,4000}\.[A-Za-z0-9_-]{43}$/;
+const encoder = new TextEncoder();
+
+/**
+ * Signs a payload for one purpose.
+ *
+ * @param key The current signing key of that purpose.
+ * @param purpose The purpose label bound into the MAC input.
+ * @param payload The bytes to carry (readable by anyone holding the token).
+ * @returns The token.
+ *
+ * @example Usage
+ * ```ts
+ * import { SecretProvider, signToken, verifyToken } from "@portcullis/auth";
+ * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
+ * await verifyToken(keys, "flash", token); // the payload bytes
+ * ```
+ */
+export async function signToken(
+  key: SigningKey,
+  purpose: string,
+  payload: Uint8Array,
+): Promise<string> {
+  const signed = `v1.${key.kid}.${encodeBase64Url(payload)}`;
+  const tag = await crypto.subtle.sign(
+    "HMAC",
+    key.key,
+    encoder.encode(`${purpose}:${signed}`),
+  );
+  return `${signed}.${encodeBase64Url(new Uint8Array(tag))}`;
+}
+
+/**
+ * Verifies a token of one purpose: length and shape first, then the MAC with
+ * `crypto.subtle.verify` (constant time), and only then the payload is
+ * decoded. Any failure answers `null`; nothing throws for bad input.
+ *
+ * @param keys The purpose's keys (current and previous, by kid).
+ * @param purpose The purpose the token must have been minted for.
+ * @param token The presented token.
+ * @returns The payload bytes, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { SecretProvider, verifyToken } from "@portcullis/auth";
+ * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * await verifyToken(keys, "flash", "v1.garbage"); // null
+ * ```
+ */
+export async function verifyToken(
+  keys: PurposeKeys,
+  purpose: string,
+  token: string,
+): Promise<Uint8Array | null> {
+  if (
+    typeof token !== "string" || token.length > MAX_TOKEN_LENGTH ||
+    !SHAPE.test(token)
+  ) return null;
+  const key = keys.byKid.get(token.slice(3, 11));
+  if (key === undefined) return null;
+  const lastDot = token.lastIndexOf(".");
+  const tag = decodeBase64Url(token.slice(lastDot + 1));
+  const payload = decodeBase64Url(token.slice(12, lastDot));
+  if (tag === null || payload === null) return null;
+  const ok = await crypto.subtle.verify(
+    "HMAC",
+    key,
+    tag as Uint8Array<ArrayBuffer>,
+    encoder.encode(`${purpose}:${token.slice(0, lastDot)}`),
+  );
+  return ok ? payload : null;
+}
