@@ -1,0 +1,42 @@
+/**
+ * SQL stores over drizzle-orm: `SQLCredentialStore` (users) and
+ * `SQLVerificationTokenStore` (single-use tokens), on SQLite/libSQL/Turso/D1,
+ * PostgreSQL (`postgres`, PGlite) and MySQL/MariaDB (`mysql2`), plus
+ * `migrate(db)` and the migration SQL per dialect.
+ *
+ * This subpath imports drizzle-orm (never a driver): the application makes
+ * the drizzle database with the driver it chose and passes it in. The
+ * dialect is detected from it.
+ *
+ * @example Usage
+ * ```ts
+ * import { drizzle } from "drizzle-orm/libsql";
+ * import {
+ *   migrate,
+ *   SQLCredentialStore,
+ *   SQLVerificationTokenStore,
+ * } from "@portcullis/auth/stores/sql";
+ *
+ * const db = drizzle({ connection: { url: ":memory:" } });
+ * await migrate(db);
+ * const credentials = new SQLCredentialStore(db);
+ * const tokens = new SQLVerificationTokenStore(db);
+ * db.$client.close();
+ * ```
+ *
+ * @module
+ */
+export { SQLCredentialStore } from "./sql/credential_store.ts";
+export { SQLVerificationTokenStore } from "./sql/verification_token_store.ts";
+export {
+  migrate,
+  migrationStatements,
+  type SQLStoreOptions,
+  type SQLTableNames,
+  tableNames,
+} from "./sql/migrations.ts";
+export {
+  detectDialect,
+  type SQLDatabase,
+  type SQLDialect,
+} from "./sql/dialect.ts";

@@ -1,0 +1,276 @@
+/**
+ * `SQLCredentialStore`: users in a SQL table through drizzle-orm, on SQLite
+ * (libSQL, Turso, D1), PostgreSQL (`postgres`, PGlite) and MySQL/MariaDB.
+ *
+ * @module
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type {
+  CreateUserResult,
+  CredentialStore,
+  NewUserRecord,
+  UserRecord,
+} from "../../lib/authn/credential_store.ts";
+import { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
+import { execute, mysqlMatched, queryRows, type Row } from "./_exec.ts";
+import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
+import {
+  type SQLStoreOptions,
+  type SQLTableNames,
+  tableNames,
+} from "./migrations.ts";
+
+const USER_COLUMNS = sql.raw(
+  "id, email, password_hash, verified_at, created_at",
+);
+
+function toUser(row: Row): UserRecord {
+  return {
+    id: String(row.id),
+    email: String(row.email),
+    passwordHash: String(row.password_hash),
+    verifiedAt: Number(row.verified_at),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * A {@linkcode CredentialStore} over a drizzle database. The dialect is
+ * detected from the drizzle object, so one line works for every driver:
+ * `new SQLCredentialStore(db)`. Create the table first with `migrate(db)` or
+ * the SQL files in `stores/sql/migrations/`.
+ *
+ * The `users` table: `id` text primary key, `email` text unique not null,
+ * `password_hash` text not null, `verified_at` integer (Unix ms, `BIGINT`
+ * outside SQLite) not null default 0, `created_at` integer not null.
+ *
+ * Concurrent registrations of one email end in exactly one `created`: the
+ * unique index decides, and its violation (SQLite `SQLITE_CONSTRAINT_UNIQUE`,
+ * PostgreSQL `23505`, MySQL `ER_DUP_ENTRY`) becomes `{ kind: "emailTaken" }`.
+ * Any other database failure throws an `AuthError` with code
+ * `"STORE_UNAVAILABLE"` whose message holds no email or hash.
+ *
+ * @example Usage
+ * ```ts
+ * import { drizzle } from "drizzle-orm/libsql";
+ * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+ * const db = drizzle({ connection: { url: ":memory:" } });
+ * await migrate(db);
+ * const store = new SQLCredentialStore(db);
+ * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: Date.now() });
+ * (await store.findByEmail("a@example.com"))?.id; // "u1"
+ * db.$client.close();
+ * ```
+ */
+export class SQLCredentialStore implements CredentialStore {
+  #db: SQLDatabase;
+  #names: SQLTableNames;
+  #table: SQL;
+
+  /** The dialect the store speaks, detected or given. */
+  readonly dialect: SQLDialect;
+
+  /**
+   * @param db A drizzle database of any supported dialect.
+   * @param options The table prefix, and the dialect if detection is not wanted.
+   * @throws {TypeError} When `db` is not a drizzle database or the prefix is invalid.
+   */
+  constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
+    this.#db = db;
+    this.dialect = options.dialect ?? detectDialect(db);
+    this.#names = tableNames(options.tablePrefix);
+    this.#table = sql`${sql.identifier(this.#names.users)}`;
+  }
+
+  /**
+   * Finds a user by exact (already normalised) email.
+   *
+   * @param email A normalised email.
+   * @returns The user, or `null`.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * await new SQLCredentialStore(db).findByEmail("a@example.com"); // null
+   * db.$client.close();
+   * ```
+   */
+  async findByEmail(email: string): Promise<UserRecord | null> {
+    return await this.#findOne(sql`email = ${email}`);
+  }
+
+  /**
+   * Finds a user by subject id.
+   *
+   * @param id A subject id.
+   * @returns The user, or `null`.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * await new SQLCredentialStore(db).findById("u1"); // null
+   * db.$client.close();
+   * ```
+   */
+  async findById(id: string): Promise<UserRecord | null> {
+    return await this.#findOne(sql`id = ${id}`);
+  }
+
+  /**
+   * Inserts a user; the unique index on `email` turns a second registration
+   * of one address into `emailTaken`, never an exception.
+   *
+   * @param user The new user.
+   * @returns `created` or `emailTaken`.
+   * @throws {AuthError} `STORE_UNAVAILABLE` for any other failure,
+   * including a repeated id.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * const store = new SQLCredentialStore(db);
+   * const user = { id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 };
+   * await store.create(user); // { kind: "created" }
+   * await store.create({ ...user, id: "u2" }); // { kind: "emailTaken" }
+   * db.$client.close();
+   * ```
+   */
+  async create(user: NewUserRecord): Promise<CreateUserResult> {
+    try {
+      await execute(
+        this.#db,
+        this.dialect,
+        sql`INSERT INTO ${this.#table} (id, email, password_hash, verified_at, created_at) VALUES (${user.id}, ${user.email}, ${user.passwordHash}, ${0}, ${user.createdAt})`,
+      );
+      return { kind: "created" };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw storeError("Creating a user", err);
+      if (
+        errorMentions(err, this.#names.usersEmailIndex) ||
+        errorMentions(err, `${this.#names.users}.email`)
+      ) {
+        return { kind: "emailTaken" };
+      }
+      // A driver that does not name the index: the row decides.
+      if (await this.findByEmail(user.email)) return { kind: "emailTaken" };
+      throw storeError("Creating a user", err);
+    }
+  }
+
+  /**
+   * Replaces a password hash; with `expected`, only while the stored hash is
+   * still that one (a single `UPDATE … WHERE password_hash = ?`, so two
+   * concurrent rehashes cannot both win).
+   *
+   * @param id The subject id.
+   * @param passwordHash The new hash.
+   * @param expected The hash the caller read, for a compare-and-set.
+   * @returns `true` when a row matched.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * const store = new SQLCredentialStore(db);
+   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$old", createdAt: 0 });
+   * await store.updatePasswordHash("u1", "$new", "$old"); // true
+   * await store.updatePasswordHash("u1", "$newer", "$old"); // false
+   * db.$client.close();
+   * ```
+   */
+  async updatePasswordHash(
+    id: string,
+    passwordHash: string,
+    expected?: string,
+  ): Promise<boolean> {
+    const where = expected === undefined
+      ? sql`id = ${id}`
+      : sql`id = ${id} AND password_hash = ${expected}`;
+    return await this.#update(sql`password_hash = ${passwordHash}`, where);
+  }
+
+  /**
+   * Stamps `verified_at` for a user whose stored email is still `email`.
+   *
+   * @param id The subject id.
+   * @param email The email the verification was sent to.
+   * @param at Unix milliseconds, greater than 0.
+   * @returns `true` when a row matched.
+   * @throws {RangeError} When `at` is not a positive safe integer.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * const store = new SQLCredentialStore(db);
+   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+   * await store.markVerified("u1", "a@example.com", Date.now()); // true
+   * db.$client.close();
+   * ```
+   */
+  async markVerified(id: string, email: string, at: number): Promise<boolean> {
+    if (!Number.isSafeInteger(at) || at <= 0) {
+      throw new RangeError(
+        `Verification time must be a positive integer of milliseconds: received ${at}`,
+      );
+    }
+    return await this.#update(
+      sql`verified_at = ${at}`,
+      sql`id = ${id} AND email = ${email}`,
+    );
+  }
+
+  async #findOne(where: SQL): Promise<UserRecord | null> {
+    let rows: Row[];
+    try {
+      rows = await queryRows(
+        this.#db,
+        this.dialect,
+        sql`SELECT ${USER_COLUMNS} FROM ${this.#table} WHERE ${where}`,
+      );
+    } catch (err) {
+      throw storeError("Reading a user", err);
+    }
+    return rows.length > 0 ? toUser(rows[0]) : null;
+  }
+
+  async #update(
+    set: SQL,
+    where: SQL,
+  ): Promise<boolean> {
+    try {
+      if (this.dialect === "mysql") {
+        const matched = await mysqlMatched(
+          this.#db,
+          sql`UPDATE ${this.#table} SET ${set} WHERE ${where}`,
+        );
+        return matched > 0;
+      }
+      const rows = await queryRows(
+        this.#db,
+        this.dialect,
+        sql`UPDATE ${this.#table} SET ${set} WHERE ${where} RETURNING id`,
+      );
+      return rows.length > 0;
+    } catch (err) {
+      throw storeError("Updating a user", err);
+    }
+  }
+}
