@@ -19,6 +19,9 @@ import type {
   PutOptions,
 } from "../lib/session/key_value_store.ts";
 
+/** The `@upstash/redis` client type, re-exported for {@linkcode UpstashKVClientOptions}. */
+export type { Redis };
+
 /** Options of {@linkcode UpstashKV} built from a URL and a token. */
 export interface UpstashKVUrlOptions {
   /** The REST URL (`UPSTASH_REDIS_REST_URL`). */
@@ -63,8 +66,9 @@ function ttlMillis(ttlSeconds: number): number {
  *
  * Consistency: immediate (see the module doc). Failures (network, a wrong
  * token, Redis errors) throw the client's `UpstashError` or a fetch error;
- * the client's own retries (by default five, with backoff) apply to network
- * errors only.
+ * the client's own retries (by default five, with backoff, several seconds
+ * in all) apply to network errors only. To fail fast, pass your own client
+ * made with `retry: { retries: 1 }` or `retry: false`.
  *
  * @example Usage
  * ```ts ignore

@@ -132,9 +132,23 @@ withBridge(
   },
 );
 
-withBridge(
-  "UpstashKV surfaces a 401 from a wrong token as a thrown error",
-  async (bridge) => {
+Deno.test({
+  name: "UpstashKV surfaces a 401 from a wrong token as a thrown error",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // The token is checked before Redis is touched: no Redis needed.
+    const bridge = startUpstashBridge({ redisPort: closedPort() });
+    try {
+      await check401(bridge);
+    } finally {
+      await bridge.close();
+    }
+  },
+});
+
+async function check401(bridge: UpstashBridge): Promise<void> {
+  {
     const kv = new UpstashKV({ url: bridge.url, token: "not-the-token" });
     await assert.rejects(kv.getMany(["a"]), /Unauthorized/);
     await assert.rejects(kv.put("a", "1"), /Unauthorized/);
@@ -145,8 +159,9 @@ withBridge(
     });
     assert.equal(res.status, 401);
     assert.deepEqual(await res.json(), { error: "Unauthorized" });
-  },
-);
+    assert.equal(bridge.stats().commands, 0);
+  }
+}
 
 Deno.test({
   name: "UpstashKV throws when Redis behind the REST endpoint is down",
@@ -162,6 +177,23 @@ Deno.test({
     } finally {
       await bridge.close();
     }
+  },
+});
+
+Deno.test({
+  name: "UpstashKV throws when the REST endpoint itself is unreachable",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const redis = new Redis({
+      url: `http://127.0.0.1:${closedPort()}`,
+      token: "t",
+      automaticDeserialization: false,
+      retry: false,
+    });
+    const kv = new UpstashKV({ redis });
+    await assert.rejects(kv.getMany(["a"]));
+    await assert.rejects(kv.put("a", "1"));
   },
 });
 
