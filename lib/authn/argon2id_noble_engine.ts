@@ -39,6 +39,6 @@ export async function nobleArgon2idEngine(
     key: input.secret,
     personalization: input.associatedData,
     asyncTick: 10,
-    maxmem: 2 ** 32,
+    maxmem: 2 ** 32 - 1,
   });
 }
