@@ -1,0 +1,119 @@
+// DESIGN.md §2: lib/authn, lib/session and lib/authz never import one
+// another; and mod.ts loads no driver (§3). Walks the real import graph.
+import assert from "node:assert/strict";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const LAYERS = ["authn", "session", "authz"] as const;
+const IMPORT =
+  /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g;
+
+/** Every import that crosses from one layer into another, under `root`. */
+export async function layerViolations(root: string): Promise<string[]> {
+  const bad: string[] = [];
+  for (const layer of LAYERS) {
+    const base = join(root, "lib", layer);
+    for await (const file of walk(base)) {
+      const text = await Deno.readTextFile(file);
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3];
+        if (!spec.startsWith(".")) continue;
+        const target = relative(
+          join(root, "lib"),
+          resolve(dirname(file), spec),
+        );
+        const top = target.split("/")[0];
+        if ((LAYERS as readonly string[]).includes(top) && top !== layer) {
+          bad.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+async function* walk(dir: string): AsyncGenerator<string> {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = await Array.fromAsync(Deno.readDir(dir));
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) yield* walk(p);
+    else if (/\.(ts|tsx|js|mjs)$/.test(e.name)) yield p;
+  }
+}
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+Deno.test("DESIGN.md §2: no layer imports another", async () => {
+  for (const layer of LAYERS) {
+    assert.ok(
+      (await Array.fromAsync(walk(join(root, "lib", layer)))).length > 0,
+      `lib/${layer} has files`,
+    );
+  }
+  assert.deepEqual(await layerViolations(root), []);
+});
+
+Deno.test("the layer check catches a violating fixture", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const layer of LAYERS) {
+      await Deno.mkdir(join(dir, "lib", layer), { recursive: true });
+    }
+    await Deno.writeTextFile(
+      join(dir, "lib/session/token.ts"),
+      "export const x = 1;\n",
+    );
+    await Deno.writeTextFile(
+      join(dir, "lib/authz/ok.ts"),
+      'import { y } from "./other.ts";\nimport type { Z } from "../auth_error.ts";\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "lib/authn/bad.ts"),
+      'import { x } from "../session/token.ts";\nexport type { T } from "../authz/ok.ts";\nconst m = await import("../session/token.ts");\n',
+    );
+    assert.deepEqual((await layerViolations(dir)).sort(), [
+      "lib/authn/bad.ts -> ../authz/ok.ts",
+      "lib/authn/bad.ts -> ../session/token.ts",
+      "lib/authn/bad.ts -> ../session/token.ts",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("DESIGN.md §3: importing mod.ts loads no driver (drizzle, libSQL, Upstash, postgres, mysql2)", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", join(root, "mod.ts")],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout));
+  const specifiers: string[] = info.modules.map((m: { specifier: string }) =>
+    m.specifier
+  );
+  const npm = specifiers.filter((s) =>
+    s.startsWith("npm:") || !s.startsWith("file:")
+  );
+  for (
+    const driver of [
+      "drizzle",
+      "libsql",
+      "upstash",
+      "postgres",
+      "mysql",
+      "pglite",
+    ]
+  ) {
+    assert.ok(
+      !npm.some((s) => s.includes(driver)),
+      `${driver} in ${npm.join(", ")}`,
+    );
+  }
+  assert.ok(!specifiers.some((s) => s.includes("/stores/")), "no store file");
+});

@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { BearerTransport, CookieTransport } from "../../mod.ts";
+
+const req = (headers: Record<string, string>) =>
+  new Request("https://example.com/", { headers });
+
+Deno.test("item 27: the session cookie is exactly __Host-session; Path=/; Secure; HttpOnly; SameSite=Lax, no Domain", () => {
+  const c = new CookieTransport();
+  assert.equal(c.name, "__Host-session");
+  assert.equal(
+    c.serialize("tok.en", 3600),
+    "__Host-session=tok.en; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=3600",
+  );
+  assert.ok(!/domain/i.test(c.serialize("t", 1)));
+  assert.equal(
+    new CookieTransport({ name: "sid", sameSite: "Strict" }).serialize("t", 5),
+    "__Host-sid=t; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=5",
+  );
+});
+
+Deno.test("item 28: the clearing cookie has the same name, path and prefix with Max-Age=0", () => {
+  assert.equal(
+    new CookieTransport().clear(),
+    "__Host-session=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0",
+  );
+});
+
+Deno.test("secure: false drops Secure and the __Host- prefix, and says so once", () => {
+  const warnings: string[] = [];
+  const c = new CookieTransport({
+    secure: false,
+    warn: (m) => warnings.push(m),
+  });
+  assert.equal(c.name, "session");
+  assert.equal(
+    c.serialize("t", 1),
+    "session=t; Path=/; HttpOnly; SameSite=Lax; Max-Age=1",
+  );
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /without Secure/);
+});
+
+Deno.test("cookie names and values outside RFC 6265 are refused; serialisation never emits ; , CR LF", () => {
+  for (const name of ["a;b", "a b", "a,b", "a\r\nb", "", "__Host-x", "é"]) {
+    assert.throws(() => new CookieTransport({ name }), TypeError, name);
+  }
+  const c = new CookieTransport();
+  for (
+    const v of [
+      "a;b",
+      "a,b",
+      "a\r\nSet-Cookie: x=y",
+      "a b",
+      "",
+      "x".repeat(5000),
+    ]
+  ) {
+    assert.throws(() => c.serialize(v, 1), TypeError);
+  }
+  // deno-lint-ignore no-explicit-any
+  assert.throws(
+    () => new CookieTransport({ sameSite: "None" as any }),
+    TypeError,
+  );
+});
+
+Deno.test("item 26: the cookie reader answers null for absent, duplicated, oversized or non-token values", () => {
+  const c = new CookieTransport();
+  assert.equal(c.read(req({})), null);
+  assert.equal(
+    c.read(req({ cookie: "__Host-session=abc.DEF_-1" })),
+    "abc.DEF_-1",
+  );
+  assert.equal(c.read(req({ cookie: "a=1; __Host-session=abc; b=2" })), "abc");
+  assert.equal(
+    c.read(req({ cookie: "__Host-session=a; __Host-session=b" })),
+    null,
+  );
+  assert.equal(c.read(req({ cookie: "session=abc" })), null);
+  assert.equal(c.read(req({ cookie: "__Host-sessionx=abc" })), null);
+  assert.equal(c.read(req({ cookie: "__Host-session=" })), null);
+  assert.equal(c.read(req({ cookie: '__Host-session="abc"' })), null);
+  assert.equal(c.read(req({ cookie: "__Host-session=a%20b" })), null);
+  assert.equal(
+    c.read(req({ cookie: "__Host-session=" + "a".repeat(4097) })),
+    null,
+  );
+});
+
+Deno.test("item 25 / V4: Authorization must be exactly 'Bearer <token>' (scheme case-insensitive)", () => {
+  const b = new BearerTransport();
+  assert.deepEqual(b.read(req({})), { present: false, token: null });
+  assert.deepEqual(b.read(req({ authorization: "Bearer abc.def" })), {
+    present: true,
+    token: "abc.def",
+  });
+  assert.deepEqual(b.read(req({ authorization: "bearer abc" })), {
+    present: true,
+    token: "abc",
+  });
+  assert.deepEqual(b.read(req({ authorization: "BEARER abc" })), {
+    present: true,
+    token: "abc",
+  });
+  for (
+    const bad of [
+      "Basic abc",
+      "Token abc",
+      "Bearer",
+      "Bearer ",
+      "Bearer a b",
+      "Bearer  abc",
+      "Bearerabc",
+      "X abc",
+      "Bearer abc,def",
+      "Bearer é",
+      "Bearer " + "a".repeat(5000),
+      "",
+    ]
+  ) {
+    assert.deepEqual(b.read(req({ authorization: bad })), {
+      present: true,
+      token: null,
+    }, bad);
+  }
+});
