@@ -7,7 +7,7 @@ import {
   SessionManager,
   signToken,
 } from "../../mod.ts";
-import type { KeyValueStore } from "../../mod.ts";
+import type { KeyValueStore, SessionManagerOptions } from "../../mod.ts";
 import {
   Clock,
   decodePayload,
@@ -448,13 +448,12 @@ Deno.test("sliding renewal is opt-in, throttled to one an hour, keeps the jti an
 Deno.test("misconfiguration throws at construction with a message that says what to do", () => {
   const secret = SecretProvider.fromValue(SECRET);
   assert.throws(
-    // deno-lint-ignore no-explicit-any
-    () => new SessionManager({ secret } as any),
+    () => new SessionManager({ secret } as unknown as SessionManagerOptions),
     /store: null to choose stateless/,
   );
-  // deno-lint-ignore no-explicit-any
   assert.throws(
-    () => new SessionManager({ store: null } as any),
+    () =>
+      new SessionManager({ store: null } as unknown as SessionManagerOptions),
     /needs a secret/,
   );
   assert.throws(
