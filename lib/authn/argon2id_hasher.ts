@@ -129,7 +129,7 @@ interface Parsed {
  * `false`, never an exception.
  *
  * On Cloudflare Workers and Vercel Edge pass
- * `engine: nobleArgon2idEngine` (pure JavaScript, about 4× slower than the
+ * `engine: nobleArgon2idEngine` (pure JavaScript, about 5× slower than the
  * WASM engine); a WASM build loaded as an imported `WebAssembly.Module` can
  * be wrapped as an {@linkcode Argon2idEngine} too.
  *

@@ -11,7 +11,7 @@ import type { Argon2idInput } from "./argon2id_hasher.ts";
 /**
  * Computes an Argon2id tag in plain JavaScript, with secret `K` and
  * associated data `X` support (so it reproduces RFC 9106 §5.3). It yields
- * to the event loop every few milliseconds. It is about 4× slower than the
+ * to the event loop every few milliseconds. It is about 5× slower than the
  * WASM engine at OWASP's m=19456 t=2 p=1 (bench/RESULTS_authn.md), which
  * matters against Workers' CPU limits: measure before choosing it.
  *
