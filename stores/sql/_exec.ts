@@ -13,7 +13,6 @@ export type Row = Record<string, unknown>;
 interface SQLiteLike {
   all(query: SQL): unknown;
   run(query: SQL): unknown;
-  batch?: (items: unknown[]) => Promise<unknown>;
 }
 interface ExecuteLike {
   execute(query: SQL): Promise<unknown>;
@@ -71,9 +70,12 @@ export async function mysqlMatched(
 }
 
 /**
- * Runs statements all-or-nothing: a drizzle batch where the driver has one
- * (libSQL, D1), a transaction on PostgreSQL and MySQL, and one after another
- * on synchronous SQLite drivers (whose transactions cannot await).
+ * Runs statements all-or-nothing where the dialect allows: in one
+ * transaction on PostgreSQL and MySQL. On SQLite they run one after another
+ * (synchronous drivers cannot await inside a transaction, and a libSQL
+ * `:memory:` transaction would need a second connection); callers that have
+ * a drizzle batch (libSQL, D1) use it instead, with query builders, since
+ * drizzle's D1 batch cannot take raw SQL with parameters.
  */
 export async function runAtomically(
   db: SQLDatabase,
@@ -81,12 +83,7 @@ export async function runAtomically(
   queries: SQL[],
 ): Promise<void> {
   if (dialect === "sqlite") {
-    const lite = db as unknown as SQLiteLike;
-    if (typeof lite.batch === "function") {
-      await lite.batch(queries.map((q) => lite.run(q)));
-      return;
-    }
-    for (const q of queries) await lite.run(q);
+    for (const q of queries) await (db as unknown as SQLiteLike).run(q);
     return;
   }
   await (db as unknown as ExecuteLike).transaction(async (tx) => {

@@ -18,6 +18,7 @@ import {
   runAtomically,
 } from "./_exec.ts";
 import { storeError } from "./_errors.ts";
+import { batchPut, canBatch } from "./_sqlite_batch.ts";
 import { type SQLStoreOptions, tableNames } from "./migrations.ts";
 
 const TOKEN_COLUMNS = sql.raw(
@@ -68,6 +69,10 @@ function toRecord(row: Row): VerificationTokenRecord {
 export class SQLVerificationTokenStore implements VerificationTokenStore {
   #db: SQLDatabase;
   #table: SQL;
+  #batchPut?: (
+    db: SQLDatabase,
+    record: VerificationTokenRecord,
+  ) => Promise<void>;
 
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
@@ -80,9 +85,11 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db;
     this.dialect = options.dialect ?? detectDialect(db);
-    this.#table = sql`${
-      sql.identifier(tableNames(options.tablePrefix).verificationTokens)
-    }`;
+    const name = tableNames(options.tablePrefix).verificationTokens;
+    this.#table = sql`${sql.identifier(name)}`;
+    if (this.dialect === "sqlite" && canBatch(db)) {
+      this.#batchPut = batchPut(name);
+    }
   }
 
   /**
@@ -104,6 +111,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    */
   async put(record: VerificationTokenRecord): Promise<void> {
     try {
+      if (this.#batchPut) return await this.#batchPut(this.#db, record);
       await runAtomically(this.#db, this.dialect, [
         this.#deleteFor(record.subject, record.purpose),
         sql`INSERT INTO ${this.#table} (${TOKEN_COLUMNS}) VALUES (${record.tokenHash}, ${record.purpose}, ${record.subject}, ${record.email}, ${record.expiresAt}, ${record.createdAt})`,

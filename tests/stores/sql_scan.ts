@@ -35,8 +35,9 @@ export interface ScanOptions {
 }
 
 const LIST_TABLES: Record<SQLDialect, string> = {
+  // D1 keeps its own `_cf_*` tables, which it refuses to read.
   sqlite:
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
   // The current schema only: tests run in a schema of their own.
   postgresql:
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
