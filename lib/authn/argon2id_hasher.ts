@@ -152,6 +152,8 @@ export class Argon2idHasher implements PasswordHasher {
   #randomBytes: (length: number) => Uint8Array;
 
   /**
+   * Checks the options once; a misconfiguration fails here, not at login.
+   *
    * @param options See {@linkcode Argon2idHasherOptions}.
    * @throws {RangeError} When a parameter is not a positive integer, memory
    * is below `8 × parallelism`, parallelism is above 16, a bound is below

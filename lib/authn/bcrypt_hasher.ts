@@ -69,6 +69,8 @@ export class BcryptHasher implements PasswordHasher {
   #randomBytes: (length: number) => Uint8Array;
 
   /**
+   * Checks the options once; a misconfiguration fails here, not at login.
+   *
    * @param options See {@linkcode BcryptHasherOptions}.
    * @throws {RangeError} When `cost` is outside 10–31 or the bounds are not
    * integers in 4–31 around it.

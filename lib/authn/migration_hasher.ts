@@ -45,6 +45,8 @@ export class MigrationHasher implements PasswordHasher {
   #legacy: readonly PasswordHasher[];
 
   /**
+   * Combines a current hasher with the legacy ones still accepted.
+   *
    * @param options See {@linkcode MigrationHasherOptions}.
    * @throws {TypeError} When `legacy` is not an array.
    */

@@ -102,6 +102,8 @@ export class PasswordAuthenticator {
   #dummy: Promise<string> | undefined;
 
   /**
+   * Wires a credential store, a hasher and the password policy.
+   *
    * @param options See {@linkcode PasswordAuthenticatorOptions}.
    * @throws {TypeError} When `credentials` is missing.
    * @throws {RangeError} When the password bounds are out of range.

@@ -45,6 +45,8 @@ export class PasswordPolicy {
   #maxBytes: number;
 
   /**
+   * Checks the bounds once.
+   *
    * @param options See {@linkcode PasswordPolicyOptions}.
    * @throws {RangeError} When `minLength` is outside 1–64 or `maxBytes`
    * below 256.

@@ -109,6 +109,8 @@ export class Pbkdf2Hasher implements PasswordHasher {
   #lastRoute: "webcrypto" | "javascript" | null = null;
 
   /**
+   * Checks the options once; a misconfiguration fails here, not at login.
+   *
    * @param options See {@linkcode Pbkdf2HasherOptions}.
    * @throws {RangeError} When the iteration bounds are not positive
    * integers in order, or the pepper is shorter than 32 bytes.
