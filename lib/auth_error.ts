@@ -39,6 +39,8 @@ export class AuthError extends Error {
   readonly code: AuthErrorCode;
 
   /**
+   * Makes an error with a code.
+   *
    * @param code The machine-readable reason.
    * @param message A sentence for people, with no secret in it.
    * @param options `cause` keeps the underlying error for logs.

@@ -52,11 +52,15 @@ export type CreateUserResult = { kind: "created" } | { kind: "emailTaken" };
  */
 export interface CredentialStore {
   /**
+   * Finds a user by email.
+   *
    * @param email A normalised email.
    * @returns The user, or `null`.
    */
   findByEmail(email: string): Promise<UserRecord | null>;
   /**
+   * Finds a user by subject id.
+   *
    * @param id A subject id.
    * @returns The user, or `null`.
    */

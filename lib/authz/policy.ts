@@ -12,6 +12,8 @@ export interface Principal {
   /** The subject id. */
   readonly id: string;
   /**
+   * Compares this principal with a subject id.
+   *
    * @param id Another subject id (an owner, say).
    * @returns Whether it is this principal.
    */

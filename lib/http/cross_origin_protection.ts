@@ -50,6 +50,8 @@ export class CrossOriginProtection {
   #exempt: Set<string>;
 
   /**
+   * Checks the settings once.
+   *
    * @param options See {@linkcode CrossOriginOptions}.
    * @throws {TypeError} For an origin that is not exactly
    * `scheme://host[:port]`, or a path that does not start with `/`.
@@ -77,6 +79,8 @@ export class CrossOriginProtection {
   }
 
   /**
+   * Decides one request.
+   *
    * @param req The request.
    * @returns `true` when the request may go on, `false` for 403.
    */

@@ -50,6 +50,8 @@ export class CookieTransport {
   #attrs: string;
 
   /**
+   * Checks the cookie settings once.
+   *
    * @param options See {@linkcode CookieTransportOptions}.
    * @throws {TypeError} For a name outside RFC 6265's token characters.
    */

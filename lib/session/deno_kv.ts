@@ -61,6 +61,8 @@ export class DenoKV implements KeyValueStore {
   #now: () => number;
 
   /**
+   * Wraps an open Deno KV database.
+   *
    * @param kv An open `Deno.Kv`.
    * @param options Key prefix and clock.
    */

@@ -36,7 +36,11 @@ export class MemoryKV implements KeyValueStore {
   #now: () => number;
   #writes = 0;
 
-  /** @param options The clock. */
+  /**
+   * Makes an empty store.
+   *
+   * @param options The clock.
+   */
   constructor(options: MemoryKVOptions = {}) {
     this.#now = options.now ?? Date.now;
   }

@@ -68,6 +68,8 @@ export class SecretProvider {
   #cache = new Map<string, Promise<PurposeKeys>>();
 
   /**
+   * Holds a current secret and previous ones.
+   *
    * @param current The secret that signs, at least 32 bytes.
    * @param previous Secrets that still verify, newest first.
    * @param name The name the secret came from, for error messages.

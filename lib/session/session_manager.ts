@@ -112,6 +112,8 @@ export class SessionManager {
   #issueFloor = 0;
 
   /**
+   * Checks the options once; misuse throws here, not per request.
+   *
    * @param options See {@linkcode SessionManagerOptions}.
    * @throws {TypeError} When `secret` or `store` is missing.
    * @throws {RangeError} When a lifetime is not a positive whole number.

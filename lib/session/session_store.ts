@@ -84,6 +84,8 @@ export class KVSessionStore implements SessionStore {
   #cut: string;
 
   /**
+   * Wraps a key-value store.
+   *
    * @param kv The key-value store.
    * @param options The key prefix.
    */
