@@ -40,3 +40,18 @@ export {
   type SQLDatabase,
   type SQLDialect,
 } from "./sql/dialect.ts";
+
+// The protocols the stores implement, re-exported as types so that this
+// entry's documentation is whole. (`SQLDatabase` names drizzle's database
+// classes, which stay drizzle's: re-exporting them would pull all of
+// drizzle's API into these docs.)
+export type {
+  CreateUserResult,
+  CredentialStore,
+  NewUserRecord,
+  UserRecord,
+} from "../lib/authn/credential_store.ts";
+export type {
+  VerificationTokenRecord,
+  VerificationTokenStore,
+} from "../lib/verification/verification_token_store.ts";

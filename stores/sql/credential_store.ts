@@ -71,9 +71,22 @@ export class SQLCredentialStore implements CredentialStore {
   readonly dialect: SQLDialect;
 
   /**
+   * Makes the store over a drizzle database; the dialect is detected unless
+   * `options.dialect` names it. The table must exist (see `migrate`).
+   *
    * @param db A drizzle database of any supported dialect.
    * @param options The table prefix, and the dialect if detection is not wanted.
    * @throws {TypeError} When `db` is not a drizzle database or the prefix is invalid.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * const store = new SQLCredentialStore(db, { tablePrefix: "auth_" });
+   * store.dialect; // "sqlite"
+   * db.$client.close();
+   * ```
    */
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db;
