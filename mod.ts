@@ -94,7 +94,9 @@ export {
   principal,
 } from "./lib/authz/policy.ts";
 
-// Authentication layer
+// Authentication layer (bcrypt and Argon2id live on their own subpaths:
+// `@portcullis/auth/hashers/bcrypt`, `/hashers/argon2id`,
+// `/hashers/argon2id-noble`, so this module loads no hashing library)
 export type { PasswordHasher } from "./lib/authn/password_hasher.ts";
 export type {
   CreateUserResult,
@@ -102,12 +104,44 @@ export type {
   NewUserRecord,
   UserRecord,
 } from "./lib/authn/credential_store.ts";
+export { MemoryCredentialStore } from "./lib/authn/memory_credential_store.ts";
+export {
+  Pbkdf2Hasher,
+  type Pbkdf2HasherOptions,
+  type Pbkdf2Route,
+} from "./lib/authn/pbkdf2_hasher.ts";
+export {
+  selfTestHasher,
+  type SelfTestOptions,
+  type SelfTestReport,
+} from "./lib/authn/hasher_self_test.ts";
+export {
+  MigrationHasher,
+  type MigrationHasherOptions,
+} from "./lib/authn/migration_hasher.ts";
+export {
+  MAX_EMAIL_LENGTH,
+  normalizeEmail,
+} from "./lib/authn/normalize_email.ts";
+export {
+  DEFAULT_MAX_PASSWORD_BYTES,
+  DEFAULT_MIN_PASSWORD_LENGTH,
+  PasswordPolicy,
+  type PasswordPolicyOptions,
+} from "./lib/authn/password_policy.ts";
+export {
+  type ChangePasswordInput,
+  PasswordAuthenticator,
+  type PasswordAuthenticatorOptions,
+  type RegisterResult,
+} from "./lib/authn/password_authenticator.ts";
 
 // Single-use tokens
 export type {
   VerificationTokenRecord,
   VerificationTokenStore,
 } from "./lib/verification/verification_token_store.ts";
+export { MemoryVerificationTokenStore } from "./lib/verification/memory_verification_token_store.ts";
 
 // HTTP glue
 export {
