@@ -86,7 +86,7 @@ Deno.test("the layer check catches a violating fixture", async () => {
   }
 });
 
-Deno.test("DESIGN.md §3: importing mod.ts loads no driver (drizzle, libSQL, Upstash, postgres, mysql2)", async () => {
+Deno.test("DESIGN.md §3: importing mod.ts loads no driver or hashing library (drizzle, libSQL, Upstash, postgres, mysql2, bcrypt, argon2)", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", join(root, "mod.ts")],
     stdout: "piped",
@@ -108,6 +108,9 @@ Deno.test("DESIGN.md §3: importing mod.ts loads no driver (drizzle, libSQL, Ups
       "postgres",
       "mysql",
       "pglite",
+      "bcrypt",
+      "hash-wasm",
+      "noble",
     ]
   ) {
     assert.ok(
