@@ -1,0 +1,102 @@
+/**
+ * What every route handler gets: the app's parts, built once by `createApp`.
+ *
+ * @module
+ */
+import type {
+  CredentialStore,
+  KeyValueStore,
+  Policy,
+  SessionManager,
+} from "@portcullis/auth";
+import type { Flash } from "./flash.ts";
+import type { Mailer } from "./mailer.ts";
+import type { NoteStore } from "./notes.ts";
+import type { Limit, RateLimiter } from "./rate_limit.ts";
+
+/** The password operations the routes use (`PasswordAuthenticator`). */
+export interface Passwords {
+  /** Creates a user; throws `AuthError` for invalid input. */
+  register(
+    email: string,
+    password: string,
+  ): Promise<{ kind: "created"; subject: string } | { kind: "emailTaken" }>;
+  /** Answers the subject, or `null` for any failure. */
+  authenticate(email: string, password: string): Promise<string | null>;
+  /** Changes a password after checking the current one. */
+  changePasswordWithCurrent(
+    subject: string,
+    input: { currentPassword: string; newPassword: string },
+  ): Promise<boolean>;
+}
+
+/** The single-use token operations the routes use (`OneTimeTokens`). */
+export interface SingleUseTokens {
+  /** Mints a token and stores its hash. */
+  issue(
+    input: { subject: string; email: string; purpose: string },
+  ): Promise<string>;
+  /** Consumes a token; `null` when unknown, used, expired or mismatched. */
+  redeem(
+    token: string,
+    purpose: string,
+    options?: { currentEmail?: (subject: string) => Promise<string | null> },
+  ): Promise<{ subject: string; email: string } | null>;
+}
+
+/** How many hits each rate limit allows, and per how long. */
+export interface RateLimits {
+  /** Failed logins per email. */
+  loginPerEmail: { max: number; windowSeconds: number };
+  /** Failed logins per client address. */
+  loginPerAddress: { max: number; windowSeconds: number };
+  /** Registrations per client address. */
+  registerPerAddress: { max: number; windowSeconds: number };
+  /** Verification emails per account. */
+  resendPerAccount: { max: number; windowSeconds: number };
+  /** Verification emails and link redemptions per client address. */
+  verifyPerAddress: { max: number; windowSeconds: number };
+}
+
+/** The app's parts, shared by the routes. */
+export interface AppContext {
+  /** Sessions. */
+  sessions: SessionManager;
+  /** Users. */
+  credentials: CredentialStore;
+  /** Registration, login and password change. */
+  passwords: Passwords;
+  /** Verification links. */
+  tokens: SingleUseTokens;
+  /** The key-value store (rate limits, notes). */
+  kv: KeyValueStore;
+  /** Sends mail. */
+  mailer: Mailer;
+  /** The public origin links are built from (never the `Host` header). */
+  appOrigin: string;
+  /** Flash messages. */
+  flash: Flash;
+  /** Rate limiting. */
+  limiter: RateLimiter;
+  /** The limits. */
+  limits: RateLimits;
+  /** Notes. */
+  notes: NoteStore;
+  /** Who may view and edit a note. */
+  notePolicy: Policy<"view" | "edit">;
+  /** The clock, in unix milliseconds. */
+  now: () => number;
+  /** Where operational messages go. */
+  log: (line: string) => void;
+  /** The client's address, for per-address limits. */
+  clientAddress: (req: Request) => string;
+}
+
+/** Builds one {@linkcode Limit}. */
+export function limit(
+  name: string,
+  key: string,
+  rule: { max: number; windowSeconds: number },
+): Limit {
+  return { name, key, max: rule.max, windowSeconds: rule.windowSeconds };
+}

@@ -1,0 +1,104 @@
+/**
+ * The app on Deno: `deno run -A main.ts` (or `deno task start`).
+ *
+ * Embedded defaults, each overridable by an environment variable:
+ * - users and verification tokens in a libSQL file, `./data/app.db`
+ *   (`DATABASE_URL`, for example a Turso URL with `DATABASE_AUTH_TOKEN`);
+ *   the schema is migrated on start;
+ * - the session denylist, rate limits and notes in Deno KV,
+ *   `./data/kv.sqlite3` (`KV_PATH`);
+ * - mail through Resend when `RESEND_API_KEY` is set (`MAIL_FROM`,
+ *   `RESEND_BASE_URL`); otherwise each link is logged on one line that
+ *   starts with `[mail not sent]`;
+ * - `PORT` (default 8000) and `APP_ORIGIN` (default
+ *   `http://localhost:<port>`);
+ * - `AUTH_SECRET` (at least 32 bytes; `AUTH_PREVIOUS_SECRETS` during
+ *   rotation). In development only, a missing secret is created once in
+ *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, or a
+ *   missing mail binding, stops the start.
+ *
+ * @module
+ */
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import {
+  DenoKV,
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "@portcullis/auth/stores/sql";
+import { createApp } from "./app.ts";
+import { mailerFromEnv } from "./mailer.ts";
+
+const env = Deno.env.toObject();
+const production = env.DENO_ENV === "production";
+const dataDir = env.DATA_DIR ?? "./data";
+const port = Number(env.PORT ?? "8000");
+const appOrigin = env.APP_ORIGIN ?? `http://localhost:${port}`;
+
+function fail(message: string): never {
+  console.error(`error: ${message}`);
+  Deno.exit(1);
+}
+
+/** Reads AUTH_SECRET, or in development creates `data/dev-secret` once. */
+async function loadSecret(): Promise<SecretProvider> {
+  if (env.AUTH_SECRET) return SecretProvider.fromEnv("AUTH_SECRET");
+  if (production) {
+    fail(
+      "AUTH_SECRET is not set. In production the app does not start without it: set AUTH_SECRET to at least 32 random bytes (for example the output of `openssl rand -base64 48`).",
+    );
+  }
+  const path = `${dataDir}/dev-secret`;
+  let secret: string;
+  try {
+    secret = (await Deno.readTextFile(path)).trim();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    const bytes = crypto.getRandomValues(new Uint8Array(48));
+    secret = btoa(String.fromCharCode(...bytes));
+    await Deno.writeTextFile(path, secret + "\n", { mode: 0o600 });
+    console.log(
+      `Created ${path} with a random development secret (AUTH_SECRET is not set). Do not use it in production.`,
+    );
+  }
+  return SecretProvider.fromValue(secret);
+}
+
+await Deno.mkdir(dataDir, { recursive: true });
+const secret = await loadSecret();
+if (production && !env.RESEND_API_KEY && env.MAIL_TRANSPORT !== "log") {
+  fail(
+    "RESEND_API_KEY is not set. In production the app does not log verification links: set RESEND_API_KEY (and MAIL_FROM), or MAIL_TRANSPORT=log to log them anyway.",
+  );
+}
+
+const client = createClient({
+  url: env.DATABASE_URL ?? `file:${dataDir}/app.db`,
+  authToken: env.DATABASE_AUTH_TOKEN,
+});
+const db = drizzle(client);
+await migrate(db);
+
+const kv = await DenoKV.open(env.KV_PATH ?? `${dataDir}/kv.sqlite3`);
+const cookieSecure = env.COOKIE_SECURE !== "false";
+const app = createApp({
+  sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+  secret,
+  credentials: new SQLCredentialStore(db),
+  tokens: new SQLVerificationTokenStore(db),
+  kv,
+  mailer: mailerFromEnv(env),
+  appOrigin,
+  cookieSecure,
+});
+
+Deno.serve({
+  port,
+  onListen: () => console.log(`Listening on ${appOrigin}`),
+}, app);

@@ -1,0 +1,83 @@
+/**
+ * The notes resource: records in the key-value store and the ownership
+ * policy that guards them.
+ *
+ * @module
+ */
+import {
+  definePolicy,
+  type KeyValueStore,
+  type Policy,
+} from "@portcullis/auth";
+
+/** One note. */
+export interface Note {
+  /** The note's id: 128 random bits, base64url. */
+  id: string;
+  /** The subject that created it. */
+  owner: string;
+  /** The text. */
+  text: string;
+}
+
+/** The longest note, in characters. */
+export const MAX_NOTE_LENGTH = 10_000;
+
+/** Notes kept in the key-value store under `note:<id>`. */
+export class NoteStore {
+  #kv: KeyValueStore;
+
+  /** @param kv The key-value store. */
+  constructor(kv: KeyValueStore) {
+    this.#kv = kv;
+  }
+
+  /**
+   * @param id The note's id (untrusted input).
+   * @returns The note, or `null`.
+   */
+  async find(id: string): Promise<Note | null> {
+    if (!/^[A-Za-z0-9_-]{22}$/.test(id)) return null;
+    const [raw] = await this.#kv.getMany([`note:${id}`]);
+    return raw === null ? null : JSON.parse(raw) as Note;
+  }
+
+  /**
+   * @param owner The subject creating it.
+   * @param text The text.
+   * @returns The new note.
+   */
+  async create(owner: string, text: string): Promise<Note> {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-")
+      .replace(/\//g, "_").replace(/=+$/, "");
+    const note = { id, owner, text };
+    await this.#kv.put(`note:${id}`, JSON.stringify(note));
+    return note;
+  }
+
+  /**
+   * @param note The note with its new text.
+   */
+  async update(note: Note): Promise<void> {
+    await this.#kv.put(`note:${note.id}`, JSON.stringify(note));
+  }
+}
+
+/**
+ * The notes policy: any signed-in principal may `view`; only the owner may
+ * `edit`. Anonymous principals may do nothing; an unknown note denies.
+ *
+ * @param notes Where the notes are.
+ * @returns The policy.
+ */
+export function notePolicy(notes: NoteStore): Policy<"view" | "edit"> {
+  return definePolicy<"view" | "edit">({
+    async can(principal, action, id) {
+      if (principal === null) return false;
+      if (action === "view") return true;
+      const note = await notes.find(id);
+      return note !== null && principal.is(note.owner);
+    },
+  });
+}

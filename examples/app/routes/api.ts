@@ -1,0 +1,101 @@
+/**
+ * The JSON API: `GET /api/me` and the notes resource.
+ *
+ * @module
+ */
+import {
+  authorize,
+  currentUser,
+  errorResponse,
+  requireAuthenticated,
+} from "@portcullis/auth";
+// [verification] begin
+import { requireVerified } from "@portcullis/auth";
+// [verification] end
+import type { AppContext } from "../context.ts";
+import { MAX_NOTE_LENGTH } from "../notes.ts";
+import { readBody } from "../request_body.ts";
+import { json } from "../respond.ts";
+import { signedInUser } from "./pages.ts";
+
+/** `GET /api/me`: 200 `{subject, email, verified}`; 401 anonymous. */
+export async function me(ctx: AppContext, req: Request): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const user = await signedInUser(ctx, req);
+  if (user === null) {
+    return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
+  }
+  return json(user);
+}
+
+/** `POST /api/notes` `{text}`: 201 `{id}`; 401 anonymous; 403 unverified. */
+export async function createNote(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  // [verification] begin
+  const unverified = await requireVerified(req);
+  if (unverified) return unverified;
+  // [verification] end
+  const text = await noteText(req);
+  if (text === null) return invalidText(req);
+  const note = await ctx.notes.create(currentUser(req)!, text);
+  return json({ id: note.id }, 201, { location: `/api/notes/${note.id}` });
+}
+
+/** `GET /api/notes/:id`: 200 for any signed-in user; 401 anonymous. */
+export async function getNote(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const note = await ctx.notes.find(id);
+  if (note === null) return notFound(req);
+  const forbidden = await authorize(req, ctx.notePolicy, "view", note.id);
+  if (forbidden) return forbidden;
+  return json(note);
+}
+
+/** `PUT /api/notes/:id` `{text}`: 200 for the owner, 403 otherwise. */
+export async function putNote(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const note = await ctx.notes.find(id);
+  if (note === null) return notFound(req);
+  const forbidden = await authorize(req, ctx.notePolicy, "edit", note.id);
+  if (forbidden) return forbidden;
+  const text = await noteText(req);
+  if (text === null) return invalidText(req);
+  const updated = { ...note, text };
+  await ctx.notes.update(updated);
+  return json(updated);
+}
+
+async function noteText(req: Request): Promise<string | null> {
+  const body = await readBody(req);
+  const text = body?.fields.text;
+  if (typeof text !== "string" || text.trim() === "") return null;
+  return text.length > MAX_NOTE_LENGTH ? null : text;
+}
+
+function invalidText(req: Request): Response {
+  return errorResponse(
+    req,
+    422,
+    "invalid_text",
+    `A note needs text of 1 to ${MAX_NOTE_LENGTH} characters`,
+  );
+}
+
+function notFound(req: Request): Response {
+  return errorResponse(req, 404, "not_found", "No such note");
+}

@@ -1,0 +1,67 @@
+/**
+ * The HTML pages: `GET /`, `/login`, `/register`, `/account`.
+ *
+ * @module
+ */
+import { currentUser, safeNextPath } from "@portcullis/auth";
+import type { AppContext } from "../context.ts";
+import { page } from "../respond.ts";
+import { accountPage } from "../views/auth/account.ts";
+import { homePage } from "../views/auth/home.ts";
+import { loginPage } from "../views/auth/login.ts";
+import { registerPage } from "../views/auth/register.ts";
+
+/**
+ * The signed-in user's email and verification state, or `null`.
+ *
+ * @param ctx The app.
+ * @param req The request, after `identityMiddleware`.
+ * @returns The user, or `null` when anonymous (or the account is gone).
+ */
+export async function signedInUser(
+  ctx: AppContext,
+  req: Request,
+): Promise<{ subject: string; email: string; verified: boolean } | null> {
+  const subject = currentUser(req);
+  if (subject === null) return null;
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return null;
+  return { subject, email: user.email, verified: user.verifiedAt > 0 };
+}
+
+/** `GET /`. */
+export async function home(ctx: AppContext, req: Request): Promise<Response> {
+  const { flash, clear } = await ctx.flash.take(req);
+  const user = await signedInUser(ctx, req);
+  return page(homePage({ user, flash }), 200, [clear]);
+}
+
+/** `GET /login`. */
+export async function loginForm(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const { flash, clear } = await ctx.flash.take(req);
+  const next = safeNextPath(new URL(req.url).searchParams.get("next"));
+  return page(loginPage({ next, error: null, flash }), 200, [clear]);
+}
+
+/** `GET /register`. */
+export function registerForm(): Response {
+  return page(registerPage({ email: "", error: null }));
+}
+
+/** `GET /account` (behind `requireAuth()`). */
+export async function account(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const user = await signedInUser(ctx, req);
+  if (user === null) return page("Account not found", 404);
+  const { flash, clear } = await ctx.flash.take(req);
+  return page(
+    accountPage({ email: user.email, verified: user.verified, flash }),
+    200,
+    [clear],
+  );
+}
