@@ -31,10 +31,14 @@ const bearer = new BearerTransport();
 const tokens: string[] = [];
 for (let i = 0; i < N; i++) tokens.push(await cold.issue(`user_${i}`));
 const cookieRequests = tokens.map((t) =>
-  new Request("https://example.com/api/me", { headers: { cookie: `__Host-session=${t}` } })
+  new Request("https://example.com/api/me", {
+    headers: { cookie: `__Host-session=${t}` },
+  })
 );
 const bearerRequests = tokens.map((t) =>
-  new Request("https://example.com/api/me", { headers: { authorization: `Bearer ${t}` } })
+  new Request("https://example.com/api/me", {
+    headers: { authorization: `Bearer ${t}` },
+  })
 );
 const warmToken = tokens[0];
 const warmCookie = cookieRequests[0];
@@ -49,7 +53,9 @@ const rawKey = await crypto.subtle.importKey(
   false,
   ["sign", "verify"],
 );
-const message = new TextEncoder().encode(tokens[0].slice(0, tokens[0].lastIndexOf(".")));
+const message = new TextEncoder().encode(
+  tokens[0].slice(0, tokens[0].lastIndexOf(".")),
+);
 const tag = new Uint8Array(await crypto.subtle.sign("HMAC", rawKey, message));
 
 // jose: HS256 with a pre-imported key, and as usually called (raw bytes).
@@ -57,7 +63,8 @@ const joseKeyBytes = new TextEncoder().encode(SECRET);
 const jwts: string[] = [];
 for (let i = 0; i < 2000; i++) {
   jwts.push(
-    await new SignJWT({ sub: `user_${i}` }).setProtectedHeader({ alg: "HS256" }).setIssuedAt()
+    await new SignJWT({ sub: `user_${i}` }).setProtectedHeader({ alg: "HS256" })
+      .setIssuedAt()
       .setExpirationTime("7d").setJti(crypto.randomUUID()).sign(joseKeyBytes),
   );
 }
@@ -73,8 +80,14 @@ const next = () => (i = (i + 1) % N);
 let j = 0;
 const nextSmall = () => (j = (j + 1) % 2000);
 
-Deno.bench({ name: "raw WebCrypto HMAC-SHA256 verify", group: "resolve", baseline: true }, async () => {
-  if (!(await crypto.subtle.verify("HMAC", rawKey, tag, message))) throw new Error("bad");
+Deno.bench({
+  name: "raw WebCrypto HMAC-SHA256 verify",
+  group: "resolve",
+  baseline: true,
+}, async () => {
+  if (!(await crypto.subtle.verify("HMAC", rawKey, tag, message))) {
+    throw new Error("bad");
+  }
 });
 
 Deno.bench({ name: "portcullis cookie, cold", group: "resolve" }, async () => {
@@ -84,27 +97,48 @@ Deno.bench({ name: "portcullis cookie, cold", group: "resolve" }, async () => {
 
 Deno.bench({ name: "portcullis Bearer, cold", group: "resolve" }, async () => {
   const req = bearerRequests[next()];
-  if ((await cold.resolve(bearer.read(req).token!)) === null) throw new Error("bad");
+  if ((await cold.resolve(bearer.read(req).token!)) === null) {
+    throw new Error("bad");
+  }
 });
 
 Deno.bench({ name: "portcullis cookie, warm", group: "resolve" }, async () => {
-  if ((await warm.resolve(cookies.read(warmCookie)!)) === null) throw new Error("bad");
+  if ((await warm.resolve(cookies.read(warmCookie)!)) === null) {
+    throw new Error("bad");
+  }
 });
 
 Deno.bench({ name: "portcullis Bearer, warm", group: "resolve" }, async () => {
-  if ((await warm.resolve(bearer.read(warmBearer).token!)) === null) throw new Error("bad");
+  if ((await warm.resolve(bearer.read(warmBearer).token!)) === null) {
+    throw new Error("bad");
+  }
 });
 
-Deno.bench({ name: "portcullis token only, warm", group: "resolve" }, async () => {
-  if ((await warm.resolve(warmToken)) === null) throw new Error("bad");
-});
+Deno.bench(
+  { name: "portcullis token only, warm", group: "resolve" },
+  async () => {
+    if ((await warm.resolve(warmToken)) === null) throw new Error("bad");
+  },
+);
 
-Deno.bench({ name: "jose jwtVerify HS256 (key bytes, as usually called)", group: "resolve" }, async () => {
+Deno.bench({
+  name: "jose jwtVerify HS256 (key bytes, as usually called)",
+  group: "resolve",
+}, async () => {
   await jwtVerify(jwts[nextSmall()], joseKeyBytes);
 });
 
-const joseKey = await crypto.subtle.importKey("raw", joseKeyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-Deno.bench({ name: "jose jwtVerify HS256 (pre-imported key)", group: "resolve" }, async () => {
+const joseKey = await crypto.subtle.importKey(
+  "raw",
+  joseKeyBytes,
+  { name: "HMAC", hash: "SHA-256" },
+  false,
+  ["verify"],
+);
+Deno.bench({
+  name: "jose jwtVerify HS256 (pre-imported key)",
+  group: "resolve",
+}, async () => {
   await jwtVerify(jwts[nextSmall()], joseKey);
 });
 
