@@ -1,0 +1,266 @@
+/**
+ * Starts the reference app in-process on a random port, over real stores: a
+ * libSQL file (SQL stores, migrated) and Deno KV in a temporary directory, a
+ * clock the test moves, and a mailer whose lines the test reads.
+ *
+ * @module
+ */
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import {
+  DenoKV,
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "../../mod.ts";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "../../stores/sql.ts";
+import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { LogMailer } from "../../examples/app/mailer.ts";
+
+/** A running app and what the test needs to drive it. */
+export interface TestApp {
+  /** `http://localhost:<port>`. */
+  origin: string;
+  /** Lines the mailer wrote. */
+  mail: string[];
+  /** Lines the app logged. */
+  logs: string[];
+  /** Moves the clock forward. */
+  advance(ms: number): void;
+  /** The users. */
+  credentials: SQLCredentialStore;
+  /** The sessions. */
+  sessions: SessionManager;
+  /** The last verification link mailed to `email`. */
+  lastLink(email: string): string;
+  /** Stops the server and removes the files. */
+  close(): Promise<void>;
+  /** `Symbol.asyncDispose` for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts the app.
+ *
+ * @param overrides Dependencies to replace (limits, …).
+ * @returns The running app.
+ */
+export async function startApp(
+  overrides: Partial<AppDeps> = {},
+): Promise<TestApp> {
+  const dir = await Deno.makeTempDir({ prefix: "portcullis-app-" });
+  let t = Date.UTC(2026, 0, 1);
+  const now = () => t;
+  const client = createClient({ url: `file:${dir}/app.db` });
+  const db = drizzle(client);
+  await migrate(db);
+  const kv = await DenoKV.open(`${dir}/kv.sqlite3`, { now });
+  const secret = SecretProvider.fromValue(
+    "test-secret-with-enough-entropy-0123456789abcdef",
+  );
+  const sessions = new SessionManager({
+    secret,
+    store: new KVSessionStore(kv),
+    now,
+  });
+  const credentials = new SQLCredentialStore(db);
+  const mail: string[] = [];
+  const logs: string[] = [];
+  const ac = new AbortController();
+  let origin = "";
+  const ready = Promise.withResolvers<void>();
+  let app: ReturnType<typeof createApp> | null = null;
+  const server = Deno.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    signal: ac.signal,
+    onListen: () => ready.resolve(),
+  }, (req, info) => app!(req, info));
+  await ready.promise;
+  origin = `http://localhost:${server.addr.port}`;
+  app = createApp({
+    sessions,
+    secret,
+    credentials,
+    tokens: new SQLVerificationTokenStore(db),
+    kv,
+    mailer: new LogMailer((line) => mail.push(line)),
+    appOrigin: origin,
+    hasher: new Pbkdf2Hasher({ iterations: 1000 }),
+    now,
+    log: (line) => logs.push(line),
+    clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
+    ...overrides,
+  });
+  const close = async () => {
+    ac.abort();
+    await server.finished;
+    kv.close();
+    client.close();
+    await Deno.remove(dir, { recursive: true });
+  };
+  return {
+    origin,
+    mail,
+    logs,
+    credentials,
+    sessions,
+    advance: (ms) => {
+      t += ms;
+    },
+    lastLink(email) {
+      const line = mail.findLast((l) => l.includes(`to=${email} `));
+      const link = line?.match(/link=(\S+)/)?.[1];
+      if (!link) throw new Error(`No mail to ${email}`);
+      return link;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** A tiny client that keeps the session cookie, like a browser would. */
+export class Browser {
+  #origin: string;
+  /** The cookies, by name. */
+  cookies: Map<string, string> = new Map();
+
+  /** @param origin The app's origin. */
+  constructor(origin: string) {
+    this.#origin = origin;
+  }
+
+  /**
+   * Sends a request with the stored cookies and stores what comes back.
+   *
+   * @param path The path.
+   * @param init The request options.
+   * @returns The response (redirects are not followed).
+   */
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0 && !headers.has("cookie")) {
+      headers.set(
+        "cookie",
+        [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
+      );
+    }
+    if (!headers.has("accept")) headers.set("accept", "text/html");
+    const res = await fetch(new URL(path, this.#origin), {
+      ...init,
+      headers,
+      redirect: "manual",
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = c.split(";");
+      const i = pair.indexOf("=");
+      const name = pair.slice(0, i);
+      const value = pair.slice(i + 1);
+      if (attrs.some((a) => a.trim() === "Max-Age=0")) {
+        this.cookies.delete(name);
+      } else this.cookies.set(name, value);
+    }
+    return res;
+  }
+
+  /**
+   * Posts a form.
+   *
+   * @param path The path.
+   * @param fields The fields.
+   * @param headers Extra headers.
+   * @returns The response.
+   */
+  post(
+    path: string,
+    fields: Record<string, string>,
+    headers: HeadersInit = {},
+  ): Promise<Response> {
+    return this.fetch(path, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "sec-fetch-site": "same-origin",
+        ...Object.fromEntries(new Headers(headers)),
+      },
+      body: new URLSearchParams(fields),
+    });
+  }
+
+  /**
+   * Gets a page and reads its body.
+   *
+   * @param path The path.
+   * @returns Status, body and response.
+   */
+  async page(
+    path: string,
+  ): Promise<{ status: number; body: string; res: Response }> {
+    const res = await this.fetch(path);
+    return { status: res.status, body: await res.text(), res };
+  }
+}
+
+/**
+ * Sends a JSON request.
+ *
+ * @param origin The app's origin.
+ * @param method The method.
+ * @param path The path.
+ * @param body The JSON body, or `undefined`.
+ * @param headers Extra headers (`authorization`, …).
+ * @returns Status, parsed body and headers.
+ */
+export async function api(
+  origin: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: HeadersInit = {},
+): Promise<
+  { status: number; body: Record<string, unknown>; headers: Headers }
+> {
+  const h = new Headers(headers);
+  h.set("accept", "application/json");
+  if (body !== undefined) h.set("content-type", "application/json");
+  const res = await fetch(new URL(path, origin), {
+    method,
+    headers: h,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    redirect: "manual",
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    body: text === "" ? {} : JSON.parse(text),
+    headers: res.headers,
+  };
+}
+
+/** `Authorization: Bearer <token>`. */
+export function bearer(token: unknown): HeadersInit {
+  return { authorization: `Bearer ${token}` };
+}
+
+/**
+ * Registers a user over JSON and answers its subject and token.
+ *
+ * @param origin The app's origin.
+ * @param email The email.
+ * @param password The password.
+ * @returns The subject and a Bearer token.
+ */
+export async function registerJson(
+  origin: string,
+  email: string,
+  password = "correct horse battery",
+): Promise<{ subject: string; token: string }> {
+  const res = await api(origin, "POST", "/register", { email, password });
+  if (res.status !== 201) throw new Error(`register answered ${res.status}`);
+  return res.body as { subject: string; token: string };
+}
