@@ -23,8 +23,12 @@ async function runDenoTests(): Promise<void> {
     "test",
     "-A",
 
+    "--doc", // every @example in the library runs too
     `--junit-path=${junit}`,
     "tests/",
+    "mod.ts",
+    "lib/",
+    "stores/",
   ];
   const child = new Deno.Command(deno, {
     args,
