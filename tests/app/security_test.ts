@@ -1,0 +1,431 @@
+/**
+ * The reference app's security properties over HTTP: verification links
+ * (reuse, expiry, resend), `next`, enumeration, rate limits, CSRF, IDOR and
+ * spoofed identity headers.
+ */
+import assert from "node:assert/strict";
+import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
+
+async function visit(link: string): Promise<Response> {
+  const res = await fetch(link, { redirect: "manual" });
+  await res.body?.cancel();
+  return res;
+}
+
+Deno.test("verify flow end to end: the link from the mail log verifies once; reuse answers 400 (SECURITY 43)", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "v1@example.com");
+  const link = app.lastLink("v1@example.com");
+  assert.ok(
+    link.startsWith(app.origin + "/verify?token="),
+    "built from appOrigin",
+  );
+  assert.equal((await visit(link)).status, 303);
+  const me = await api(app.origin, "GET", "/api/me", undefined, bearer(token));
+  assert.equal(me.body.verified, true);
+  const stampedAt =
+    (await app.credentials.findByEmail("v1@example.com"))!.verifiedAt;
+  app.advance(5000);
+  assert.equal((await visit(link)).status, 400);
+  assert.equal(
+    (await app.credentials.findByEmail("v1@example.com"))!.verifiedAt,
+    stampedAt,
+    "nothing changed",
+  );
+});
+
+Deno.test("two concurrent redemptions of one link: exactly one succeeds", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "v2@example.com");
+  const link = app.lastLink("v2@example.com");
+  const statuses = (await Promise.all([visit(link), visit(link), visit(link)]))
+    .map((r) => r.status).sort();
+  assert.deepEqual(statuses, [303, 400, 400]);
+});
+
+Deno.test("an expired link (24 h, injected clock) answers 400 and verifies nothing", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "v3@example.com");
+  const link = app.lastLink("v3@example.com");
+  app.advance(24 * 3600 * 1000);
+  assert.equal((await visit(link)).status, 400);
+  assert.equal(
+    (await app.credentials.findByEmail("v3@example.com"))!.verifiedAt,
+    0,
+  );
+});
+
+Deno.test("a link just inside 24 h still works", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "v4@example.com");
+  const link = app.lastLink("v4@example.com");
+  app.advance(24 * 3600 * 1000 - 1000);
+  assert.equal((await visit(link)).status, 303);
+});
+
+Deno.test("after a resend the older link answers 400 and the newer one works", async () => {
+  await using app = await startApp();
+  const b = new Browser(app.origin);
+  await b.post("/register", {
+    email: "v5@example.com",
+    password: "correct horse",
+  });
+  const older = app.lastLink("v5@example.com");
+  (await b.post("/verify/resend", {})).body?.cancel();
+  const newer = app.lastLink("v5@example.com");
+  assert.notEqual(older, newer);
+  assert.equal((await visit(older)).status, 400);
+  assert.equal(
+    (await app.credentials.findByEmail("v5@example.com"))!.verifiedAt,
+    0,
+  );
+  assert.equal((await visit(newer)).status, 303);
+});
+
+Deno.test("the verification link does not sign anyone in (SECURITY 44)", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "v6@example.com");
+  const res = await visit(app.lastLink("v6@example.com"));
+  assert.equal(res.status, 303);
+  assert.ok(
+    !res.headers.getSetCookie().some((c) => c.startsWith("__Host-session=")),
+  );
+});
+
+Deno.test("next refuses other origins and odd paths", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "n@example.com");
+  for (
+    const [next, expected] of [
+      ["https://evil.example/", "/"],
+      ["//evil.example/x", "/"],
+      ["/\\evil.example", "/"],
+      ["javascript:alert(1)", "/"],
+      ["/account?tab=1", "/account?tab=1"],
+    ]
+  ) {
+    const res = await new Browser(app.origin).post("/login", {
+      email: "n@example.com",
+      password: "correct horse battery",
+      next,
+    });
+    assert.equal(res.status, 303, next);
+    assert.equal(res.headers.get("location"), expected, next);
+  }
+  const page = await new Browser(app.origin).page(
+    "/login?next=https://evil.example/",
+  );
+  assert.match(page.body, /name="next" value="\/"/);
+});
+
+Deno.test("enumeration: unknown email and wrong password answer identical status, headers and body (SECURITY 14)", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "known@example.com");
+  const strip = (h: Headers) => [...h].filter(([k]) => k !== "date");
+  for (const form of [false, true]) {
+    const send = async (email: string) => {
+      const res = form
+        ? await new Browser(app.origin).post("/login", {
+          email,
+          password: "wrong password",
+        })
+        : await fetch(new URL("/login", app.origin), {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+          },
+          body: JSON.stringify({ email, password: "wrong password" }),
+        });
+      return {
+        status: res.status,
+        headers: strip(res.headers),
+        body: await res.text(),
+      };
+    };
+    const unknown = await send("unknown@example.com");
+    const wrong = await send("known@example.com");
+    assert.equal(unknown.status, 401);
+    assert.deepEqual(unknown, wrong);
+  }
+});
+
+Deno.test("login is rate limited per email: 429 with Retry-After, even for the right password, until the window passes", async () => {
+  await using app = await startApp({
+    limits: { loginPerEmail: { max: 3, windowSeconds: 900 } },
+  });
+  await registerJson(app.origin, "rl@example.com");
+  for (let i = 0; i < 3; i++) {
+    const res = await api(app.origin, "POST", "/login", {
+      email: "rl@example.com",
+      password: "wrong password",
+    });
+    assert.equal(res.status, 401);
+  }
+  const blocked = await api(app.origin, "POST", "/login", {
+    email: "rl@example.com",
+    password: "correct horse battery",
+  });
+  assert.equal(blocked.status, 429);
+  assert.ok(Number(blocked.headers.get("retry-after")) > 0);
+  // Another email from another address is not affected.
+  await registerJson(app.origin, "other@example.com");
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "other@example.com",
+      password: "correct horse battery",
+    }, { "x-test-client": "203.0.113.9" })).status,
+    200,
+  );
+  app.advance(900 * 1000);
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "rl@example.com",
+      password: "correct horse battery",
+    })).status,
+    200,
+  );
+});
+
+Deno.test("login is rate limited per client address across emails", async () => {
+  await using app = await startApp({
+    limits: { loginPerAddress: { max: 4, windowSeconds: 900 } },
+  });
+  for (let i = 0; i < 4; i++) {
+    const res = await api(app.origin, "POST", "/login", {
+      email: `u${i}@example.com`,
+      password: "wrong password",
+    }, { "x-test-client": "192.0.2.7" });
+    assert.equal(res.status, 401);
+  }
+  const blocked = await api(app.origin, "POST", "/login", {
+    email: "u9@example.com",
+    password: "wrong password",
+  }, { "x-test-client": "192.0.2.7" });
+  assert.equal(blocked.status, 429);
+  assert.ok(blocked.headers.has("retry-after"));
+  const elsewhere = await api(app.origin, "POST", "/login", {
+    email: "u9@example.com",
+    password: "wrong password",
+  }, { "x-test-client": "192.0.2.8" });
+  assert.equal(elsewhere.status, 401);
+});
+
+Deno.test("a successful login resets the email's failure count", async () => {
+  await using app = await startApp({
+    limits: { loginPerEmail: { max: 2, windowSeconds: 900 } },
+  });
+  await registerJson(app.origin, "reset@example.com");
+  const attempt = (password: string) =>
+    api(app.origin, "POST", "/login", { email: "reset@example.com", password });
+  assert.equal((await attempt("wrong password")).status, 401);
+  assert.equal((await attempt("correct horse battery")).status, 200);
+  assert.equal((await attempt("wrong password")).status, 401);
+  assert.equal((await attempt("correct horse battery")).status, 200);
+});
+
+Deno.test("registration and resend are rate limited (429 + Retry-After)", async () => {
+  await using app = await startApp({
+    limits: {
+      registerPerAddress: { max: 2, windowSeconds: 3600 },
+      resendPerAccount: { max: 1, windowSeconds: 3600 },
+    },
+  });
+  await registerJson(app.origin, "r1@example.com");
+  const b = new Browser(app.origin);
+  const second = await b.post("/register", {
+    email: "r2@example.com",
+    password: "correct horse",
+  });
+  assert.equal(second.status, 303);
+  const third = await api(app.origin, "POST", "/register", {
+    email: "r3@example.com",
+    password: "correct horse",
+  });
+  assert.equal(third.status, 429);
+  assert.ok(third.headers.has("retry-after"));
+  assert.equal(await app.credentials.findByEmail("r3@example.com"), null);
+
+  assert.equal((await b.post("/verify/resend", {})).status, 303);
+  const mails = app.mail.length;
+  const throttled = await b.post("/verify/resend", {});
+  assert.equal(throttled.status, 429);
+  assert.ok(throttled.headers.has("retry-after"));
+  await throttled.body?.cancel();
+  assert.equal(app.mail.length, mails, "no mail sent while throttled");
+});
+
+Deno.test("CSRF: a cross-site form POST is refused with 403 and changes nothing (SECURITY 29, 34)", async () => {
+  await using app = await startApp();
+  const b = new Browser(app.origin);
+  await b.post("/register", {
+    email: "csrf@example.com",
+    password: "correct horse",
+  });
+  const before = app.mail.length;
+  for (
+    const headers of <Record<string, string>[]> [
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "", origin: "https://evil.example" },
+      { origin: "null" },
+    ]
+  ) {
+    const h = new Headers({
+      "content-type": "application/x-www-form-urlencoded",
+      ...headers,
+    });
+    if (h.get("sec-fetch-site") === "") h.delete("sec-fetch-site");
+    for (
+      const path of [
+        "/logout",
+        "/verify/resend",
+        "/login",
+        "/register",
+        "/account/password",
+      ]
+    ) {
+      const res = await b.fetch(path, {
+        method: "POST",
+        headers: h,
+        body: "email=a%40b.c&password=xxxxxxxxx",
+      });
+      assert.equal(res.status, 403, `${path} ${JSON.stringify(headers)}`);
+      await res.body?.cancel();
+    }
+  }
+  assert.equal(app.mail.length, before);
+  assert.equal((await b.page("/account")).status, 200, "still signed in");
+  // The same-origin request from the app's own page passes.
+  const sameOrigin = await b.fetch("/logout", {
+    method: "POST",
+    headers: {
+      origin: app.origin,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+  });
+  assert.equal(sameOrigin.status, 303);
+});
+
+Deno.test("IDOR: another user can neither edit a note nor by guessing ids reach one (SECURITY 40)", async () => {
+  await using app = await startApp();
+  const owner = await registerJson(app.origin, "o@example.com");
+  const mallory = await registerJson(app.origin, "mallory@example.com");
+  await visit(app.lastLink("o@example.com"));
+  await visit(app.lastLink("mallory@example.com"));
+  const { body } = await api(app.origin, "POST", "/api/notes", {
+    text: "secret plan",
+  }, bearer(owner.token));
+  const id = body.id as string;
+  const put = await api(app.origin, "PUT", `/api/notes/${id}`, {
+    text: "mine now",
+  }, bearer(mallory.token));
+  assert.equal(put.status, 403);
+  const note = await api(
+    app.origin,
+    "GET",
+    `/api/notes/${id}`,
+    undefined,
+    bearer(owner.token),
+  );
+  assert.equal(note.body.text, "secret plan");
+  assert.equal(note.body.owner, owner.subject);
+  const missing = await api(
+    app.origin,
+    "PUT",
+    "/api/notes/AAAAAAAAAAAAAAAAAAAAAA",
+    { text: "x" },
+    bearer(mallory.token),
+  );
+  assert.equal(missing.status, 404);
+});
+
+Deno.test("spoofed x-user-id, x-middleware-subrequest and userId change nothing (SECURITY 39, 41)", async () => {
+  await using app = await startApp();
+  const victim = await registerJson(app.origin, "victim@example.com");
+  await visit(app.lastLink("victim@example.com"));
+  const { body } = await api(app.origin, "POST", "/api/notes", {
+    text: "victim's",
+  }, bearer(victim.token));
+  const spoof = {
+    "x-user-id": victim.subject,
+    "x-middleware-subrequest": "middleware:middleware:middleware",
+    "x-forwarded-user": victim.subject,
+  };
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, spoof)).status,
+    401,
+  );
+  assert.equal(
+    (await api(
+      app.origin,
+      `GET`,
+      `/api/me?userId=${victim.subject}`,
+      undefined,
+      spoof,
+    )).status,
+    401,
+  );
+  assert.equal(
+    (await api(app.origin, "PUT", `/api/notes/${body.id}`, {
+      text: "x",
+      userId: victim.subject,
+    }, spoof)).status,
+    401,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/api/notes", {
+      text: "x",
+      userId: victim.subject,
+      owner: victim.subject,
+    }, spoof)).status,
+    401,
+  );
+  const attacker = await registerJson(app.origin, "attacker@example.com");
+  const asAttacker = await api(app.origin, "GET", "/api/me", undefined, {
+    ...bearer(attacker.token),
+    ...spoof,
+  });
+  assert.equal(asAttacker.body.subject, attacker.subject);
+  assert.equal(
+    (await api(app.origin, "PUT", `/api/notes/${body.id}`, {
+      text: "x",
+      userId: victim.subject,
+    }, { ...bearer(attacker.token), ...spoof })).status,
+    403,
+  );
+});
+
+Deno.test("a verification token never works as a session, and a session never as a verification token", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "p@example.com");
+  const verifyToken = new URL(app.lastLink("p@example.com")).searchParams.get(
+    "token",
+  )!;
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(verifyToken)))
+      .status,
+    401,
+  );
+  assert.equal(
+    (await visit(`${app.origin}/verify?token=${encodeURIComponent(token)}`))
+      .status,
+    400,
+  );
+});
+
+Deno.test("errors never leak stack traces or tokens; unknown routes answer 404, wrong methods 405", async () => {
+  await using app = await startApp();
+  assert.equal((await api(app.origin, "GET", "/nope")).status, 404);
+  const wrong = await api(app.origin, "DELETE", "/api/me");
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers.get("allow"), "GET, HEAD");
+  const broken = await fetch(new URL("/login", app.origin), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: "{not json",
+  });
+  assert.equal(broken.status, 400);
+  const text = await broken.text();
+  assert.doesNotMatch(text, /at .*\.ts|stack|Error:/);
+});
