@@ -501,3 +501,27 @@ Deno.test("installable identityMiddleware() reads AUTH_SECRET from Cloudflare-st
     message: "Authentication is not configured on this server",
   });
 });
+
+Deno.test("installable identityMiddleware({ secretName }) on Deno reads Deno.env and keeps revocations in Deno KV by default", async () => {
+  Deno.env.set("PORTCULLIS_GATES_SECRET", SECRET);
+  try {
+    const handler = compose(
+      [identityMiddleware({
+        secretName: "PORTCULLIS_GATES_SECRET",
+        onEvent: () => {},
+      })],
+      (req) => new Response(currentUser(req) ?? "anon"),
+    );
+    const sessions = new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: null,
+    });
+    const token = await sessions.issue(`kv-user-${crypto.randomUUID()}`);
+    const res = await handler(
+      new Request(url("/"), { headers: { authorization: `Bearer ${token}` } }),
+    );
+    assert.match(await res.text(), /^kv-user-/);
+  } finally {
+    Deno.env.delete("PORTCULLIS_GATES_SECRET");
+  }
+});
