@@ -6,9 +6,9 @@
  * Deno's).
  *
  * Routes (DESIGN.md §10): `GET /`, `GET|POST /register`, `GET|POST /login`,
- * `POST /logout`, `GET /verify`, `POST /verify/resend`, `GET /account`,
- * `POST /account/password`, `GET /api/me`, `POST /api/notes`,
- * `GET|PUT /api/notes/:id`.
+ * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
+ * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
+ * verification the two routes of `routes/verify.ts`.
  *
  * @module
  */

@@ -72,20 +72,21 @@ export async function register(
     return refuse(409, "email_taken", "That email is already registered");
   }
   const session = await signIn(req, result.subject);
-  let welcome = "Your account is ready.";
+  const welcome = ["Your account is ready."];
   // [verification] begin
   const user = await ctx.credentials.findById(result.subject);
   if (user !== null) {
-    const sent = await sendVerificationLink(ctx, user.id, user.email);
-    welcome = sent
-      ? "Your account is ready. Check your inbox for a link to verify your email address."
-      : "Your account is ready, but the verification email could not be sent. Try again from your account page.";
+    welcome.push(
+      await sendVerificationLink(ctx, user.id, user.email)
+        ? "Check your inbox for a link to verify your email address."
+        : "The verification email could not be sent: ask for a new one from your account page.",
+    );
   }
   // [verification] end
   if (form) {
     return redirect("/", [
       session.setCookie,
-      await ctx.flash.set({ kind: "notice", message: welcome }),
+      await ctx.flash.set({ kind: "notice", message: welcome.join(" ") }),
     ]);
   }
   return json({ subject: result.subject, token: session.token }, 201);

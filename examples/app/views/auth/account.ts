@@ -26,17 +26,19 @@ export interface AccountInput {
  * @returns The page.
  */
 export function accountPage(input: AccountInput): string {
-  let verification: Html = html``;
+  const verification: Html[] = [];
   // [verification] begin
-  verification = input.verified
-    ? html`<p id="verified">Your email address is verified.</p>`
-    : html`
-      <p id="unverified">Your email address is not verified yet.</p>
-      <form method="post" action="/verify/resend">
-        <input type="hidden" name="next" value="/account">
-        <button type="submit">Send a new verification link</button>
-      </form>
-    `;
+  verification.push(
+    input.verified
+      ? html`<p id="verified">Your email address is verified.</p>`
+      : html`
+        <p id="unverified">Your email address is not verified yet.</p>
+        <form method="post" action="/verify/resend">
+          <input type="hidden" name="next" value="/account">
+          <button type="submit">Send a new verification link</button>
+        </form>
+      `,
+  );
   // [verification] end
   return layout({
     title: "Account",

@@ -1,0 +1,179 @@
+/**
+ * Tests of the generated app: `deno test -A`. They run the app in-process
+ * over a libSQL database in memory and an in-memory key-value store, with a
+ * mailer whose lines the tests read.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import {
+  KVSessionStore,
+  MemoryKV,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "@portcullis/auth/stores/sql";
+import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { createApp } from "./app.ts";
+import { LogMailer } from "./mailer.ts";
+
+const ORIGIN = "http://localhost:8000";
+
+async function setup() {
+  const client = createClient({ url: ":memory:" });
+  const db = drizzle(client);
+  await migrate(db);
+  const kv = new MemoryKV();
+  const secret = SecretProvider.fromValue(
+    "test-secret-with-enough-entropy-0123456789abcdef",
+  );
+  const mail: string[] = [];
+  const app = createApp({
+    sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+    secret,
+    credentials: new SQLCredentialStore(db),
+    tokens: new SQLVerificationTokenStore(db),
+    kv,
+    mailer: new LogMailer((line) => mail.push(line)),
+    appOrigin: ORIGIN,
+    hasher: new Pbkdf2Hasher({ iterations: 1000 }), // tests only: 600000 by default
+    log: () => {},
+  });
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+  ) => {
+    const headers = new Headers({ accept: "application/json" });
+    if (body !== undefined) headers.set("content-type", "application/json");
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    const res = await app(
+      new Request(ORIGIN + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+    const text = await res.text();
+    const isJson = res.headers.get("content-type")?.includes("json");
+    return { res, json: isJson ? JSON.parse(text) : null };
+  };
+  return { app, call, mail, close: () => client.close() };
+}
+
+Deno.test("register, log in, read /api/me, log out", async () => {
+  const { call, close } = await setup();
+  const created = await call("POST", "/register", {
+    email: "a@example.com",
+    password: "correct horse",
+  });
+  assert.equal(created.res.status, 201);
+  const taken = await call("POST", "/register", {
+    email: "A@example.com",
+    password: "correct horse",
+  });
+  assert.equal(taken.res.status, 409);
+  const bad = await call("POST", "/register", { email: "nope", password: "x" });
+  assert.equal(bad.res.status, 422);
+
+  const wrong = await call("POST", "/login", {
+    email: "a@example.com",
+    password: "wrong password",
+  });
+  const unknown = await call("POST", "/login", {
+    email: "b@example.com",
+    password: "wrong password",
+  });
+  assert.equal(wrong.res.status, 401);
+  assert.deepEqual(unknown.json, wrong.json);
+
+  const login = await call("POST", "/login", {
+    email: "a@example.com",
+    password: "correct horse",
+  });
+  assert.equal(login.res.status, 200);
+  const token = login.json.token;
+  const me = await call("GET", "/api/me", undefined, token);
+  assert.equal(me.res.status, 200);
+  assert.equal(me.json.email, "a@example.com");
+  assert.equal(
+    (await call("POST", "/logout", undefined, token)).res.status,
+    204,
+  );
+  assert.equal(
+    (await call("GET", "/api/me", undefined, token)).res.status,
+    401,
+  );
+  close();
+});
+
+Deno.test("notes: the owner edits, another user may only read", async () => {
+  const env = await setup();
+  const { call, close } = env;
+  const owner = (await call("POST", "/register", {
+    email: "o@example.com",
+    password: "correct horse",
+  })).json;
+  const other = (await call("POST", "/register", {
+    email: "p@example.com",
+    password: "correct horse",
+  })).json;
+  // [verification] begin
+  const unverified = await call(
+    "POST",
+    "/api/notes",
+    { text: "hi" },
+    owner.token,
+  );
+  assert.equal(unverified.res.status, 403);
+  const link = new URL(env.mail[0].match(/link=(\S+)/)![1]);
+  assert.equal(
+    (await call("GET", link.pathname + link.search)).res.status,
+    303,
+  );
+  assert.equal(
+    (await call("GET", link.pathname + link.search)).res.status,
+    400,
+  );
+  // [verification] end
+  const note = await call("POST", "/api/notes", { text: "hello" }, owner.token);
+  assert.equal(note.res.status, 201);
+  const path = `/api/notes/${note.json.id}`;
+  assert.equal(
+    (await call("GET", path, undefined, other.token)).res.status,
+    200,
+  );
+  assert.equal((await call("GET", path)).res.status, 401);
+  assert.equal(
+    (await call("PUT", path, { text: "x" }, other.token)).res.status,
+    403,
+  );
+  assert.equal(
+    (await call("PUT", path, { text: "y" }, owner.token)).res.status,
+    200,
+  );
+  close();
+});
+
+Deno.test("a cross-site form post is refused", async () => {
+  const { app, close } = await setup();
+  const res = await app(
+    new Request(ORIGIN + "/login", {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "sec-fetch-site": "cross-site",
+      },
+      body: "email=a%40example.com&password=correct+horse",
+    }),
+  );
+  assert.equal(res.status, 403);
+  close();
+});
