@@ -8,7 +8,7 @@
  * Routes (DESIGN.md §10): `GET /`, `GET|POST /register`, `GET|POST /login`,
  * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
  * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
- * verification the two routes of `routes/verify.ts`.
+ * verification `GET /verify` and `POST /verify/resend`.
  *
  * @module
  */
