@@ -1,0 +1,116 @@
+/**
+ * The reference app in headless Chromium (Debian's, driven by
+ * playwright-core): register through the form, open the link from the
+ * mail log, see the flash and /account, log out, be sent from /account to
+ * /login, log back in. Keeps the `__Host-` Secure cookie on
+ * http://localhost, which Chromium accepts as a secure context.
+ */
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { missing } from "../support/services.ts";
+import { startApp } from "../app/_harness.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+
+async function haveChromium(): Promise<boolean> {
+  try {
+    await Deno.stat(CHROMIUM);
+    return true;
+  } catch {
+    return missing(
+      `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`,
+    );
+  }
+}
+
+Deno.test({
+  name:
+    "browser: register, verify from the mailed link, account, log out, redirect to login, log back in",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await haveChromium())) return;
+    await using app = await startApp();
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${app.origin}/register`);
+      await page.fill("#email", "browser@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("button[type=submit]"),
+      ]);
+      assert.match(
+        await page.textContent("#email") ?? "",
+        /browser@example\.com/,
+      );
+      assert.match(await page.textContent(".flash") ?? "", /Check your inbox/);
+      const cookies = await page.context().cookies();
+      const session = cookies.find((c) => c.name === "__Host-session");
+      assert.ok(
+        session,
+        "Chromium kept the __Host- Secure cookie on http://localhost",
+      );
+      assert.equal(session!.httpOnly, true);
+      assert.equal(session!.sameSite, "Lax");
+
+      // The link, read from the app's mail log.
+      await page.goto(app.lastLink("browser@example.com"));
+      assert.equal(new URL(page.url()).pathname, "/");
+      assert.match(
+        await page.textContent(".flash") ?? "",
+        /your email address is verified/,
+      );
+      assert.ok(await page.isVisible("#verified"));
+
+      await page.goto(`${app.origin}/account`);
+      assert.equal(new URL(page.url()).pathname, "/account");
+      assert.match(await page.textContent("h1") ?? "", /Your account/);
+      assert.ok(await page.isVisible("#verified"));
+
+      // Log out with the form in the navigation bar.
+      await Promise.all([
+        page.waitForURL(/\/login$/),
+        page.click("nav form[action='/logout'] button"),
+      ]);
+      assert.match(await page.textContent(".flash") ?? "", /signed out/);
+      assert.equal(
+        (await page.context().cookies()).some((c) =>
+          c.name === "__Host-session"
+        ),
+        false,
+      );
+
+      await page.goto(`${app.origin}/account`);
+      const url = new URL(page.url());
+      assert.equal(url.pathname, "/login");
+      assert.equal(url.searchParams.get("next"), "/account");
+
+      await page.fill("#email", "browser@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/account`),
+        page.click("main button[type=submit]"),
+      ]);
+      assert.match(
+        await page.textContent("#email") ?? "",
+        /browser@example\.com/,
+      );
+    } finally {
+      await browser.close();
+    }
+  },
+});
