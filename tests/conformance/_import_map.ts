@@ -1,0 +1,199 @@
+/**
+ * Test support: deno.json's import map and exports, read once, so the
+ * bundlers (esbuild for Node, Vercel Edge and Workers) and the Bun link
+ * resolve the same names Deno does.
+ *
+ * - `@portcullis/auth` and its subpaths map to the files named in
+ *   deno.json `exports` (the package itself, as a user's install would).
+ * - An import-map name (`drizzle-orm/libsql`, `@libsql/client/web`) or an
+ *   `npm:` specifier (`npm:esbuild@0.28.2`, `npm:/hono@4.13.19/jsx`) maps
+ *   to the bare npm package name, which node_modules resolves (package.json
+ *   pins the same versions as deno.json).
+ *
+ * @module
+ */
+import * as esbuild from "esbuild";
+
+/** The repository root (where deno.json is). */
+export const ROOT: string = new URL("../../", import.meta.url).pathname
+  .replace(/\/$/, "");
+
+interface DenoJson {
+  name: string;
+  exports: Record<string, string>;
+  imports: Record<string, string>;
+}
+
+/** deno.json, parsed. */
+export const denoJson: DenoJson = JSON.parse(
+  Deno.readTextFileSync(`${ROOT}/deno.json`),
+);
+
+/**
+ * Strips `npm:` and the version from an npm specifier:
+ * `npm:@libsql/client@0.18.0/web` → `@libsql/client/web`.
+ *
+ * @param spec The specifier after `npm:`.
+ * @returns The bare name with its subpath.
+ */
+export function bareNpmName(spec: string): string {
+  const s = spec.replace(/^npm:\/?/, "");
+  const m = s.match(/^(@[^/@]+\/[^/@]+|[^/@]+)(?:@[^/]*)?(\/.*)?$/);
+  if (!m) return s;
+  return m[1] + (m[2] ?? "");
+}
+
+/**
+ * Maps a specifier as written in the sources to what node_modules knows.
+ *
+ * @param spec The import specifier.
+ * @returns `{ file }` for one of this package's files (absolute path),
+ * `{ pkg }` for an npm package name, or `null` for anything else.
+ */
+export function mapSpecifier(
+  spec: string,
+): { file: string } | { pkg: string } | null {
+  const self = denoJson.name;
+  if (spec === self || spec.startsWith(self + "/")) {
+    const sub = "." + spec.slice(self.length);
+    const target = denoJson.exports[sub];
+    if (target === undefined) return null;
+    return { file: `${ROOT}/${target.replace(/^\.\//, "")}` };
+  }
+  if (spec.startsWith("npm:")) return { pkg: bareNpmName(spec) };
+  const exact = denoJson.imports[spec];
+  if (exact !== undefined) {
+    return exact.startsWith("npm:") ? { pkg: bareNpmName(exact) } : null;
+  }
+  for (const [key, value] of Object.entries(denoJson.imports)) {
+    if (key.endsWith("/") && spec.startsWith(key) && value.startsWith("npm:")) {
+      return { pkg: bareNpmName(value) + spec.slice(key.length) };
+    }
+  }
+  return null;
+}
+
+/**
+ * An esbuild plugin that resolves deno.json's names: this package's own
+ * subpaths to its files, import-map and `npm:` names to node_modules
+ * packages (bundled, or left as imports when `externalPackages` is set).
+ *
+ * @param options `externalPackages`: leave npm packages for the runtime to
+ * load from node_modules (Node), instead of bundling them (edge, Workers).
+ * @returns The plugin.
+ */
+export function denoImportMapPlugin(
+  options: { externalPackages?: boolean } = {},
+): esbuild.Plugin {
+  return {
+    name: "deno-import-map",
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData === "deno-import-map") return undefined;
+        if (args.path.startsWith("node:")) {
+          return { path: args.path, external: true };
+        }
+        const mapped = mapSpecifier(args.path);
+        if (mapped === null) return undefined;
+        if ("file" in mapped) return { path: mapped.file };
+        if (options.externalPackages) {
+          return { path: mapped.pkg, external: true };
+        }
+        const resolved = await build.resolve(mapped.pkg, {
+          kind: args.kind,
+          resolveDir: ROOT,
+          pluginData: "deno-import-map",
+        });
+        if (resolved.errors.length > 0) {
+          return { errors: resolved.errors };
+        }
+        return { path: resolved.path, sideEffects: resolved.sideEffects };
+      });
+    },
+  };
+}
+
+/** Options of {@linkcode bundle}. */
+export interface BundleOptions {
+  /** The entry file (absolute, or relative to the repository root). */
+  entry: string;
+  /** Where to write the bundle. */
+  outfile: string;
+  /** `esm` (Node, Workers) or `iife` (a classic script, Vercel's edge-runtime). */
+  format: "esm" | "iife";
+  /** `node` for Node; `browser` for edge runtimes. */
+  platform: "node" | "browser";
+  /** Leave npm packages as imports (Node with node_modules). */
+  externalPackages?: boolean;
+  /** Extra package.json conditions, such as `workerd` or `edge-light`. */
+  conditions?: string[];
+  /** Compile-time constants. */
+  define?: Record<string, string>;
+}
+
+/**
+ * Bundles one entry with esbuild and the import-map plugin.
+ *
+ * @param options See {@linkcode BundleOptions}.
+ * @returns The bundle's size in bytes.
+ */
+export async function bundle(options: BundleOptions): Promise<number> {
+  const entry = options.entry.startsWith("/")
+    ? options.entry
+    : `${ROOT}/${options.entry}`;
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    outfile: options.outfile,
+    bundle: true,
+    format: options.format,
+    platform: options.platform,
+    target: "es2022",
+    conditions: options.conditions,
+    define: options.define,
+    plugins: [denoImportMapPlugin({
+      externalPackages: options.externalPackages,
+    })],
+    logLevel: "error",
+    metafile: true,
+    absWorkingDir: ROOT,
+  });
+  let bytes = 0;
+  for (const out of Object.values(result.metafile!.outputs)) bytes += out.bytes;
+  return bytes;
+}
+
+/** Stops esbuild's service so the process can exit. */
+export async function stopBundler(): Promise<void> {
+  await esbuild.stop();
+}
+
+/** Where bundles and scratch files go: under node_modules, never committed. */
+export const SCRATCH: string =
+  `${ROOT}/node_modules/.cache/portcullis-conformance`;
+
+/**
+ * Makes `node_modules/@portcullis/auth` the way an install of the package
+ * would: a package.json whose `exports` are deno.json's, and links to
+ * `mod.ts`, `lib/` and `stores/`. Bun then resolves `@portcullis/auth`
+ * from the examples exactly as in a user's project. Idempotent.
+ */
+export async function linkPackageForBun(): Promise<void> {
+  const dir = `${ROOT}/node_modules/${denoJson.name}`;
+  await Deno.mkdir(dir, { recursive: true });
+  for (const name of ["mod.ts", "lib", "stores"]) {
+    const link = `${dir}/${name}`;
+    await Deno.remove(link).catch(() => {});
+    await Deno.symlink(`${ROOT}/${name}`, link);
+  }
+  const pkg = {
+    name: denoJson.name,
+    private: true,
+    type: "module",
+    description: "Linked by tests/conformance for Bun; not committed",
+    exports: denoJson.exports,
+  };
+  await Deno.writeTextFile(
+    `${dir}/package.json`,
+    JSON.stringify(pkg, null, 2) + "\n",
+  );
+}

@@ -1,0 +1,73 @@
+/**
+ * Conformance on Deno: the Deno Deploy entry (`examples/deno_deploy/main.ts`)
+ * in this process, behind `Deno.serve` on 127.0.0.1, with Deno KV and a
+ * libSQL file in a scratch directory, and mail to the sink.
+ *
+ * Usage: `deno run -A tests/conformance/run_deno.ts`
+ *
+ * @module
+ */
+import { createDeployApp } from "../../examples/deno_deploy/main.ts";
+import {
+  CONFORMANCE_LIMITS,
+  conformanceHasher,
+  withHasherReport,
+} from "./_hasher.ts";
+import {
+  finish,
+  randomSecret,
+  runAndReport,
+  scratchDir,
+  skipOrFail,
+  startMailSink,
+} from "./_runner.ts";
+
+const dir = await scratchDir("deno");
+const mail = startMailSink();
+const hasher = conformanceHasher();
+const logs: string[] = [];
+let server: Deno.HttpServer<Deno.NetAddr>;
+try {
+  const env = {
+    AUTH_SECRET: randomSecret(),
+    APP_ORIGIN: "http://127.0.0.1:0", // replaced below, once the port is known
+    DATABASE_URL: `file:${dir}/app.db`,
+    KV_PATH: `${dir}/kv.sqlite3`,
+    RESEND_API_KEY: mail.apiKey,
+    RESEND_BASE_URL: mail.url,
+  };
+  // Bind first so APP_ORIGIN (the CSRF check and mail links) names the port.
+  let app:
+    | ((req: Request, info: Deno.ServeHandlerInfo) => Promise<Response>)
+    | undefined;
+  server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req, info) => app!(req, info),
+  );
+  env.APP_ORIGIN = `http://127.0.0.1:${server.addr.port}`;
+  app = withHasherReport(
+    await createDeployApp(env, {
+      hasher,
+      limits: CONFORMANCE_LIMITS,
+      log: (line) => logs.push(line),
+    }),
+    hasher,
+  );
+} catch (error) {
+  skipOrFail(`the Deno entry could not start: ${(error as Error).message}`);
+}
+const result = await runAndReport(
+  {
+    label: `Deno ${Deno.version.deno}`,
+    about: [
+      "entry examples/deno_deploy/main.ts (createDeployApp) in-process, Deno.serve",
+      "stores: Deno KV (file) for sessions, limits and notes; libSQL file (drizzle-orm/libsql) for users and tokens",
+    ],
+  },
+  `http://127.0.0.1:${server.addr.port}`,
+  mail,
+);
+await server.shutdown();
+await mail.close();
+await Deno.remove(dir, { recursive: true }).catch(() => {});
+finish(result, logs.join("\n"));
