@@ -85,6 +85,8 @@ export class OneTimeTokens {
   #random: (length: number) => Uint8Array;
 
   /**
+   * Creates the issuer over a store.
+   *
    * @param options See {@linkcode OneTimeTokensOptions}.
    * @throws {TypeError} When `store` is missing.
    * @throws {RangeError} When `ttlMs` is not a positive whole number.
