@@ -1,0 +1,81 @@
+/**
+ * Conformance on Node ≥ 20: tests/conformance/entries/node.ts (the Node
+ * entry's app behind the `node:http` adapter) bundled by esbuild with the
+ * deno.json import map (npm packages left to node_modules), started with
+ * `node`; a libSQL file for users and tokens, `LibsqlKV` in the same file
+ * for the denylist, limits and notes.
+ *
+ * Usage: `deno run -A tests/conformance/run_node.ts`
+ *
+ * @module
+ */
+import { bundle, stopBundler } from "./_import_map.ts";
+import {
+  finish,
+  freePort,
+  randomSecret,
+  runAndReport,
+  scratchDir,
+  skipOrFail,
+  spawnServer,
+  startMailSink,
+  waitForHttp,
+} from "./_runner.ts";
+
+let version = "";
+try {
+  const out = await new Deno.Command("node", { args: ["--version"] }).output();
+  version = new TextDecoder().decode(out.stdout).trim();
+} catch (error) {
+  skipOrFail(`node is not on PATH: ${(error as Error).message}`);
+}
+if (Number(version.replace(/^v/, "").split(".")[0]) < 20) {
+  skipOrFail(`Node ${version} is older than 20`);
+}
+
+const dir = await scratchDir("node");
+const outfile = `${dir}/server.mjs`;
+const t0 = performance.now();
+const bytes = await bundle({
+  entry: "tests/conformance/entries/node.ts",
+  outfile,
+  format: "esm",
+  platform: "node",
+  externalPackages: true,
+});
+await stopBundler();
+const bundleMs = Math.round(performance.now() - t0);
+
+const mail = startMailSink();
+const port = freePort();
+const origin = `http://127.0.0.1:${port}`;
+const server = spawnServer(["node", outfile], {
+  PORT: String(port),
+  APP_ORIGIN: origin,
+  AUTH_SECRET: randomSecret(),
+  DATABASE_URL: `file:${dir}/app.db`,
+  RESEND_API_KEY: mail.apiKey,
+  RESEND_BASE_URL: mail.url,
+});
+let exited = false;
+server.child.status.then(() => exited = true);
+if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
+  await server.stop();
+  await mail.close();
+  skipOrFail(`Node ${version} did not start the app`, server.output());
+}
+const result = await runAndReport(
+  {
+    label: `Node ${version}`,
+    about: [
+      `entry examples/node/app.ts behind lib/http/adapters/node.ts; esbuild bundle ${bytes} bytes in ${bundleMs} ms (npm packages external, from node_modules)`,
+      "stores: LibsqlKV for sessions, limits and notes; libSQL file for users and tokens (@libsql/client, native)",
+    ],
+  },
+  origin,
+  mail,
+);
+await server.stop();
+await mail.close();
+await Deno.remove(dir, { recursive: true }).catch(() => {});
+finish(result, server.output());
