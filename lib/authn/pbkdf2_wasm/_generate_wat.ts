@@ -1,0 +1,465 @@
+/**
+ * Writes the WebAssembly text of the PBKDF2-HMAC-SHA256 module
+ * (`pbkdf2.wat`). The SHA-256 compression is fully unrolled, which is
+ * tedious and error-prone to type by hand, so this generator spells out the
+ * 64 rounds; everything else is a fixed template below. `build.ts` writes
+ * its output to `pbkdf2.wat` and compiles that; a test checks that the
+ * committed `.wat` equals this function's output.
+ *
+ * What the generated code does:
+ *
+ * - `derive(password, passwordLength, salt, saltLength, iterations, out,
+ *   outLength)` computes standard PBKDF2-HMAC-SHA256 (RFC 8018) over bytes
+ *   the caller placed in memory at or above {@linkcode INPUT_OFFSET}. The 4
+ *   bytes after the salt are overwritten (they hold `INT(i)`).
+ * - The HMAC key block, the inner and outer pad states and the first
+ *   `U_1` of each output block go through a general SHA-256 that reads
+ *   memory (`$compress`, unrolled, big-endian loads).
+ * - The iteration loop (`$iterate`) keeps everything in `i32` locals: the
+ *   two pad states, `U`, the XOR accumulator, the working variables and a
+ *   16-word rolling message schedule. No memory access and no call happen
+ *   inside the loop. Each iteration is two compressions of a 96-byte
+ *   message, so words 8–15 of the block are constants (`0x80000000`,
+ *   zeros, bit length 768): the generator folds them into the round
+ *   constants and into the schedule. Round 0 of each compression depends on
+ *   the pad state only except for `W[0]`, so its constant part is computed
+ *   once per derivation.
+ * - Working variables are renamed instead of moved (each round writes two
+ *   locals), and `Maj` reuses the previous round's `a ^ b`.
+ *
+ * Private helper: not exported from `mod.ts`.
+ *
+ * @module
+ */
+
+/** First byte of memory free for the caller's password, salt and output. */
+export const INPUT_OFFSET = 1024;
+
+const K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+  0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+  0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+  0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+const IV = [
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
+  0x1f83d9ab, 0x5be0cd19,
+];
+
+/** Local names of the working variables a..h. */
+const S = ["$a", "$b", "$c", "$d", "$e", "$f", "$g", "$h"];
+
+/** A message word: known when the module is generated, or held in a local. */
+type Word = { known: number } | { local: string };
+
+function hex(n: number): string {
+  return "0x" + (n >>> 0).toString(16).padStart(8, "0");
+}
+
+function c(n: number): string {
+  return `(i32.const ${hex(n)})`;
+}
+
+function get(name: string): string {
+  return `(local.get ${name})`;
+}
+
+function rotr(x: number, n: number): number {
+  return (x >>> n) | (x << (32 - n));
+}
+
+function smallSigma0(x: number): number {
+  return rotr(x, 7) ^ rotr(x, 18) ^ (x >>> 3);
+}
+
+function smallSigma1(x: number): number {
+  return rotr(x, 17) ^ rotr(x, 19) ^ (x >>> 10);
+}
+
+function sigma(x: string, r1: number, r2: number, r3: number): string {
+  return `(i32.xor (i32.xor (i32.rotr ${x} (i32.const ${r1})) (i32.rotr ${x} (i32.const ${r2}))) (i32.rotr ${x} (i32.const ${r3})))`;
+}
+
+function smallSigma(x: string, r1: number, r2: number, s: number): string {
+  return `(i32.xor (i32.xor (i32.rotr ${x} (i32.const ${r1})) (i32.rotr ${x} (i32.const ${r2}))) (i32.shr_u ${x} (i32.const ${s})))`;
+}
+
+/** The local that holds role `i` (0 = a … 7 = h) before round `t`. */
+function role(i: number, t: number): string {
+  return S[(((i - t) % 8) + 8) % 8];
+}
+
+/**
+ * Emits rounds `from`..63 over the words `w` (16 initial words; later ones
+ * are computed into `$w0`..`$w15`, reusing the slot of `W[t-16]`).
+ */
+function rounds(w: Word[], from: number, indent: string): string[] {
+  const out: string[] = [];
+  const words = [...w];
+  for (let t = from; t < 64; t++) {
+    if (t >= 16) {
+      let known = 0;
+      const terms: string[] = [];
+      const add = (word: Word, f: (x: number) => number, g: string | null) => {
+        if ("known" in word) known = (known + f(word.known)) | 0;
+        else {
+          terms.push(g === null ? get(word.local) : g.replaceAll("#", get(word.local)));
+        }
+      };
+      add(words[t - 2], smallSigma1, smallSigma("#", 17, 19, 10));
+      add(words[t - 7], (x) => x, null);
+      add(words[t - 15], smallSigma0, smallSigma("#", 7, 18, 3));
+      add(words[t - 16], (x) => x, null);
+      if (terms.length === 0) {
+        words[t] = { known };
+      } else {
+        let expr = terms[0];
+        for (const term of terms.slice(1)) expr = `(i32.add ${expr} ${term})`;
+        if (known !== 0) expr = `(i32.add ${expr} ${c(known)})`;
+        const slot = `$w${t % 16}`;
+        out.push(`${indent};; W[${t}]`);
+        out.push(`${indent}(local.set ${slot} ${expr})`);
+        words[t] = { local: slot };
+      }
+    }
+    const word = words[t];
+    const kw = "known" in word
+      ? c((K[t] + word.known) | 0)
+      : `(i32.add ${get(word.local)} ${c(K[t])})`;
+    const [a, b, , d, e, f, g, h] = Array.from({ length: 8 }, (_, i) =>
+      role(i, t)
+    );
+    const ch = `(i32.xor ${get(g)} (i32.and ${get(e)} (i32.xor ${get(f)} ${
+      get(g)
+    })))`;
+    const ab = `$x${t % 2}`;
+    const bc = `$x${(t + 1) % 2}`;
+    out.push(`${indent};; round ${t}`);
+    out.push(
+      `${indent}(local.set $t1 (i32.add (i32.add (i32.add ${
+        get(h)
+      } ${kw}) ${ch}) ${sigma(get(e), 6, 11, 25)}))`,
+    );
+    out.push(`${indent}(local.set ${d} (i32.add ${get(d)} (local.get $t1)))`);
+    out.push(`${indent}(local.set ${ab} (i32.xor ${get(a)} ${get(b)}))`);
+    out.push(
+      `${indent}(local.set ${h} (i32.add (i32.add (local.get $t1) ${
+        sigma(get(a), 2, 13, 22)
+      }) (i32.xor ${get(b)} (i32.and (local.get ${ab}) (local.get ${bc})))))`,
+    );
+  }
+  return out;
+}
+
+/** `$compress(state, block)`: one compression from and to memory. */
+function compressFunction(): string {
+  const lines: string[] = [];
+  const i = "    ";
+  lines.push(
+    "  ;; One SHA-256 compression: state (8 native-order words at $s) absorbs",
+  );
+  lines.push("  ;; the 64-byte block at $blk (big-endian words).");
+  lines.push("  (func $compress (param $s i32) (param $blk i32)");
+  lines.push(
+    `    (local ${S.join(" i32) (local ")} i32) (local $t1 i32) (local $x0 i32) (local $x1 i32)`,
+  );
+  lines.push(
+    `    ${
+      Array.from({ length: 16 }, (_, j) => `(local $w${j} i32)`).join(" ")
+    }`,
+  );
+  for (let j = 0; j < 16; j++) {
+    lines.push(
+      `${i}(local.set $w${j} (call $bswap (i32.load offset=${
+        4 * j
+      } (local.get $blk))))`,
+    );
+  }
+  for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${i}(local.set ${S[j]} (i32.load offset=${4 * j} (local.get $s)))`,
+    );
+  }
+  lines.push(`${i}(local.set $x1 (i32.xor (local.get $b) (local.get $c)))`);
+  const w: Word[] = Array.from({ length: 16 }, (_, j) => ({ local: `$w${j}` }));
+  lines.push(...rounds(w, 0, i));
+  for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${i}(i32.store offset=${4 * j} (local.get $s) (i32.add (i32.load offset=${
+        4 * j
+      } (local.get $s)) ${get(S[j])}))`,
+    );
+  }
+  lines.push("  )");
+  return lines.join("\n");
+}
+
+/**
+ * One in-register compression of the 96-byte message `pad || u`, where the
+ * state before it is the pad state `iv` (locals `${p}0..7`). Round 0 uses
+ * the per-derivation constants `${p}E`, `${p}A`, `${p}BC`. Leaves the
+ * digest in `$u0..7`.
+ */
+function hotCompression(p: string, indent: string): string[] {
+  const out: string[] = [];
+  // Round 0: e1 = (d0 + P) + W0, a1 = (P + T2) + W0; roles at t = 1.
+  out.push(`${indent};; round 0 (constant part precomputed)`);
+  out.push(`${indent}(local.set $h (i32.add (local.get ${p}A) (local.get $u0)))`);
+  out.push(`${indent}(local.set $d (i32.add (local.get ${p}E) (local.get $u0)))`);
+  for (const [local, k] of [["$a", 0], ["$b", 1], ["$c", 2], ["$e", 4], [
+    "$f",
+    5,
+  ], ["$g", 6]] as const) {
+    out.push(`${indent}(local.set ${local} (local.get ${p}${k}))`);
+  }
+  out.push(`${indent}(local.set $x0 (local.get ${p}BC))`);
+  const w: Word[] = [
+    ...Array.from({ length: 8 }, (_, j) => ({ local: `$u${j}` })),
+    { known: 0x80000000 | 0 },
+    ...Array.from({ length: 6 }, () => ({ known: 0 })),
+    { known: 768 },
+  ];
+  out.push(...rounds(w, 1, indent));
+  for (let j = 0; j < 8; j++) {
+    out.push(
+      `${indent}(local.set $u${j} (i32.add (local.get ${p}${j}) ${
+        get(S[j])
+      }))`,
+    );
+  }
+  return out;
+}
+
+/** Round-0 constants of a pad state held in locals `${p}0..7`. */
+function roundZeroConstants(p: string, indent: string): string[] {
+  const v = (j: number) => `(local.get ${p}${j})`;
+  const pExpr = `(i32.add (i32.add (i32.add ${v(7)} ${c(K[0])}) (i32.xor ${
+    v(6)
+  } (i32.and ${v(4)} (i32.xor ${v(5)} ${v(6)})))) ${sigma(v(4), 6, 11, 25)})`;
+  const t2 = `(i32.add ${sigma(v(0), 2, 13, 22)} (i32.xor ${v(1)} (i32.and (i32.xor ${
+    v(0)
+  } ${v(1)}) (i32.xor ${v(1)} ${v(2)}))))`;
+  return [
+    `${indent}(local.set $t1 ${pExpr})`,
+    `${indent}(local.set ${p}E (i32.add ${v(3)} (local.get $t1)))`,
+    `${indent}(local.set ${p}A (i32.add (local.get $t1) ${t2}))`,
+    `${indent}(local.set ${p}BC (i32.xor ${v(0)} ${v(1)}))`,
+  ];
+}
+
+/** `$iterate(n)`: `n` more PBKDF2 iterations, all in locals. */
+function iterateFunction(): string {
+  const i = "    ";
+  const l = "        ";
+  const lines: string[] = [];
+  lines.push(
+    "  ;; n more iterations: U <- HMAC(P, U), ACC ^= U. Reads the pad states at",
+  );
+  lines.push(
+    "  ;; INNER and OUTER and U_1 at ACC; writes the accumulator back to ACC.",
+  );
+  lines.push("  (func $iterate (param $n i32)");
+  const decl = (names: string[]) =>
+    lines.push(`${i}${names.map((n) => `(local ${n} i32)`).join(" ")}`);
+  decl([...S, "$t1", "$x0", "$x1"]);
+  decl(Array.from({ length: 16 }, (_, j) => `$w${j}`));
+  decl(Array.from({ length: 8 }, (_, j) => `$i${j}`));
+  decl(Array.from({ length: 8 }, (_, j) => `$o${j}`));
+  decl(Array.from({ length: 8 }, (_, j) => `$u${j}`));
+  decl(Array.from({ length: 8 }, (_, j) => `$acc${j}`));
+  decl(["$iE", "$iA", "$iBC", "$oE", "$oA", "$oBC"]);
+  for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${i}(local.set $i${j} (i32.load offset=${4 * j} (global.get $INNER)))`,
+    );
+    lines.push(
+      `${i}(local.set $o${j} (i32.load offset=${4 * j} (global.get $OUTER)))`,
+    );
+    lines.push(
+      `${i}(local.set $u${j} (i32.load offset=${4 * j} (global.get $ACC)))`,
+    );
+    lines.push(`${i}(local.set $acc${j} (local.get $u${j}))`);
+  }
+  lines.push(...roundZeroConstants("$i", i));
+  lines.push(...roundZeroConstants("$o", i));
+  lines.push(`${i}(block $done`);
+  lines.push(`${i}  (br_if $done (i32.eqz (local.get $n)))`);
+  lines.push(`${i}  (loop $next`);
+  lines.push(`${l};; inner hash: SHA-256 state after ipad, message U`);
+  lines.push(...hotCompression("$i", l));
+  lines.push(`${l};; outer hash: SHA-256 state after opad, message inner digest`);
+  lines.push(...hotCompression("$o", l));
+  for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${l}(local.set $acc${j} (i32.xor (local.get $acc${j}) (local.get $u${j})))`,
+    );
+  }
+  lines.push(
+    `${l}(br_if $next (local.tee $n (i32.sub (local.get $n) (i32.const 1))))`,
+  );
+  lines.push(`${i}  )`);
+  lines.push(`${i})`);
+  for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${i}(i32.store offset=${4 * j} (global.get $ACC) (local.get $acc${j}))`,
+    );
+  }
+  lines.push("  )");
+  return lines.join("\n");
+}
+
+/**
+ * The complete module text.
+ *
+ * @returns WebAssembly text format, deterministic.
+ */
+export function generatePbkdf2Wat(): string {
+  const setIv = IV.map((v, j) =>
+    `    (i32.store offset=${4 * j} (local.get $p) ${c(v)})`
+  ).join("\n");
+  const toBe = Array.from(
+    { length: 8 },
+    (_, j) =>
+      `    (i32.store offset=${4 * j} (local.get $dst) (call $bswap (i32.load offset=${
+        4 * j
+      } (local.get $src))))`,
+  ).join("\n");
+  const xorKey = Array.from(
+    { length: 16 },
+    (_, j) =>
+      `    (i32.store offset=${4 * j} (global.get $KEY) (i32.xor (i32.load offset=${
+        4 * j
+      } (global.get $KEY)) (local.get $v)))`,
+  ).join("\n");
+  return `;; PBKDF2-HMAC-SHA256 (RFC 8018) for portcullis.
+;; GENERATED by lib/authn/pbkdf2_wasm/_generate_wat.ts: do not edit by hand;
+;; run \`deno run -A --no-lock lib/authn/pbkdf2_wasm/build.ts\` after changing the generator.
+;;
+;; Memory layout (bytes):
+;;   0..63     KEY    HMAC key block, then key ^ ipad, then key ^ opad
+;;   64..127   PAD    last, padded block of a general SHA-256
+;;   128..159  INNER  SHA-256 state after key ^ ipad (8 native-order words)
+;;   160..191  OUTER  SHA-256 state after key ^ opad
+;;   192..223  STATE  scratch state
+;;   224..255  MSG    a digest as 32 big-endian bytes
+;;   256..287  ACC    U_1, then the XOR of U_1..U_c
+;;   ${INPUT_OFFSET}..     the caller's password, salt (+4 bytes), output
+;; Bytes 0..${INPUT_OFFSET - 1} are zeroed before derive returns.
+(module
+  (memory (export "memory") 1)
+  (global $KEY i32 (i32.const 0))
+  (global $PAD i32 (i32.const 64))
+  (global $INNER i32 (i32.const 128))
+  (global $OUTER i32 (i32.const 160))
+  (global $STATE i32 (i32.const 192))
+  (global $MSG i32 (i32.const 224))
+  (global $ACC i32 (i32.const 256))
+  (global (export "input") i32 (i32.const ${INPUT_OFFSET}))
+
+  ;; Byte swap: memory is little-endian, SHA-256 words are big-endian.
+  (func $bswap (param $x i32) (result i32)
+    (i32.or
+      (i32.and (i32.rotl (local.get $x) (i32.const 8)) (i32.const 0x00ff00ff))
+      (i32.and (i32.rotr (local.get $x) (i32.const 8)) (i32.const 0xff00ff00)))
+  )
+
+  ;; The SHA-256 initial state.
+  (func $set_iv (param $p i32)
+${setIv}
+  )
+
+  ;; 8 native-order words at $src as 32 big-endian bytes at $dst.
+  (func $to_be (param $src i32) (param $dst i32)
+${toBe}
+  )
+
+  ;; KEY ^= v in every byte (v repeats one byte four times).
+  (func $xor_key (param $v i32)
+${xorKey}
+  )
+
+${compressFunction()}
+
+  ;; Finishes a SHA-256 whose first $prefix bytes (a multiple of 64) are in
+  ;; the state at $s: absorbs $len bytes at $data, then the padding.
+  (func $hash_tail (param $s i32) (param $data i32) (param $len i32) (param $prefix i32)
+    (local $bits i64)
+    (local.set $bits (i64.shl
+      (i64.add (i64.extend_i32_u (local.get $prefix)) (i64.extend_i32_u (local.get $len)))
+      (i64.const 3)))
+    (block $tail
+      (loop $full
+        (br_if $tail (i32.lt_u (local.get $len) (i32.const 64)))
+        (call $compress (local.get $s) (local.get $data))
+        (local.set $data (i32.add (local.get $data) (i32.const 64)))
+        (local.set $len (i32.sub (local.get $len) (i32.const 64)))
+        (br $full)))
+    (memory.fill (global.get $PAD) (i32.const 0) (i32.const 64))
+    (memory.copy (global.get $PAD) (local.get $data) (local.get $len))
+    (i32.store8 (i32.add (global.get $PAD) (local.get $len)) (i32.const 0x80))
+    (if (i32.ge_u (local.get $len) (i32.const 56))
+      (then
+        (call $compress (local.get $s) (global.get $PAD))
+        (memory.fill (global.get $PAD) (i32.const 0) (i32.const 64))))
+    (i32.store offset=56 (global.get $PAD)
+      (call $bswap (i32.wrap_i64 (i64.shr_u (local.get $bits) (i64.const 32)))))
+    (i32.store offset=60 (global.get $PAD)
+      (call $bswap (i32.wrap_i64 (local.get $bits))))
+    (call $compress (local.get $s) (global.get $PAD))
+  )
+
+${iterateFunction()}
+
+  ;; PBKDF2-HMAC-SHA256: writes $outLen bytes at $out. All pointers at or
+  ;; above ${INPUT_OFFSET}; the 4 bytes after the salt are overwritten.
+  ;; $iterations >= 1, read as unsigned.
+  (func (export "derive") (param $pw i32) (param $pwLen i32) (param $salt i32)
+      (param $saltLen i32) (param $iterations i32) (param $out i32) (param $outLen i32)
+    (local $block i32) (local $off i32) (local $n i32)
+    ;; HMAC key block: the password, or its SHA-256 when longer than 64 bytes.
+    (memory.fill (global.get $KEY) (i32.const 0) (i32.const 64))
+    (if (i32.gt_u (local.get $pwLen) (i32.const 64))
+      (then
+        (call $set_iv (global.get $STATE))
+        (call $hash_tail (global.get $STATE) (local.get $pw) (local.get $pwLen) (i32.const 0))
+        (call $to_be (global.get $STATE) (global.get $KEY)))
+      (else
+        (memory.copy (global.get $KEY) (local.get $pw) (local.get $pwLen))))
+    (call $xor_key (i32.const 0x36363636))
+    (call $set_iv (global.get $INNER))
+    (call $compress (global.get $INNER) (global.get $KEY))
+    ;; 0x6a = 0x36 ^ 0x5c: from key ^ ipad to key ^ opad.
+    (call $xor_key (i32.const 0x6a6a6a6a))
+    (call $set_iv (global.get $OUTER))
+    (call $compress (global.get $OUTER) (global.get $KEY))
+    (local.set $block (i32.const 1))
+    (loop $blocks
+      ;; U_1 = HMAC(P, S || INT(block))
+      (i32.store (i32.add (local.get $salt) (local.get $saltLen)) (call $bswap (local.get $block)))
+      (memory.copy (global.get $STATE) (global.get $INNER) (i32.const 32))
+      (call $hash_tail (global.get $STATE) (local.get $salt)
+        (i32.add (local.get $saltLen) (i32.const 4)) (i32.const 64))
+      (call $to_be (global.get $STATE) (global.get $MSG))
+      (memory.copy (global.get $ACC) (global.get $OUTER) (i32.const 32))
+      (call $hash_tail (global.get $ACC) (global.get $MSG) (i32.const 32) (i32.const 64))
+      (call $iterate (i32.sub (local.get $iterations) (i32.const 1)))
+      (call $to_be (global.get $ACC) (global.get $MSG))
+      (local.set $n (i32.sub (local.get $outLen) (local.get $off)))
+      (if (i32.gt_u (local.get $n) (i32.const 32)) (then (local.set $n (i32.const 32))))
+      (memory.copy (i32.add (local.get $out) (local.get $off)) (global.get $MSG) (local.get $n))
+      (local.set $off (i32.add (local.get $off) (i32.const 32)))
+      (local.set $block (i32.add (local.get $block) (i32.const 1)))
+      (br_if $blocks (i32.lt_u (local.get $off) (local.get $outLen))))
+    (memory.fill (i32.const 0) (i32.const 0) (i32.const ${INPUT_OFFSET}))
+  )
+)
+`;
+}
