@@ -142,6 +142,15 @@ export type {
   VerificationTokenStore,
 } from "./lib/verification/verification_token_store.ts";
 export { MemoryVerificationTokenStore } from "./lib/verification/memory_verification_token_store.ts";
+export {
+  hashOneTimeToken,
+  type IssueTokenInput,
+  ONE_TIME_TOKEN_TTL_MS,
+  OneTimeTokens,
+  type OneTimeTokensOptions,
+  type RedeemedToken,
+  type RedeemOptions,
+} from "./lib/verification/one_time_tokens.ts";
 
 // HTTP glue
 export {

@@ -19,15 +19,15 @@ import {
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
+  OneTimeTokens,
+  PasswordAuthenticator,
   type PasswordHasher,
+  Pbkdf2Hasher,
   requireAuth,
   type SecretProvider,
   type SessionManager,
   type VerificationTokenStore,
 } from "@portcullis/auth";
-import { PasswordAuthenticator } from "../../lib/authn/password_authenticator.ts";
-import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
-import { OneTimeTokens } from "../../lib/verification/one_time_tokens.ts";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";

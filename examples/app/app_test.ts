@@ -11,6 +11,7 @@ import { drizzle } from "drizzle-orm/libsql";
 import {
   KVSessionStore,
   MemoryKV,
+  Pbkdf2Hasher,
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
@@ -19,7 +20,6 @@ import {
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "@portcullis/auth/stores/sql";
-import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { createApp } from "./app.ts";
 import { LogMailer } from "./mailer.ts";
 

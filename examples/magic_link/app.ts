@@ -19,13 +19,13 @@ import {
   currentUser,
   errorResponse,
   identityMiddleware,
+  OneTimeTokens,
   requireAuthenticated,
   type SessionManager,
   signIn,
   signOut,
   type VerificationTokenStore,
 } from "@portcullis/auth";
-import { OneTimeTokens } from "../../lib/verification/one_time_tokens.ts";
 import type { Mailer } from "../app/mailer.ts";
 import { readBody } from "../app/request_body.ts";
 import { json, page, redirect } from "../app/respond.ts";
