@@ -1,0 +1,104 @@
+/**
+ * Conformance on Vercel's edge runtime: tests/conformance/entries/vercel_edge.ts
+ * (the Edge Function's app) bundled by esbuild as a classic script (IIFE,
+ * `edge-light`/`worker`/`browser` conditions) and served by npm
+ * `edge-runtime` under Node (edge_host.mjs), with string and WASM code
+ * generation refused as in production.
+ *
+ * Stores: Upstash (@upstash/redis through the REST bridge to the local
+ * Redis) for the denylist, limits and notes. Users and tokens: Turso
+ * (libSQL over HTTP) needs a libSQL server, which cannot be installed here
+ * (not on npm), so the closest store that runs inside the edge runtime is
+ * used, the in-memory one; the run says so.
+ *
+ * Usage: `deno run -A tests/conformance/run_vercel_edge.ts`
+ *
+ * @module
+ */
+import { startUpstashBridge } from "../support/upstash_bridge.ts";
+import { tcpReachable } from "../support/services.ts";
+import { bundle, ROOT, stopBundler } from "./_import_map.ts";
+import {
+  finish,
+  freePort,
+  randomSecret,
+  runAndReport,
+  scratchDir,
+  skipOrFail,
+  spawnServer,
+  startMailSink,
+  waitForHttp,
+} from "./_runner.ts";
+
+let version = "";
+try {
+  const pkg = JSON.parse(
+    await Deno.readTextFile(`${ROOT}/node_modules/edge-runtime/package.json`),
+  );
+  version = pkg.version;
+} catch {
+  skipOrFail("npm edge-runtime is not installed (run npm install)");
+}
+if (!(await tcpReachable(6379))) {
+  skipOrFail(
+    "Redis is not reachable on 127.0.0.1:6379 (the Edge Function's store is Upstash)",
+  );
+}
+
+const dir = await scratchDir("edge");
+const outfile = `${dir}/edge.js`;
+const t0 = performance.now();
+const bytes = await bundle({
+  entry: "tests/conformance/entries/vercel_edge.ts",
+  outfile,
+  format: "iife",
+  platform: "browser",
+  conditions: ["edge-light", "worker", "browser"],
+});
+await stopBundler();
+const bundleMs = Math.round(performance.now() - t0);
+
+const mail = startMailSink();
+const bridge = startUpstashBridge();
+const port = freePort();
+const origin = `http://127.0.0.1:${port}`;
+const server = spawnServer(
+  ["node", "tests/conformance/edge_host.mjs", outfile],
+  {
+    PORT: String(port),
+    EDGE_ENV: JSON.stringify({
+      APP_ORIGIN: origin,
+      AUTH_SECRET: randomSecret(),
+      UPSTASH_REDIS_REST_URL: bridge.url,
+      UPSTASH_REDIS_REST_TOKEN: bridge.token,
+      KV_PREFIX: `conformance:${crypto.randomUUID()}:`,
+      RESEND_API_KEY: mail.apiKey,
+      RESEND_BASE_URL: mail.url,
+    }),
+  },
+);
+let exited = false;
+server.child.status.then(() => exited = true);
+if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
+  await server.stop();
+  await mail.close();
+  await bridge.close();
+  skipOrFail(`edge-runtime ${version} did not start the app`, server.output());
+}
+const result = await runAndReport(
+  {
+    label: `Vercel edge-runtime ${version}`,
+    about: [
+      `entry examples/vercel_edge/api/index.ts (createEdgeApp) in npm edge-runtime ${version} on Node, string/WASM code generation refused; classic-script bundle ${bytes} bytes in ${bundleMs} ms`,
+      "stores: Upstash (REST bridge to the local Redis) for sessions, limits and notes",
+      "LIMITATION: users and tokens in MemoryCredentialStore/MemoryVerificationTokenStore inside the isolate: Turso (libSQL over HTTP, @libsql/client/web) needs a libSQL server, which cannot be installed here",
+    ],
+  },
+  origin,
+  mail,
+);
+await server.stop();
+await mail.close();
+await bridge.close();
+await Deno.remove(dir, { recursive: true }).catch(() => {});
+finish(result, server.output());
