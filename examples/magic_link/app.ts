@@ -19,6 +19,8 @@ import {
   currentUser,
   errorResponse,
   identityMiddleware,
+  type KeyValueStore,
+  normalizeEmail,
   OneTimeTokens,
   requireAuthenticated,
   type SessionManager,
@@ -28,7 +30,8 @@ import {
 } from "@portcullis/auth";
 import type { Mailer } from "../app/mailer.ts";
 import { readBody } from "../app/request_body.ts";
-import { json, page, redirect } from "../app/respond.ts";
+import { json, page, redirect, tooManyRequests } from "../app/respond.ts";
+import { type Limit, RateLimiter } from "../app/rate_limit.ts";
 import { html } from "../app/views/html.ts";
 import { layout } from "../app/views/auth/layout.ts";
 
@@ -47,6 +50,10 @@ export interface MagicLinkDeps {
   tokens: VerificationTokenStore;
   /** Sends mail. */
   mailer: Mailer;
+  /** Where the request limits are counted (never process memory in production). */
+  kv: KeyValueStore;
+  /** The client's address for the per-address limit; default one shared bucket. */
+  clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
   /** The public origin links are built from. */
   appOrigin: string;
   /** The clock, in unix milliseconds. */
@@ -54,6 +61,12 @@ export interface MagicLinkDeps {
   /** Whether cookies are Secure and `__Host-` prefixed; default `true`. */
   cookieSecure?: boolean;
 }
+
+/** At most this many link requests per email, and per client address, an hour (SECURITY.md item 46). */
+export const MAGIC_LINK_LIMITS = {
+  perEmail: { max: 5, windowSeconds: 3600 },
+  perAddress: { max: 30, windowSeconds: 3600 },
+};
 
 const SENT =
   "If that address belongs to an account, a sign-in link is on its way. It works once, for 15 minutes.";
@@ -72,10 +85,14 @@ export function createMagicLinkApp(
     ttlMs: MAGIC_LINK_TTL_MS,
     now: deps.now,
   });
+  const limiter = new RateLimiter(deps.kv, deps.now ?? Date.now);
   const currentEmail = async (subject: string) =>
     (await deps.credentials.findById(subject))?.email ?? null;
 
-  const router = async (req: Request): Promise<Response> => {
+  const router = async (
+    req: Request,
+    ...rest: unknown[]
+  ): Promise<Response> => {
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
     switch (route) {
@@ -105,9 +122,28 @@ export function createMagicLinkApp(
         if (body === null) {
           return errorResponse(req, 400, "bad_request", "Unreadable body");
         }
-        const email = (body.fields.email ?? "").normalize("NFKC").trim()
-          .toLowerCase();
-        const user = email === ""
+        let email: string | null;
+        try {
+          email = normalizeEmail(body.fields.email ?? "");
+        } catch {
+          email = null; // answered like an unknown address
+        }
+        const limits: Limit[] = [
+          {
+            name: "magic-link-email",
+            key: email ?? "invalid",
+            ...MAGIC_LINK_LIMITS.perEmail,
+          },
+          {
+            name: "magic-link-address",
+            key: deps.clientAddress?.(req, ...rest) ?? "unknown",
+            ...MAGIC_LINK_LIMITS.perAddress,
+          },
+        ];
+        const wait = await limiter.blocked(limits);
+        if (wait > 0) return tooManyRequests(req, wait);
+        await limiter.hit(limits);
+        const user = email === null
           ? null
           : await deps.credentials.findByEmail(email);
         if (user !== null) {

@@ -42,6 +42,10 @@ Deno.serve(
     credentials: new SQLCredentialStore(db),
     tokens: new SQLVerificationTokenStore(db),
     mailer: mailerFromEnv(env),
+    kv,
+    clientAddress: (_req, info) =>
+      (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
+        ?.hostname ?? null,
     appOrigin,
   }),
 );

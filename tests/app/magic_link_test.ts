@@ -46,6 +46,7 @@ async function setup() {
     credentials,
     tokens: new SQLVerificationTokenStore(db),
     mailer: new LogMailer((l) => mail.push(l)),
+    kv,
     appOrigin: ORIGIN,
     now,
   });
@@ -185,4 +186,25 @@ Deno.test("magic link: a cross-site POST is refused (login CSRF)", async () => {
   });
   assert.equal(res.status, 403);
   s.close();
+});
+
+Deno.test("magic link: requests are rate-limited per email (SECURITY.md item 46), and invalid addresses are answered like unknown ones", async () => {
+  const s = await setup();
+  try {
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await s.ask("ml@example.com")).status, 202);
+    }
+    const limited = await s.ask("ML@Example.com");
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get("retry-after")) > 0);
+    assert.equal(s.mail.length, 5, "no mail past the limit");
+    const invalid = await s.ask("a＠b@example.com");
+    assert.equal(invalid.status, 202);
+    assert.equal(s.mail.length, 5);
+    s.advance(3600 * 1000);
+    assert.equal((await s.ask("ml@example.com")).status, 202);
+    assert.equal(s.mail.length, 6);
+  } finally {
+    s.close();
+  }
 });
