@@ -35,6 +35,9 @@
 /** First byte of memory free for the caller's password, salt and output. */
 export const INPUT_OFFSET = 1024;
 
+/** Iterations per call of the inner loop (see the comment in `derive`). */
+const CHUNK = 1024;
+
 const K = [
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
   0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
@@ -261,10 +264,10 @@ function iterateFunction(): string {
   const l = "        ";
   const lines: string[] = [];
   lines.push(
-    "  ;; n more iterations: U <- HMAC(P, U), ACC ^= U. Reads the pad states at",
+    "  ;; n more iterations: U <- HMAC(P, U), ACC ^= U, with the pad states at",
   );
   lines.push(
-    "  ;; INNER and OUTER and U_1 at ACC; writes the accumulator back to ACC.",
+    "  ;; INNER and OUTER; U and ACC are read from and written back to memory.",
   );
   lines.push("  (func $iterate (param $n i32)");
   const decl = (names: string[]) =>
@@ -284,9 +287,11 @@ function iterateFunction(): string {
       `${i}(local.set $o${j} (i32.load offset=${4 * j} (global.get $OUTER)))`,
     );
     lines.push(
-      `${i}(local.set $u${j} (i32.load offset=${4 * j} (global.get $ACC)))`,
+      `${i}(local.set $u${j} (i32.load offset=${4 * j} (global.get $U)))`,
     );
-    lines.push(`${i}(local.set $acc${j} (local.get $u${j}))`);
+    lines.push(
+      `${i}(local.set $acc${j} (i32.load offset=${4 * j} (global.get $ACC)))`,
+    );
   }
   lines.push(...roundZeroConstants("$i", i));
   lines.push(...roundZeroConstants("$o", i));
@@ -308,6 +313,9 @@ function iterateFunction(): string {
   lines.push(`${i}  )`);
   lines.push(`${i})`);
   for (let j = 0; j < 8; j++) {
+    lines.push(
+      `${i}(i32.store offset=${4 * j} (global.get $U) (local.get $u${j}))`,
+    );
     lines.push(
       `${i}(i32.store offset=${4 * j} (global.get $ACC) (local.get $acc${j}))`,
     );
@@ -350,7 +358,8 @@ export function generatePbkdf2Wat(): string {
 ;;   160..191  OUTER  SHA-256 state after key ^ opad
 ;;   192..223  STATE  scratch state
 ;;   224..255  MSG    a digest as 32 big-endian bytes
-;;   256..287  ACC    U_1, then the XOR of U_1..U_c
+;;   256..287  U      the latest U_j (8 native-order words)
+;;   288..319  ACC    the XOR of U_1..U_j
 ;;   ${INPUT_OFFSET}..     the caller's password, salt (+4 bytes), output
 ;; Bytes 0..${INPUT_OFFSET - 1} are zeroed before derive returns.
 (module
@@ -361,7 +370,8 @@ export function generatePbkdf2Wat(): string {
   (global $OUTER i32 (i32.const 160))
   (global $STATE i32 (i32.const 192))
   (global $MSG i32 (i32.const 224))
-  (global $ACC i32 (i32.const 256))
+  (global $U i32 (i32.const 256))
+  (global $ACC i32 (i32.const 288))
   (global (export "input") i32 (i32.const ${INPUT_OFFSET}))
 
   ;; Byte swap: memory is little-endian, SHA-256 words are big-endian.
@@ -423,7 +433,7 @@ ${iterateFunction()}
   ;; $iterations >= 1, read as unsigned.
   (func (export "derive") (param $pw i32) (param $pwLen i32) (param $salt i32)
       (param $saltLen i32) (param $iterations i32) (param $out i32) (param $outLen i32)
-    (local $block i32) (local $off i32) (local $n i32)
+    (local $block i32) (local $off i32) (local $n i32) (local $left i32)
     ;; HMAC key block: the password, or its SHA-256 when longer than 64 bytes.
     (memory.fill (global.get $KEY) (i32.const 0) (i32.const 64))
     (if (i32.gt_u (local.get $pwLen) (i32.const 64))
@@ -448,9 +458,21 @@ ${iterateFunction()}
       (call $hash_tail (global.get $STATE) (local.get $salt)
         (i32.add (local.get $saltLen) (i32.const 4)) (i32.const 64))
       (call $to_be (global.get $STATE) (global.get $MSG))
-      (memory.copy (global.get $ACC) (global.get $OUTER) (i32.const 32))
-      (call $hash_tail (global.get $ACC) (global.get $MSG) (i32.const 32) (i32.const 64))
-      (call $iterate (i32.sub (local.get $iterations) (i32.const 1)))
+      (memory.copy (global.get $U) (global.get $OUTER) (i32.const 32))
+      (call $hash_tail (global.get $U) (global.get $MSG) (i32.const 32) (i32.const 64))
+      (memory.copy (global.get $ACC) (global.get $U) (i32.const 32))
+      ;; The remaining iterations, in chunks: V8 replaces a function's
+      ;; baseline (Liftoff) code by optimised code only between calls, so one
+      ;; call for all iterations would run the first derivation unoptimised.
+      (local.set $left (i32.sub (local.get $iterations) (i32.const 1)))
+      (block $done
+        (loop $chunks
+          (br_if $done (i32.eqz (local.get $left)))
+          (local.set $n (select (i32.const ${CHUNK}) (local.get $left)
+            (i32.gt_u (local.get $left) (i32.const ${CHUNK}))))
+          (call $iterate (local.get $n))
+          (local.set $left (i32.sub (local.get $left) (local.get $n)))
+          (br $chunks)))
       (call $to_be (global.get $ACC) (global.get $MSG))
       (local.set $n (i32.sub (local.get $outLen) (local.get $off)))
       (if (i32.gt_u (local.get $n) (i32.const 32)) (then (local.set $n (i32.const 32))))

@@ -9,7 +9,8 @@
 ;;   160..191  OUTER  SHA-256 state after key ^ opad
 ;;   192..223  STATE  scratch state
 ;;   224..255  MSG    a digest as 32 big-endian bytes
-;;   256..287  ACC    U_1, then the XOR of U_1..U_c
+;;   256..287  U      the latest U_j (8 native-order words)
+;;   288..319  ACC    the XOR of U_1..U_j
 ;;   1024..     the caller's password, salt (+4 bytes), output
 ;; Bytes 0..1023 are zeroed before derive returns.
 (module
@@ -20,7 +21,8 @@
   (global $OUTER i32 (i32.const 160))
   (global $STATE i32 (i32.const 192))
   (global $MSG i32 (i32.const 224))
-  (global $ACC i32 (i32.const 256))
+  (global $U i32 (i32.const 256))
+  (global $ACC i32 (i32.const 288))
   (global (export "input") i32 (i32.const 1024))
 
   ;; Byte swap: memory is little-endian, SHA-256 words are big-endian.
@@ -558,8 +560,8 @@
     (call $compress (local.get $s) (global.get $PAD))
   )
 
-  ;; n more iterations: U <- HMAC(P, U), ACC ^= U. Reads the pad states at
-  ;; INNER and OUTER and U_1 at ACC; writes the accumulator back to ACC.
+  ;; n more iterations: U <- HMAC(P, U), ACC ^= U, with the pad states at
+  ;; INNER and OUTER; U and ACC are read from and written back to memory.
   (func $iterate (param $n i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $f i32) (local $g i32) (local $h i32) (local $t1 i32) (local $x0 i32) (local $x1 i32)
     (local $w0 i32) (local $w1 i32) (local $w2 i32) (local $w3 i32) (local $w4 i32) (local $w5 i32) (local $w6 i32) (local $w7 i32) (local $w8 i32) (local $w9 i32) (local $w10 i32) (local $w11 i32) (local $w12 i32) (local $w13 i32) (local $w14 i32) (local $w15 i32)
@@ -570,36 +572,36 @@
     (local $iE i32) (local $iA i32) (local $iBC i32) (local $oE i32) (local $oA i32) (local $oBC i32)
     (local.set $i0 (i32.load offset=0 (global.get $INNER)))
     (local.set $o0 (i32.load offset=0 (global.get $OUTER)))
-    (local.set $u0 (i32.load offset=0 (global.get $ACC)))
-    (local.set $acc0 (local.get $u0))
+    (local.set $u0 (i32.load offset=0 (global.get $U)))
+    (local.set $acc0 (i32.load offset=0 (global.get $ACC)))
     (local.set $i1 (i32.load offset=4 (global.get $INNER)))
     (local.set $o1 (i32.load offset=4 (global.get $OUTER)))
-    (local.set $u1 (i32.load offset=4 (global.get $ACC)))
-    (local.set $acc1 (local.get $u1))
+    (local.set $u1 (i32.load offset=4 (global.get $U)))
+    (local.set $acc1 (i32.load offset=4 (global.get $ACC)))
     (local.set $i2 (i32.load offset=8 (global.get $INNER)))
     (local.set $o2 (i32.load offset=8 (global.get $OUTER)))
-    (local.set $u2 (i32.load offset=8 (global.get $ACC)))
-    (local.set $acc2 (local.get $u2))
+    (local.set $u2 (i32.load offset=8 (global.get $U)))
+    (local.set $acc2 (i32.load offset=8 (global.get $ACC)))
     (local.set $i3 (i32.load offset=12 (global.get $INNER)))
     (local.set $o3 (i32.load offset=12 (global.get $OUTER)))
-    (local.set $u3 (i32.load offset=12 (global.get $ACC)))
-    (local.set $acc3 (local.get $u3))
+    (local.set $u3 (i32.load offset=12 (global.get $U)))
+    (local.set $acc3 (i32.load offset=12 (global.get $ACC)))
     (local.set $i4 (i32.load offset=16 (global.get $INNER)))
     (local.set $o4 (i32.load offset=16 (global.get $OUTER)))
-    (local.set $u4 (i32.load offset=16 (global.get $ACC)))
-    (local.set $acc4 (local.get $u4))
+    (local.set $u4 (i32.load offset=16 (global.get $U)))
+    (local.set $acc4 (i32.load offset=16 (global.get $ACC)))
     (local.set $i5 (i32.load offset=20 (global.get $INNER)))
     (local.set $o5 (i32.load offset=20 (global.get $OUTER)))
-    (local.set $u5 (i32.load offset=20 (global.get $ACC)))
-    (local.set $acc5 (local.get $u5))
+    (local.set $u5 (i32.load offset=20 (global.get $U)))
+    (local.set $acc5 (i32.load offset=20 (global.get $ACC)))
     (local.set $i6 (i32.load offset=24 (global.get $INNER)))
     (local.set $o6 (i32.load offset=24 (global.get $OUTER)))
-    (local.set $u6 (i32.load offset=24 (global.get $ACC)))
-    (local.set $acc6 (local.get $u6))
+    (local.set $u6 (i32.load offset=24 (global.get $U)))
+    (local.set $acc6 (i32.load offset=24 (global.get $ACC)))
     (local.set $i7 (i32.load offset=28 (global.get $INNER)))
     (local.set $o7 (i32.load offset=28 (global.get $OUTER)))
-    (local.set $u7 (i32.load offset=28 (global.get $ACC)))
-    (local.set $acc7 (local.get $u7))
+    (local.set $u7 (i32.load offset=28 (global.get $U)))
+    (local.set $acc7 (i32.load offset=28 (global.get $ACC)))
     (local.set $t1 (i32.add (i32.add (i32.add (local.get $i7) (i32.const 0x428a2f98)) (i32.xor (local.get $i6) (i32.and (local.get $i4) (i32.xor (local.get $i5) (local.get $i6))))) (i32.xor (i32.xor (i32.rotr (local.get $i4) (i32.const 6)) (i32.rotr (local.get $i4) (i32.const 11))) (i32.rotr (local.get $i4) (i32.const 25)))))
     (local.set $iE (i32.add (local.get $i3) (local.get $t1)))
     (local.set $iA (i32.add (local.get $t1) (i32.add (i32.xor (i32.xor (i32.rotr (local.get $i0) (i32.const 2)) (i32.rotr (local.get $i0) (i32.const 13))) (i32.rotr (local.get $i0) (i32.const 22))) (i32.xor (local.get $i1) (i32.and (i32.xor (local.get $i0) (local.get $i1)) (i32.xor (local.get $i1) (local.get $i2)))))))
@@ -1482,13 +1484,21 @@
         (br_if $next (local.tee $n (i32.sub (local.get $n) (i32.const 1))))
       )
     )
+    (i32.store offset=0 (global.get $U) (local.get $u0))
     (i32.store offset=0 (global.get $ACC) (local.get $acc0))
+    (i32.store offset=4 (global.get $U) (local.get $u1))
     (i32.store offset=4 (global.get $ACC) (local.get $acc1))
+    (i32.store offset=8 (global.get $U) (local.get $u2))
     (i32.store offset=8 (global.get $ACC) (local.get $acc2))
+    (i32.store offset=12 (global.get $U) (local.get $u3))
     (i32.store offset=12 (global.get $ACC) (local.get $acc3))
+    (i32.store offset=16 (global.get $U) (local.get $u4))
     (i32.store offset=16 (global.get $ACC) (local.get $acc4))
+    (i32.store offset=20 (global.get $U) (local.get $u5))
     (i32.store offset=20 (global.get $ACC) (local.get $acc5))
+    (i32.store offset=24 (global.get $U) (local.get $u6))
     (i32.store offset=24 (global.get $ACC) (local.get $acc6))
+    (i32.store offset=28 (global.get $U) (local.get $u7))
     (i32.store offset=28 (global.get $ACC) (local.get $acc7))
   )
 
@@ -1497,7 +1507,7 @@
   ;; $iterations >= 1, read as unsigned.
   (func (export "derive") (param $pw i32) (param $pwLen i32) (param $salt i32)
       (param $saltLen i32) (param $iterations i32) (param $out i32) (param $outLen i32)
-    (local $block i32) (local $off i32) (local $n i32)
+    (local $block i32) (local $off i32) (local $n i32) (local $left i32)
     ;; HMAC key block: the password, or its SHA-256 when longer than 64 bytes.
     (memory.fill (global.get $KEY) (i32.const 0) (i32.const 64))
     (if (i32.gt_u (local.get $pwLen) (i32.const 64))
@@ -1522,9 +1532,21 @@
       (call $hash_tail (global.get $STATE) (local.get $salt)
         (i32.add (local.get $saltLen) (i32.const 4)) (i32.const 64))
       (call $to_be (global.get $STATE) (global.get $MSG))
-      (memory.copy (global.get $ACC) (global.get $OUTER) (i32.const 32))
-      (call $hash_tail (global.get $ACC) (global.get $MSG) (i32.const 32) (i32.const 64))
-      (call $iterate (i32.sub (local.get $iterations) (i32.const 1)))
+      (memory.copy (global.get $U) (global.get $OUTER) (i32.const 32))
+      (call $hash_tail (global.get $U) (global.get $MSG) (i32.const 32) (i32.const 64))
+      (memory.copy (global.get $ACC) (global.get $U) (i32.const 32))
+      ;; The remaining iterations, in chunks: V8 replaces a function's
+      ;; baseline (Liftoff) code by optimised code only between calls, so one
+      ;; call for all iterations would run the first derivation unoptimised.
+      (local.set $left (i32.sub (local.get $iterations) (i32.const 1)))
+      (block $done
+        (loop $chunks
+          (br_if $done (i32.eqz (local.get $left)))
+          (local.set $n (select (i32.const 1024) (local.get $left)
+            (i32.gt_u (local.get $left) (i32.const 1024))))
+          (call $iterate (local.get $n))
+          (local.set $left (i32.sub (local.get $left) (local.get $n)))
+          (br $chunks)))
       (call $to_be (global.get $ACC) (global.get $MSG))
       (local.set $n (i32.sub (local.get $outLen) (local.get $off)))
       (if (i32.gt_u (local.get $n) (i32.const 32)) (then (local.set $n (i32.const 32))))
