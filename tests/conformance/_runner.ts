@@ -121,6 +121,8 @@ export interface RunnerSetup {
   label: string;
   /** Lines printed before the checks (stores, versions, limitations). */
   about: string[];
+  /** The PBKDF2 route full-strength hashing must take; default `webcrypto`. */
+  expectRoute?: "webcrypto" | "javascript";
 }
 
 /**
@@ -140,7 +142,12 @@ export async function runAndReport(
   console.log(`# conformance: ${setup.label} at ${baseUrl}`);
   for (const line of setup.about) console.log(`# ${line}`);
   const t0 = performance.now();
-  const result = await runContract({ baseUrl, mail, label: setup.label });
+  const result = await runContract({
+    baseUrl,
+    mail,
+    label: setup.label,
+    expectRoute: setup.expectRoute,
+  });
   for (const note of result.notes) console.log(`# ${note}`);
   console.log(
     `# ${setup.label}: ${result.passed + result.failed} checks in ${

@@ -27,6 +27,11 @@ export interface ContractOptions {
   label: string;
   /** Whether the build answers {@linkcode HASHER_REPORT_PATH}; default true. */
   hasherReport?: boolean;
+  /**
+   * The PBKDF2 route the full-strength check must have taken: `javascript`
+   * where WebCrypto refuses 600000 iterations (Workers), else `webcrypto`.
+   */
+  expectRoute?: "webcrypto" | "javascript";
 }
 
 /** The tally of one run. */
@@ -517,6 +522,7 @@ export async function runContract(
         const report: HasherReport =
           await (await fetch(base + HASHER_REPORT_PATH)).json();
         assert.equal(report.iterations, 600_000);
+        assert.equal(report.route, options.expectRoute ?? "webcrypto");
         const ms = report.timings.map((t) => `${t.op} ${t.ms} ms`).join(", ");
         detail = `, route ${report.route} (${ms})`;
       }

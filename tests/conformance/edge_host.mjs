@@ -11,7 +11,12 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { EdgeRuntime, runServer } from "edge-runtime";
+import { createRequire } from "node:module";
+
+// Loaded from node_modules by Node (package.json pins it), not by Deno.
+const { EdgeRuntime, runServer } = createRequire(import.meta.url)(
+  "edge-runtime",
+);
 
 const code = await readFile(process.argv[2], "utf8");
 const env = JSON.parse(process.env.EDGE_ENV ?? "{}");

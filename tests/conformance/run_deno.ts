@@ -15,6 +15,7 @@ import {
 } from "./_hasher.ts";
 import {
   finish,
+  freePort,
   randomSecret,
   runAndReport,
   scratchDir,
@@ -26,32 +27,27 @@ const dir = await scratchDir("deno");
 const mail = startMailSink();
 const hasher = conformanceHasher();
 const logs: string[] = [];
+const port = freePort();
 let server: Deno.HttpServer<Deno.NetAddr>;
 try {
-  const env = {
-    AUTH_SECRET: randomSecret(),
-    APP_ORIGIN: "http://127.0.0.1:0", // replaced below, once the port is known
-    DATABASE_URL: `file:${dir}/app.db`,
-    KV_PATH: `${dir}/kv.sqlite3`,
-    RESEND_API_KEY: mail.apiKey,
-    RESEND_BASE_URL: mail.url,
-  };
-  // Bind first so APP_ORIGIN (the CSRF check and mail links) names the port.
-  let app:
-    | ((req: Request, info: Deno.ServeHandlerInfo) => Promise<Response>)
-    | undefined;
-  server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req, info) => app!(req, info),
-  );
-  env.APP_ORIGIN = `http://127.0.0.1:${server.addr.port}`;
-  app = withHasherReport(
-    await createDeployApp(env, {
+  const app = withHasherReport(
+    await createDeployApp({
+      AUTH_SECRET: randomSecret(),
+      APP_ORIGIN: `http://127.0.0.1:${port}`,
+      DATABASE_URL: `file:${dir}/app.db`,
+      KV_PATH: `${dir}/kv.sqlite3`,
+      RESEND_API_KEY: mail.apiKey,
+      RESEND_BASE_URL: mail.url,
+    }, {
       hasher,
       limits: CONFORMANCE_LIMITS,
       log: (line) => logs.push(line),
     }),
     hasher,
+  );
+  server = Deno.serve(
+    { hostname: "127.0.0.1", port, onListen: () => {} },
+    app,
   );
 } catch (error) {
   skipOrFail(`the Deno entry could not start: ${(error as Error).message}`);

@@ -61,8 +61,8 @@ export async function createEdgeApp(
     token: env.UPSTASH_REDIS_REST_TOKEN!,
     prefix: env.KV_PREFIX ?? "",
   });
-  let sql: Pick<AppDeps, "credentials" | "tokens"> | undefined;
-  if (!overrides.credentials || !overrides.tokens) {
+  let { credentials, tokens } = overrides;
+  if (!credentials || !tokens) {
     if (!env.DATABASE_URL) {
       throw new TypeError("DATABASE_URL is not set: use libsql://… (Turso)");
     }
@@ -70,15 +70,14 @@ export async function createEdgeApp(
       connection: { url: env.DATABASE_URL, authToken: env.DATABASE_AUTH_TOKEN },
     });
     await migrate(db); // once per isolate; idempotent
-    sql = {
-      credentials: new SQLCredentialStore(db),
-      tokens: new SQLVerificationTokenStore(db),
-    };
+    credentials = new SQLCredentialStore(db);
+    tokens = new SQLVerificationTokenStore(db);
   }
   return createApp({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    ...(sql ?? {}),
+    credentials,
+    tokens,
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN!,

@@ -1,0 +1,109 @@
+/**
+ * Conformance on Cloudflare's runtime: tests/conformance/entries/cloudflare_workers.ts
+ * (the Worker's app) bundled by esbuild as a module Worker and run in
+ * `workerd` through Miniflare 4, with a local KV namespace (`AUTH_KV`) and
+ * a local D1 database (`DB`) as bindings.
+ *
+ * The build first installs a stand-in for production's PBKDF2 cap
+ * (_workers_pbkdf2_cap.ts), so the full-strength check proves that the
+ * default hasher falls back to its pure-JS route and still hashes at 600000
+ * iterations, and measures that route.
+ *
+ * Miniflare runs under Deno here: it asks for Node ≥ 22, and this machine's
+ * Node is 20.
+ *
+ * Usage: `deno run -A tests/conformance/run_cloudflare_workers.ts`
+ *
+ * @module
+ */
+import { Miniflare } from "miniflare";
+import { bundle, stopBundler } from "./_import_map.ts";
+import {
+  finish,
+  freePort,
+  randomSecret,
+  runAndReport,
+  scratchDir,
+  skipOrFail,
+  startMailSink,
+  waitForHttp,
+} from "./_runner.ts";
+
+const dir = await scratchDir("workers");
+const outfile = `${dir}/worker.js`;
+const t0 = performance.now();
+const bytes = await bundle({
+  entry: "tests/conformance/entries/cloudflare_workers.ts",
+  outfile,
+  format: "esm",
+  platform: "browser",
+  conditions: ["workerd", "worker", "browser"],
+});
+await stopBundler();
+const bundleMs = Math.round(performance.now() - t0);
+
+const mail = startMailSink();
+const port = freePort();
+const origin = `http://127.0.0.1:${port}`;
+let mf: Miniflare | undefined;
+try {
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: outfile,
+    compatibilityDate: "2025-09-01",
+    host: "127.0.0.1",
+    port,
+    kvNamespaces: ["AUTH_KV"],
+    d1Databases: ["DB"],
+    bindings: {
+      AUTH_SECRET: randomSecret(),
+      APP_ORIGIN: origin,
+      RESEND_API_KEY: mail.apiKey,
+      RESEND_BASE_URL: mail.url,
+    },
+  });
+  await mf.ready;
+} catch (error) {
+  await mf?.dispose().catch(() => {});
+  await mail.close();
+  skipOrFail(
+    `Miniflare (workerd) could not start: ${(error as Error).message}`,
+  );
+}
+if (!(await waitForHttp(origin + "/", 20_000))) {
+  await mf!.dispose();
+  await mail.close();
+  skipOrFail("workerd did not answer");
+}
+const result = await runAndReport(
+  {
+    label: "workerd (Miniflare 4)",
+    about: [
+      `entry examples/cloudflare_workers/src/app.ts (appFor) as a module Worker; esbuild bundle ${bytes} bytes in ${bundleMs} ms`,
+      "stores: Workers KV binding (CloudflareKV) for sessions, limits and notes; D1 binding through drizzle-orm/d1 (SQLCredentialStore, SQLVerificationTokenStore) for users and tokens",
+      "production PBKDF2 cap enforced by a stand-in: WebCrypto PBKDF2 above 100000 iterations throws NotSupportedError",
+    ],
+    expectRoute: "javascript",
+  },
+  origin,
+  mail,
+);
+const cap = await (await fetch(origin + "/__conformance/pbkdf2-cap")).json();
+console.log(
+  `# PBKDF2 cap stand-in refused ${cap.refusals} WebCrypto derivation(s)`,
+);
+if (cap.refusals < 1) {
+  console.log(
+    "FAIL - the PBKDF2 cap stand-in never refused: the fallback was not exercised",
+  );
+  result.failed++;
+} else {
+  console.log(
+    "ok - the PBKDF2 cap stand-in refused 600000 and the hasher fell back",
+  );
+  result.passed++;
+}
+await mf!.dispose();
+await mail.close();
+await Deno.remove(dir, { recursive: true }).catch(() => {});
+finish(result);
