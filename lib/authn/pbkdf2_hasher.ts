@@ -1,12 +1,13 @@
 /**
  * The default password hasher: PBKDF2-HMAC-SHA256 at 600000 iterations,
- * with a pure-JavaScript route for runtimes whose WebCrypto refuses that
- * cost (Cloudflare Workers), so the cost is never lowered.
+ * with WebAssembly and pure-JavaScript routes for runtimes whose WebCrypto
+ * refuses that cost (Cloudflare Workers), so the cost is never lowered.
  *
  * @module
  */
 import type { PasswordHasher } from "./password_hasher.ts";
 import { pbkdf2Sha256Js } from "./_pbkdf2_sha256_js.ts";
+import { type Pbkdf2Sha256Derive, wasmPbkdf2Engine } from "./pbkdf2_wasm.ts";
 import {
   cryptoRandomBytes,
   decodePhcBase64,
@@ -15,7 +16,7 @@ import {
 } from "./_bytes.ts";
 
 /** Which implementation derives the key; see {@linkcode Pbkdf2HasherOptions.route}. */
-export type Pbkdf2Route = "auto" | "webcrypto" | "javascript";
+export type Pbkdf2Route = "auto" | "webcrypto" | "wasm" | "javascript";
 
 /** Options of {@linkcode Pbkdf2Hasher}. */
 export interface Pbkdf2HasherOptions {
@@ -51,13 +52,32 @@ export interface Pbkdf2HasherOptions {
   /**
    * `"auto"` (default) tries WebCrypto and, when it refuses (Workers answer
    * `NotSupportedError` above 100000 iterations), derives the same standard
-   * PBKDF2 in JavaScript at the same cost, about 4.5× slower than WebCrypto
-   * here (bench/RESULTS_authn.md). A refused iteration count is remembered,
-   * so later derivations at that cost go straight to JavaScript.
+   * PBKDF2 in WebAssembly at the same cost (about 3.3× WebCrypto here), or,
+   * when WebAssembly cannot be loaded either, in JavaScript (about 4.5×;
+   * bench/RESULTS_authn.md). A refused iteration count is remembered, so
+   * later derivations at that cost skip WebCrypto; a failed WebAssembly
+   * load is remembered too.
    * `"webcrypto"` never falls back (the refusal is thrown);
-   * `"javascript"` never calls WebCrypto's PBKDF2.
+   * `"wasm"` always uses WebAssembly (a load failure is thrown);
+   * `"javascript"` never calls WebCrypto's PBKDF2 nor WebAssembly.
    */
   route?: Pbkdf2Route;
+  /**
+   * The compiled `pbkdf2.wasm` of this package, for runtimes that refuse to
+   * compile WebAssembly from bytes (Cloudflare Workers, Vercel Edge) but
+   * give a `WebAssembly.Module` for an imported `.wasm` file. Without it,
+   * the WebAssembly route compiles the bytes embedded in the package, which
+   * Deno, Node and Bun allow. On Workers, with wrangler's default rule for
+   * `*.wasm` imports:
+   *
+   * ```ts ignore
+   * import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
+   * const hasher = new Pbkdf2Hasher({ wasmModule: pbkdf2Wasm });
+   * ```
+   *
+   * See `lib/authn/pbkdf2_wasm.ts`.
+   */
+  wasmModule?: WebAssembly.Module;
 }
 
 const ID = "pbkdf2-sha256";
@@ -105,8 +125,11 @@ export class Pbkdf2Hasher implements PasswordHasher {
   #randomBytes: (length: number) => Uint8Array;
   #subtle: SubtleCrypto;
   #route: Pbkdf2Route;
+  #wasmModule: WebAssembly.Module | undefined;
+  #wasm: Promise<Pbkdf2Sha256Derive> | undefined;
+  #wasmFailed = false;
   #refusedFrom = Infinity;
-  #lastRoute: "webcrypto" | "javascript" | null = null;
+  #lastRoute: Exclude<Pbkdf2Route, "auto"> | null = null;
 
   /**
    * Checks the options once; a misconfiguration fails here, not at login.
@@ -114,6 +137,7 @@ export class Pbkdf2Hasher implements PasswordHasher {
    * @param options See {@linkcode Pbkdf2HasherOptions}.
    * @throws {RangeError} When the iteration bounds are not positive
    * integers in order, or the pepper is shorter than 32 bytes.
+   * @throws {TypeError} When `wasmModule` is not a `WebAssembly.Module`.
    */
   constructor(options: Pbkdf2HasherOptions = {}) {
     const iterations = options.iterations ?? 600_000;
@@ -148,11 +172,20 @@ export class Pbkdf2Hasher implements PasswordHasher {
       this.#pepper = bytes;
     }
     const route = options.route ?? "auto";
-    if (!["auto", "webcrypto", "javascript"].includes(route)) {
+    if (!["auto", "webcrypto", "wasm", "javascript"].includes(route)) {
       throw new RangeError(
-        `Pbkdf2Hasher route must be "auto", "webcrypto" or "javascript": received "${route}"`,
+        `Pbkdf2Hasher route must be "auto", "webcrypto", "wasm" or "javascript": received "${route}"`,
       );
     }
+    if (
+      options.wasmModule !== undefined &&
+      !(options.wasmModule instanceof WebAssembly.Module)
+    ) {
+      throw new TypeError(
+        "Pbkdf2Hasher wasmModule must be a WebAssembly.Module: import pbkdf2.wasm as a module, not as bytes",
+      );
+    }
+    this.#wasmModule = options.wasmModule;
     this.#iterations = iterations;
     this.#min = min;
     this.#max = max;
@@ -170,7 +203,7 @@ export class Pbkdf2Hasher implements PasswordHasher {
    * Which implementation the last derivation used, or `null` before the
    * first; a startup check can log it.
    */
-  get lastRoute(): "webcrypto" | "javascript" | null {
+  get lastRoute(): "webcrypto" | "wasm" | "javascript" | null {
     return this.#lastRoute;
   }
 
@@ -179,8 +212,9 @@ export class Pbkdf2Hasher implements PasswordHasher {
    *
    * @param password The password exactly as received.
    * @returns `$pbkdf2-sha256$i=<iterations>$<salt>$<hash>`.
-   * @throws {Error} When the salt source returns fewer than 16 bytes, or
-   * with `route: "webcrypto"` when WebCrypto refuses.
+   * @throws {Error} When the salt source returns fewer than 16 bytes, with
+   * `route: "webcrypto"` when WebCrypto refuses, or with `route: "wasm"`
+   * when WebAssembly cannot be loaded.
    */
   async hash(password: string): Promise<string> {
     const drawn = this.#randomBytes(SALT_BYTES);
@@ -202,7 +236,8 @@ export class Pbkdf2Hasher implements PasswordHasher {
    * @param stored A stored hash of any format.
    * @returns `true` only for a well-formed PBKDF2 hash of this password;
    * `false` for anything else, malformed input included.
-   * @throws {Error} Only with `route: "webcrypto"` when WebCrypto refuses.
+   * @throws {Error} Only with `route: "webcrypto"` when WebCrypto refuses,
+   * or with `route: "wasm"` when WebAssembly cannot be loaded.
    */
   async verify(password: string, stored: string): Promise<boolean> {
     const parsed = this.#parse(stored);
@@ -278,9 +313,30 @@ export class Pbkdf2Hasher implements PasswordHasher {
         return new Uint8Array(bits);
       } catch (err) {
         if (this.#route === "webcrypto") throw err;
-        // Any refusal: the JavaScript route computes the same standard
-        // function at the same cost, so falling back never weakens a hash.
+        // Any refusal: the WebAssembly and JavaScript routes compute the
+        // same standard function at the same cost, so falling back never
+        // weakens a hash.
         this.#refusedFrom = Math.min(this.#refusedFrom, iterations);
+      }
+    }
+    if (
+      this.#route === "wasm" || (this.#route === "auto" && !this.#wasmFailed)
+    ) {
+      this.#wasm ??= wasmPbkdf2Engine(this.#wasmModule);
+      let derive: Pbkdf2Sha256Derive | undefined;
+      try {
+        derive = await this.#wasm;
+      } catch (err) {
+        if (this.#route === "wasm") {
+          this.#wasm = undefined;
+          throw err;
+        }
+        // Workers without `wasmModule`: compiling bytes is refused.
+        this.#wasmFailed = true;
+      }
+      if (derive !== undefined) {
+        this.#lastRoute = "wasm";
+        return derive(input, salt, iterations, HASH_BYTES);
       }
     }
     this.#lastRoute = "javascript";

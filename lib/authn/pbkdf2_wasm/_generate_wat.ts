@@ -39,22 +39,81 @@ export const INPUT_OFFSET = 1024;
 const CHUNK = 1024;
 
 const K = [
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
-  0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
-  0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-  0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+  0x428a2f98,
+  0x71374491,
+  0xb5c0fbcf,
+  0xe9b5dba5,
+  0x3956c25b,
+  0x59f111f1,
+  0x923f82a4,
+  0xab1c5ed5,
+  0xd807aa98,
+  0x12835b01,
+  0x243185be,
+  0x550c7dc3,
+  0x72be5d74,
+  0x80deb1fe,
+  0x9bdc06a7,
+  0xc19bf174,
+  0xe49b69c1,
+  0xefbe4786,
+  0x0fc19dc6,
+  0x240ca1cc,
+  0x2de92c6f,
+  0x4a7484aa,
+  0x5cb0a9dc,
+  0x76f988da,
+  0x983e5152,
+  0xa831c66d,
+  0xb00327c8,
+  0xbf597fc7,
+  0xc6e00bf3,
+  0xd5a79147,
+  0x06ca6351,
+  0x14292967,
+  0x27b70a85,
+  0x2e1b2138,
+  0x4d2c6dfc,
+  0x53380d13,
+  0x650a7354,
+  0x766a0abb,
+  0x81c2c92e,
+  0x92722c85,
+  0xa2bfe8a1,
+  0xa81a664b,
+  0xc24b8b70,
+  0xc76c51a3,
+  0xd192e819,
+  0xd6990624,
+  0xf40e3585,
+  0x106aa070,
+  0x19a4c116,
+  0x1e376c08,
+  0x2748774c,
+  0x34b0bcb5,
+  0x391c0cb3,
+  0x4ed8aa4a,
+  0x5b9cca4f,
+  0x682e6ff3,
+  0x748f82ee,
+  0x78a5636f,
+  0x84c87814,
+  0x8cc70208,
+  0x90befffa,
+  0xa4506ceb,
+  0xbef9a3f7,
+  0xc67178f2,
 ];
 
 const IV = [
-  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
-  0x1f83d9ab, 0x5be0cd19,
+  0x6a09e667,
+  0xbb67ae85,
+  0x3c6ef372,
+  0xa54ff53a,
+  0x510e527f,
+  0x9b05688c,
+  0x1f83d9ab,
+  0x5be0cd19,
 ];
 
 /** Local names of the working variables a..h. */
@@ -114,7 +173,9 @@ function rounds(w: Word[], from: number, indent: string): string[] {
       const add = (word: Word, f: (x: number) => number, g: string | null) => {
         if ("known" in word) known = (known + f(word.known)) | 0;
         else {
-          terms.push(g === null ? get(word.local) : g.replaceAll("#", get(word.local)));
+          terms.push(
+            g === null ? get(word.local) : g.replaceAll("#", get(word.local)),
+          );
         }
       };
       add(words[t - 2], smallSigma1, smallSigma("#", 17, 19, 10));
@@ -137,8 +198,9 @@ function rounds(w: Word[], from: number, indent: string): string[] {
     const kw = "known" in word
       ? c((K[t] + word.known) | 0)
       : `(i32.add ${get(word.local)} ${c(K[t])})`;
-    const [a, b, , d, e, f, g, h] = Array.from({ length: 8 }, (_, i) =>
-      role(i, t)
+    const [a, b, , d, e, f, g, h] = Array.from(
+      { length: 8 },
+      (_, i) => role(i, t),
     );
     const ch = `(i32.xor ${get(g)} (i32.and ${get(e)} (i32.xor ${get(f)} ${
       get(g)
@@ -172,7 +234,9 @@ function compressFunction(): string {
   lines.push("  ;; the 64-byte block at $blk (big-endian words).");
   lines.push("  (func $compress (param $s i32) (param $blk i32)");
   lines.push(
-    `    (local ${S.join(" i32) (local ")} i32) (local $t1 i32) (local $x0 i32) (local $x1 i32)`,
+    `    (local ${
+      S.join(" i32) (local ")
+    } i32) (local $t1 i32) (local $x0 i32) (local $x1 i32)`,
   );
   lines.push(
     `    ${
@@ -196,9 +260,11 @@ function compressFunction(): string {
   lines.push(...rounds(w, 0, i));
   for (let j = 0; j < 8; j++) {
     lines.push(
-      `${i}(i32.store offset=${4 * j} (local.get $s) (i32.add (i32.load offset=${
+      `${i}(i32.store offset=${
         4 * j
-      } (local.get $s)) ${get(S[j])}))`,
+      } (local.get $s) (i32.add (i32.load offset=${4 * j} (local.get $s)) ${
+        get(S[j])
+      }))`,
     );
   }
   lines.push("  )");
@@ -215,12 +281,18 @@ function hotCompression(p: string, indent: string): string[] {
   const out: string[] = [];
   // Round 0: e1 = (d0 + P) + W0, a1 = (P + T2) + W0; roles at t = 1.
   out.push(`${indent};; round 0 (constant part precomputed)`);
-  out.push(`${indent}(local.set $h (i32.add (local.get ${p}A) (local.get $u0)))`);
-  out.push(`${indent}(local.set $d (i32.add (local.get ${p}E) (local.get $u0)))`);
-  for (const [local, k] of [["$a", 0], ["$b", 1], ["$c", 2], ["$e", 4], [
-    "$f",
-    5,
-  ], ["$g", 6]] as const) {
+  out.push(
+    `${indent}(local.set $h (i32.add (local.get ${p}A) (local.get $u0)))`,
+  );
+  out.push(
+    `${indent}(local.set $d (i32.add (local.get ${p}E) (local.get $u0)))`,
+  );
+  for (
+    const [local, k] of [["$a", 0], ["$b", 1], ["$c", 2], ["$e", 4], [
+      "$f",
+      5,
+    ], ["$g", 6]] as const
+  ) {
     out.push(`${indent}(local.set ${local} (local.get ${p}${k}))`);
   }
   out.push(`${indent}(local.set $x0 (local.get ${p}BC))`);
@@ -233,9 +305,7 @@ function hotCompression(p: string, indent: string): string[] {
   out.push(...rounds(w, 1, indent));
   for (let j = 0; j < 8; j++) {
     out.push(
-      `${indent}(local.set $u${j} (i32.add (local.get ${p}${j}) ${
-        get(S[j])
-      }))`,
+      `${indent}(local.set $u${j} (i32.add (local.get ${p}${j}) ${get(S[j])}))`,
     );
   }
   return out;
@@ -247,9 +317,9 @@ function roundZeroConstants(p: string, indent: string): string[] {
   const pExpr = `(i32.add (i32.add (i32.add ${v(7)} ${c(K[0])}) (i32.xor ${
     v(6)
   } (i32.and ${v(4)} (i32.xor ${v(5)} ${v(6)})))) ${sigma(v(4), 6, 11, 25)})`;
-  const t2 = `(i32.add ${sigma(v(0), 2, 13, 22)} (i32.xor ${v(1)} (i32.and (i32.xor ${
-    v(0)
-  } ${v(1)}) (i32.xor ${v(1)} ${v(2)}))))`;
+  const t2 = `(i32.add ${sigma(v(0), 2, 13, 22)} (i32.xor ${
+    v(1)
+  } (i32.and (i32.xor ${v(0)} ${v(1)}) (i32.xor ${v(1)} ${v(2)}))))`;
   return [
     `${indent}(local.set $t1 ${pExpr})`,
     `${indent}(local.set ${p}E (i32.add ${v(3)} (local.get $t1)))`,
@@ -300,7 +370,9 @@ function iterateFunction(): string {
   lines.push(`${i}  (loop $next`);
   lines.push(`${l};; inner hash: SHA-256 state after ipad, message U`);
   lines.push(...hotCompression("$i", l));
-  lines.push(`${l};; outer hash: SHA-256 state after opad, message inner digest`);
+  lines.push(
+    `${l};; outer hash: SHA-256 state after opad, message inner digest`,
+  );
   lines.push(...hotCompression("$o", l));
   for (let j = 0; j < 8; j++) {
     lines.push(
@@ -336,14 +408,18 @@ export function generatePbkdf2Wat(): string {
   const toBe = Array.from(
     { length: 8 },
     (_, j) =>
-      `    (i32.store offset=${4 * j} (local.get $dst) (call $bswap (i32.load offset=${
+      `    (i32.store offset=${
+        4 * j
+      } (local.get $dst) (call $bswap (i32.load offset=${
         4 * j
       } (local.get $src))))`,
   ).join("\n");
   const xorKey = Array.from(
     { length: 16 },
     (_, j) =>
-      `    (i32.store offset=${4 * j} (global.get $KEY) (i32.xor (i32.load offset=${
+      `    (i32.store offset=${
+        4 * j
+      } (global.get $KEY) (i32.xor (i32.load offset=${
         4 * j
       } (global.get $KEY)) (local.get $v)))`,
   ).join("\n");
