@@ -58,7 +58,14 @@ async function runDenoTests(): Promise<void> {
  * Other runs (one per runtime) register here: each is a command whose last
  * line is `N passed, N failed`.
  */
-const extraRuns: { name: string; cmd: string[] }[] = [];
+const extraRuns: { name: string; cmd: string[] }[] = [
+  ...["deno", "hono", "bun", "node", "vercel_edge", "cloudflare_workers"].map(
+    (runtime) => ({
+      name: `conformance: ${runtime}`,
+      cmd: [deno, "run", "-A", `tests/conformance/run_${runtime}.ts`],
+    }),
+  ),
+];
 
 async function runExtra(name: string, cmd: string[]): Promise<void> {
   const child = new Deno.Command(cmd[0], {
