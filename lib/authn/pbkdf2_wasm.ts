@@ -111,7 +111,6 @@ function checkExports(exports: WebAssembly.Exports): Exports {
  *
  * @example Usage
  * ```ts
- * import { wasmPbkdf2Engine } from "@portcullis/auth/hashers/pbkdf2-wasm";
  * const derive = await wasmPbkdf2Engine();
  * const enc = new TextEncoder();
  * const dk = derive(enc.encode("password"), enc.encode("salt"), 4096, 32);
