@@ -33,7 +33,6 @@
  *
  * @module
  */
-import { PBKDF2_WASM_BASE64 } from "./pbkdf2_wasm/_pbkdf2_wasm_bytes.ts";
 
 /**
  * Derives `length` bytes of PBKDF2-HMAC-SHA256, synchronously.
@@ -68,7 +67,12 @@ interface Exports {
 const PAGE = 65536;
 const MAX_LENGTH = 1 << 20;
 
-function embeddedBytes(): Uint8Array<ArrayBuffer> {
+// The embedded bytes are loaded only when needed, so that importing the
+// core (mod.ts) does not carry 33 KB of base64 into every bundle.
+async function embeddedBytes(): Promise<Uint8Array<ArrayBuffer>> {
+  const { PBKDF2_WASM_BASE64 } = await import(
+    "./pbkdf2_wasm/_pbkdf2_wasm_bytes.ts"
+  );
   const binary = atob(PBKDF2_WASM_BASE64);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -122,7 +126,7 @@ export async function wasmPbkdf2Engine(
 ): Promise<Pbkdf2Sha256Derive> {
   let instance: WebAssembly.Instance;
   if (module === undefined) {
-    const compiled = await WebAssembly.compile(embeddedBytes());
+    const compiled = await WebAssembly.compile(await embeddedBytes());
     instance = await WebAssembly.instantiate(compiled, {});
   } else {
     if (!(module instanceof WebAssembly.Module)) {
