@@ -183,6 +183,31 @@ export class LibsqlKV implements KeyValueStore {
   }
 
   /**
+   * Atomic counter in one statement: an upsert that restarts an expired
+   * window and answers the new value (`RETURNING`).
+   *
+   * @param key The counter's key.
+   * @param ttlSeconds The window, from the first increment.
+   * @returns The counter after this increment.
+   */
+  async increment(key: string, ttlSeconds: number): Promise<number> {
+    const now = this.#now();
+    await this.migrate();
+    const result = await this.#client.execute({
+      sql: `INSERT INTO ${LIBSQL_KV_TABLE} (key, value, expires_at)
+        VALUES (?, '1', ?)
+        ON CONFLICT (key) DO UPDATE SET
+          value = CASE WHEN expires_at IS NOT NULL AND expires_at <= ?
+            THEN '1' ELSE CAST(CAST(value AS INTEGER) + 1 AS TEXT) END,
+          expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at <= ?
+            THEN excluded.expires_at ELSE expires_at END
+        RETURNING value`,
+      args: [key, now + ttlMillis(ttlSeconds), now, now],
+    });
+    return Number(result.rows[0].value);
+  }
+
+  /**
    * Removes one key.
    *
    * @param key The key.

@@ -166,6 +166,24 @@ export class UpstashKV implements KeyValueStore {
   }
 
   /**
+   * Atomic counter in one HTTP request: `SET key 0 EX ttl NX` then `INCR`
+   * inside one MULTI/EXEC transaction, so the window starts at the first hit.
+   *
+   * @param key The counter's key.
+   * @param ttlSeconds The window, from the first increment.
+   * @returns The counter after this increment.
+   */
+  async increment(key: string, ttlSeconds: number): Promise<number> {
+    const k = this.#prefix + key;
+    const ms = ttlMillis(ttlSeconds);
+    const tx = this.#redis.multi();
+    tx.set(k, "0", { px: ms, nx: true });
+    tx.incr(k);
+    const [, n] = await tx.exec<[unknown, number]>();
+    return Number(n);
+  }
+
+  /**
    * Removes one key with `DEL`.
    *
    * @param key The key.

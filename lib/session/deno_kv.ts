@@ -7,6 +7,12 @@ import type { KeyValueStore, PutOptions } from "./key_value_store.ts";
 
 /** The part of `Deno.Kv` this store uses (so no unstable types leak out). */
 export interface DenoKvLike {
+  /** Reads one key with its versionstamp. */
+  get(
+    key: readonly string[],
+  ): Promise<{ value: unknown; versionstamp: string | null }>;
+  /** Starts an atomic operation (used by `increment`). */
+  atomic(): DenoKvAtomicLike;
   /** Reads up to 10 keys at once. */
   getMany(
     keys: readonly (readonly string[])[],
@@ -21,6 +27,22 @@ export interface DenoKvLike {
   delete(key: readonly string[]): Promise<void>;
   /** Closes the database. */
   close(): void;
+}
+
+/** The part of `Deno.AtomicOperation` this store uses. */
+export interface DenoKvAtomicLike {
+  /** Fails the commit unless the key still has this versionstamp. */
+  check(
+    ...checks: { key: readonly string[]; versionstamp: string | null }[]
+  ): DenoKvAtomicLike;
+  /** Writes a key when the commit succeeds. */
+  set(
+    key: readonly string[],
+    value: unknown,
+    options?: { expireIn?: number },
+  ): DenoKvAtomicLike;
+  /** Commits; `ok` is false when a check failed. */
+  commit(): Promise<{ ok: boolean }>;
 }
 
 /** Options of {@linkcode DenoKV}. */
@@ -142,6 +164,40 @@ export class DenoKV implements KeyValueStore {
         },
       );
     }
+  }
+
+  /**
+   * Atomic counter: a read and a checked write, retried when another writer
+   * got there first.
+   *
+   * @param key The counter's key.
+   * @param ttlSeconds The window, from the first increment.
+   * @returns The counter after this increment.
+   */
+  async increment(key: string, ttlSeconds: number): Promise<number> {
+    const k = [this.#prefix, key];
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const now = this.#now();
+      const current = await this.#kv.get(k);
+      const s = current.value as Stored | null;
+      const live = s !== null && typeof s === "object" &&
+        typeof s.v === "string" && (s.e === 0 || s.e > now);
+      const n = live ? (Number.parseInt(s.v, 10) || 0) + 1 : 1;
+      const e = live ? s.e : now + Math.max(1, Math.ceil(ttlSeconds * 1000));
+      const op = this.#kv.atomic().check({
+        key: k,
+        versionstamp: current.versionstamp,
+      });
+      const { ok } = await op
+        .set(
+          k,
+          { v: String(n), e },
+          e === 0 ? {} : { expireIn: Math.max(1, e - now) },
+        )
+        .commit();
+      if (ok) return n;
+    }
+    throw new Error("DenoKV increment: too much contention on one key");
   }
 
   /** {@inheritDoc KeyValueStore.delete} */

@@ -47,6 +47,18 @@ export interface KeyValueStore {
    */
   put(key: string, value: string, options?: PutOptions): Promise<void>;
   /**
+   * Optional atomic counter, for rate limits: adds 1 to the integer at
+   * `key` and answers the new value. A missing or expired key starts at 1
+   * and lives `ttlSeconds` from then; later increments keep that expiry (a
+   * fixed window). Stores without an atomic operation (Cloudflare KV) leave
+   * it out, and callers fall back to `getMany` and `put`.
+   *
+   * @param key The counter's key.
+   * @param ttlSeconds The window, from the first increment.
+   * @returns The counter after this increment.
+   */
+  increment?(key: string, ttlSeconds: number): Promise<number>;
+  /**
    * Removes one key; removing a missing key is not an error.
    *
    * @param key The key.

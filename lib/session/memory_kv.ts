@@ -70,6 +70,19 @@ export class MemoryKV implements KeyValueStore {
     return Promise.resolve();
   }
 
+  /** {@inheritDoc KeyValueStore.increment} */
+  increment(key: string, ttlSeconds: number): Promise<number> {
+    const now = this.#now();
+    const e = this.#map.get(key);
+    if (e !== undefined && e.expiresAt > now) {
+      const n = (Number.parseInt(e.value, 10) || 0) + 1;
+      e.value = String(n);
+      return Promise.resolve(n);
+    }
+    this.#map.set(key, { value: "1", expiresAt: now + ttlSeconds * 1000 });
+    return Promise.resolve(1);
+  }
+
   /** {@inheritDoc KeyValueStore.delete} */
   delete(key: string): Promise<void> {
     this.#map.delete(key);

@@ -124,6 +124,31 @@ export function testKeyValueStore(
             },
           );
         }
+        if (typeof kv.increment === "function") {
+          await t.step(
+            "increment counts atomically from 1, even under concurrency",
+            async () => {
+              assert.equal(await kv.increment!(p + "n", 3600), 1);
+              assert.equal(await kv.increment!(p + "n", 3600), 2);
+              const results = await Promise.all(
+                Array.from({ length: 20 }, () => kv.increment!(p + "c", 3600)),
+              );
+              assert.deepEqual(
+                [...results].sort((a, b) => a - b),
+                Array.from({ length: 20 }, (_, i) => i + 1),
+              );
+              assert.deepEqual(await kv.getMany([p + "c"]), ["20"]);
+            },
+          );
+          if (options.expire) {
+            await t.step("an expired counter starts again at 1", async () => {
+              await kv.increment!(p + "w", 1);
+              await kv.increment!(p + "w", 1);
+              await options.expire!();
+              assert.equal(await kv.increment!(p + "w", 1), 1);
+            });
+          }
+        }
         await t.step("many keys in one call", async () => {
           const keys = Array.from({ length: 50 }, (_, i) => `${p}many:${i}`);
           await Promise.all(keys.map((k, i) => kv.put(k, String(i))));
