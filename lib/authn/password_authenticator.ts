@@ -69,10 +69,9 @@ function randomSubject(): string {
  *   optional breached-password check.
  * - `authenticate` answers the same `null` for an unknown email, a wrong
  *   password and oversize input. An unknown email still runs exactly one
- *   `verify` against a dummy hash minted once (lazily, on first need) with
- *   the hasher's current parameters, so timing does not tell which emails
- *   exist (SECURITY.md item 15). The very first unknown-email login of a
- *   process also pays for minting that dummy.
+ *   `verify` against a dummy hash minted once, when the authenticator is
+ *   made, with the hasher's current parameters, so timing does not tell
+ *   which emails exist (SECURITY.md item 15), from the first login on.
  * - A hash that `needsRehash` is replaced on the next successful login
  *   through a compare-and-set, so a concurrent password change wins.
  * - Plaintext passwords are never logged, stored or returned.
@@ -123,6 +122,9 @@ export class PasswordAuthenticator {
     this.#isCompromised = options.isCompromised ?? (() => false);
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ?? randomSubject;
+    // Mint the dummy now, so that the first unknown-email login does not
+    // also pay for minting it (a timing difference on every cold start).
+    this.#dummyHash().catch(() => {});
   }
 
   /**

@@ -233,8 +233,13 @@ function installable(options: InstallableIdentityOptions): Middleware {
   >();
   const processKey = {};
   return async (req, next, ...rest) => {
-    const env = typeof rest[0] === "object" && rest[0] !== null
-      ? rest[0] as Record<string, unknown>
+    // A second handler argument is the bindings object (Cloudflare's env) only
+    // when it holds the secret's binding; Deno and Node pass connection info
+    // there, and then the process environment is read.
+    const candidate = rest[0] as Record<string, unknown> | undefined;
+    const env = typeof candidate === "object" && candidate !== null &&
+        typeof candidate[secretName] === "string"
+      ? candidate
       : null;
     const key = env ?? processKey;
     let ready = built.get(key);

@@ -4,6 +4,7 @@
  * @module
  */
 import type { IssuedSession } from "../session/session_manager.ts";
+import { AuthError } from "../auth_error.ts";
 import { requestStates } from "./_request_state.ts";
 
 /** What {@linkcode signIn} made. */
@@ -35,7 +36,9 @@ export interface SignOutResult {
  * @param subject The subject id.
  * @returns The token, its expiry and the cookie to set.
  * @throws {TypeError} When `identityMiddleware` did not run.
- * @throws {AuthError} `STORE_UNAVAILABLE`, `INVALID_SUBJECT`.
+ * @throws {AuthError} `STORE_UNAVAILABLE` (also when the request presented
+ * a session the store could not check, since it could not be revoked),
+ * `INVALID_SUBJECT`.
  *
  * @example Usage
  * ```ts ignore
@@ -57,6 +60,7 @@ export async function signIn(
     );
   }
   const { manager, cookie } = state.context;
+  if (state.storeUnavailable) throw storeUnavailable("signed in");
   if (state.identity !== null && manager.revocable) {
     await manager.revokeIdentity(state.identity);
   }
@@ -79,7 +83,9 @@ export async function signIn(
  * @param req The request, after `identityMiddleware`.
  * @returns Whether a session was revoked, and the clearing cookie.
  * @throws {TypeError} When `identityMiddleware` did not run.
- * @throws {AuthError} `STORE_UNAVAILABLE`: the session could not be revoked.
+ * @throws {AuthError} `STORE_UNAVAILABLE`: the session could not be revoked
+ * (answer 503 and keep the cookie: a cleared cookie would look like a
+ * sign-out while the token stays valid).
  *
  * @example Usage
  * ```ts ignore
@@ -94,6 +100,7 @@ export async function signOut(req: Request): Promise<SignOutResult> {
     );
   }
   const { manager, cookie } = state.context;
+  if (state.storeUnavailable) throw storeUnavailable("signed out");
   let revoked = false;
   if (state.identity !== null && manager.revocable) {
     revoked = await manager.revokeIdentity(state.identity);
@@ -101,4 +108,11 @@ export async function signOut(req: Request): Promise<SignOutResult> {
   state.identity = null;
   state.sessionChanged = true;
   return { revoked, clearCookie: cookie === null ? null : cookie.clear() };
+}
+
+function storeUnavailable(what: string): AuthError {
+  return new AuthError(
+    "STORE_UNAVAILABLE",
+    `Session store did not answer: the request could not be ${what}`,
+  );
 }

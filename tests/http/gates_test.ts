@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  AuthError,
   compose,
   currentUser,
   identityMiddleware,
@@ -523,5 +524,78 @@ Deno.test("installable identityMiddleware({ secretName }) on Deno reads Deno.env
     assert.match(await res.text(), /^kv-user-/);
   } finally {
     Deno.env.delete("PORTCULLIS_GATES_SECRET");
+  }
+});
+
+Deno.test("signOut and signIn during a store outage throw STORE_UNAVAILABLE instead of pretending (items 16, 28)", async () => {
+  let down = false;
+  const inner = new MemoryKV();
+  const kv: KeyValueStore = {
+    getMany: (k) => down ? Promise.reject(new Error("down")) : inner.getMany(k),
+    put: (k, v, o) =>
+      down ? Promise.reject(new Error("down")) : inner.put(k, v, o),
+    delete: (k) => inner.delete(k),
+  };
+  const sessions = new SessionManager({
+    secret: SecretProvider.fromValue(SECRET),
+    store: new KVSessionStore(kv),
+  });
+  const { handler } = makeApp(sessions);
+  const token = await sessions.issue("alice");
+  down = true;
+  for (const path of ["/logout", "/login"]) {
+    await assert.rejects(
+      () =>
+        Promise.resolve(handler(
+          new Request(url(path), {
+            method: "POST",
+            headers: { cookie: `__Host-session=${token}` },
+          }),
+        )),
+      (e: unknown) => e instanceof AuthError && e.code === "STORE_UNAVAILABLE",
+      path,
+    );
+  }
+  down = false;
+  assert.equal(
+    (await sessions.resolve(token))?.subject,
+    "alice",
+    "still valid: nothing claimed otherwise",
+  );
+  // Without a presented session, signing in needs no store round trip.
+  down = true;
+  const fresh = await handler(
+    new Request(url("/login?as=bob"), { method: "POST" }),
+  );
+  assert.equal(fresh.status, 200);
+});
+
+Deno.test("installable identityMiddleware() treats the second argument as bindings only when it holds the secret (Deno passes connection info there)", async () => {
+  Deno.env.set("PORTCULLIS_INFO_SECRET", SECRET);
+  try {
+    const handler = compose<[unknown]>(
+      [identityMiddleware({
+        secretName: "PORTCULLIS_INFO_SECRET",
+        store: "memory",
+        onEvent: () => {},
+      })],
+      (req) => new Response(currentUser(req) ?? "anon"),
+    );
+    const token = await new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: null,
+    }).issue("erin");
+    const info = {
+      remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 5000 },
+      completed: Promise.resolve(),
+    };
+    const res = await handler(
+      new Request(url("/"), { headers: { authorization: `Bearer ${token}` } }),
+      info,
+    );
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "erin");
+  } finally {
+    Deno.env.delete("PORTCULLIS_INFO_SECRET");
   }
 });
