@@ -221,6 +221,17 @@ function checkSecret(secret: SecretInput, name: string): Uint8Array {
       `${name} must hold at least ${MIN_SECRET_BYTES} bytes: received ${bytes.length}`,
     );
   }
+  // A hex string carries 4 bits a character: 32 bytes of entropy need 64.
+  if (
+    typeof secret === "string" && /^[0-9a-fA-F]+$/.test(secret) &&
+    secret.length < 64
+  ) {
+    throw new RangeError(
+      `${name} looks hex-encoded, so it holds ${
+        secret.length / 2
+      } random bytes: use at least 64 hex characters (32 bytes)`,
+    );
+  }
   if (new Set(bytes).size < 8) {
     throw new RangeError(
       `${name} is not random: it uses fewer than 8 distinct bytes; generate one with \`openssl rand -base64 32\``,
