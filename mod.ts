@@ -192,3 +192,4 @@ export {
   type SignOutResult,
 } from "./lib/http/sign_in.ts";
 export { safeNextPath } from "./lib/http/safe_next_path.ts";
+export { allowMethods } from "./lib/http/allow_methods.ts";
