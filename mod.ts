@@ -72,6 +72,7 @@ export type {
 export { MemoryKV, type MemoryKVOptions } from "./lib/session/memory_kv.ts";
 export {
   DenoKV,
+  type DenoKvAtomicLike,
   type DenoKvLike,
   type DenoKVOptions,
 } from "./lib/session/deno_kv.ts";
