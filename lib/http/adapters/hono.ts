@@ -20,7 +20,10 @@
  *
  * @module
  */
-import type { Middleware } from "../middleware.ts";
+import type { Middleware, Next } from "../middleware.ts";
+
+// Re-exported so that this entry's documentation is whole.
+export type { Middleware, Next };
 
 /** The part of Hono's `Context` the adapter uses. */
 export interface HonoContextLike {
