@@ -211,3 +211,9 @@ export class CloudflareKV implements KeyValueStore {
     await this.#ns.delete(key);
   }
 }
+
+/** The key-value protocol this store implements, re-exported so this entry documents itself. */
+export type {
+  KeyValueStore,
+  PutOptions,
+} from "../lib/session/key_value_store.ts";

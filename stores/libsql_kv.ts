@@ -236,3 +236,9 @@ export class LibsqlKV implements KeyValueStore {
     return result.rowsAffected;
   }
 }
+
+/** The key-value protocol this store implements, re-exported so this entry documents itself. */
+export type {
+  KeyValueStore,
+  PutOptions,
+} from "../lib/session/key_value_store.ts";

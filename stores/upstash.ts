@@ -19,8 +19,21 @@ import type {
   PutOptions,
 } from "../lib/session/key_value_store.ts";
 
-/** The `@upstash/redis` client type, re-exported for {@linkcode UpstashKVClientOptions}. */
-export type { Redis };
+/**
+ * The part of an `@upstash/redis` `Redis` client this store uses, described
+ * by shape so that any build of the client fits (`@upstash/redis`,
+ * `@upstash/redis/cloudflare`, `@upstash/redis/fastly`).
+ */
+export interface UpstashRedisLike {
+  /** `MGET`. */
+  mget(...args: never[]): Promise<unknown>;
+  /** `SET`. */
+  set(...args: never[]): Promise<unknown>;
+  /** `DEL`. */
+  del(...args: never[]): Promise<unknown>;
+  /** Starts a MULTI/EXEC transaction. */
+  multi(): unknown;
+}
 
 /** Options of {@linkcode UpstashKV} built from a URL and a token. */
 export interface UpstashKVUrlOptions {
@@ -40,7 +53,7 @@ export interface UpstashKVClientOptions {
    * constructor refuses it. On Cloudflare Workers import `Redis` from
    * `"@upstash/redis/cloudflare"`.
    */
-  redis: Redis;
+  redis: UpstashRedisLike;
   /** Prepended to every key, such as `"auth:"`; empty by default. */
   prefix?: string;
 }
@@ -108,7 +121,7 @@ export class UpstashKV implements KeyValueStore {
           'UpstashKV needs a Redis client made with automaticDeserialization: false: otherwise values such as "1" come back parsed as JSON',
         );
       }
-      this.#redis = options.redis;
+      this.#redis = options.redis as unknown as Redis;
     } else {
       if (!options.url || !options.token) {
         throw new TypeError(
@@ -192,3 +205,9 @@ export class UpstashKV implements KeyValueStore {
     await this.#redis.del(this.#prefix + key);
   }
 }
+
+/** The key-value protocol this store implements, re-exported so this entry documents itself. */
+export type {
+  KeyValueStore,
+  PutOptions,
+} from "../lib/session/key_value_store.ts";

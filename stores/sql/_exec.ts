@@ -5,7 +5,7 @@
  * @module
  */
 import type { SQL } from "drizzle-orm";
-import type { SQLDatabase, SQLDialect } from "./dialect.ts";
+import type { DrizzleDatabase as SQLDatabase, SQLDialect } from "./dialect.ts";
 
 /** A row as the driver returned it, column name to value. */
 export type Row = Record<string, unknown>;

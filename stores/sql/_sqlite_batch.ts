@@ -7,7 +7,7 @@
 import { and, eq } from "drizzle-orm";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { VerificationTokenRecord } from "../../lib/verification/verification_token_store.ts";
-import type { SQLDatabase } from "./dialect.ts";
+import type { DrizzleDatabase as SQLDatabase } from "./dialect.ts";
 
 function tokenTable(name: string) {
   return sqliteTable(name, {

@@ -11,7 +11,12 @@ import type {
   NewUserRecord,
   UserRecord,
 } from "../../lib/authn/credential_store.ts";
-import { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
+import {
+  detectDialect,
+  type DrizzleDatabase,
+  type SQLDatabase,
+  type SQLDialect,
+} from "./dialect.ts";
 import { execute, mysqlMatched, queryRows, type Row } from "./_exec.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
 import {
@@ -63,7 +68,7 @@ function toUser(row: Row): UserRecord {
  * ```
  */
 export class SQLCredentialStore implements CredentialStore {
-  #db: SQLDatabase;
+  #db: DrizzleDatabase;
   #names: SQLTableNames;
   #table: SQL;
 
@@ -89,7 +94,7 @@ export class SQLCredentialStore implements CredentialStore {
    * ```
    */
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
-    this.#db = db;
+    this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
     this.#names = tableNames(options.tablePrefix);
     this.#table = sql`${sql.identifier(this.#names.users)}`;

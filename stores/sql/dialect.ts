@@ -18,10 +18,19 @@ export type SQLDialect = "sqlite" | "postgresql" | "mysql";
 
 /**
  * Any drizzle database (or transaction) of the three dialects, whatever its
- * driver and schema. The stores need no drizzle schema: pass the object that
- * `drizzle(...)` returned.
+ * driver and schema: pass the object that `drizzle(...)` returned. The
+ * stores need no drizzle schema. The type is structural (every drizzle
+ * database has `_`), so this package's documentation does not pull in
+ * drizzle's; the dialect is recognised at run time from drizzle's own class
+ * markers, and anything else is refused with a `TypeError`.
  */
-export type SQLDatabase =
+export interface SQLDatabase {
+  /** drizzle's description of the database (schema, session). */
+  readonly _: unknown;
+}
+
+/** The drizzle classes behind {@linkcode SQLDatabase}, for internal calls. */
+export type DrizzleDatabase =
   // deno-lint-ignore no-explicit-any
   | BaseSQLiteDatabase<"async", any, any>
   // deno-lint-ignore no-explicit-any

@@ -5,7 +5,12 @@
  * @module
  */
 import { sql } from "drizzle-orm";
-import { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
+import {
+  detectDialect,
+  type DrizzleDatabase,
+  type SQLDatabase,
+  type SQLDialect,
+} from "./dialect.ts";
 import { execute } from "./_exec.ts";
 
 /** Options shared by the SQL stores and {@linkcode migrate}. */
@@ -173,6 +178,6 @@ export async function migrate(
 ): Promise<void> {
   const dialect = options.dialect ?? detectDialect(db);
   for (const statement of migrationStatements(dialect, options)) {
-    await execute(db, dialect, sql.raw(statement));
+    await execute(db as DrizzleDatabase, dialect, sql.raw(statement));
   }
 }

@@ -9,7 +9,12 @@ import type {
   VerificationTokenRecord,
   VerificationTokenStore,
 } from "../../lib/verification/verification_token_store.ts";
-import { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
+import {
+  detectDialect,
+  type DrizzleDatabase,
+  type SQLDatabase,
+  type SQLDialect,
+} from "./dialect.ts";
 import {
   execute,
   mysqlMatched,
@@ -67,10 +72,10 @@ function toRecord(row: Row): VerificationTokenRecord {
  * ```
  */
 export class SQLVerificationTokenStore implements VerificationTokenStore {
-  #db: SQLDatabase;
+  #db: DrizzleDatabase;
   #table: SQL;
   #batchPut?: (
-    db: SQLDatabase,
+    db: DrizzleDatabase,
     record: VerificationTokenRecord,
   ) => Promise<void>;
 
@@ -96,11 +101,11 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * ```
    */
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
-    this.#db = db;
+    this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
     const name = tableNames(options.tablePrefix).verificationTokens;
     this.#table = sql`${sql.identifier(name)}`;
-    if (this.dialect === "sqlite" && canBatch(db)) {
+    if (this.dialect === "sqlite" && canBatch(this.#db)) {
       this.#batchPut = batchPut(name);
     }
   }

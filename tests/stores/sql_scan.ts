@@ -13,6 +13,7 @@ import {
   type SQLDialect,
 } from "../../stores/sql.ts";
 import { queryRows } from "../../stores/sql/_exec.ts";
+import type { DrizzleDatabase } from "../../stores/sql/dialect.ts";
 
 /** Where a needle was found; the needle itself is never echoed. */
 export interface PlaintextHit {
@@ -88,13 +89,17 @@ export async function scanForPlaintext(
     const bytes = new TextEncoder().encode(n);
     return { text: n, base64: toBase64(bytes), hex: toHex(bytes) };
   });
-  const tables = (await queryRows(db, dialect, sql.raw(LIST_TABLES[dialect])))
+  const tables = (await queryRows(
+    db as DrizzleDatabase,
+    dialect,
+    sql.raw(LIST_TABLES[dialect]),
+  ))
     .map((row) => String(row.name ?? row.NAME ?? row.table_name))
     .filter((name) => name.startsWith(options.tablePrefix ?? ""));
   const hits: PlaintextHit[] = [];
   for (const table of tables) {
     const rows = await queryRows(
-      db,
+      db as DrizzleDatabase,
       dialect,
       sql`SELECT * FROM ${sql.identifier(table)}`,
     );
