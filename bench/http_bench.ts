@@ -304,6 +304,15 @@ stores, one warm token, the same handler body on every route).
 |---|---|---|---|---|
 ${table.join("\n")}
 
+Reading the table: \`/guarded/me\` against \`/bare/me\` is the cost of the
+auth stack itself (cold MAC verify once, then the verified-token cache,
+expiry and the in-memory denylist read on every request). The reference
+app's \`/api/me\` costs more for reasons outside authentication: its router,
+the security headers (a second \`Response\` per request) and the
+client-address bookkeeping. The machine is shared: where the per-round
+values spread widely, or a protected variant measures above 1.00×, the noise
+exceeds the effect; rerun on a quiet machine for figures to quote.
+
 ## Key-value round trips per request
 
 ${100} sequential \`GET /api/me\` per case against the same app with
