@@ -87,7 +87,37 @@ async function runExtra(name: string, cmd: string[]): Promise<void> {
   tallies.push({ name, passed, failed });
 }
 
+/**
+ * Installs the npm packages the other runtimes load from node_modules
+ * (Bun itself, the drivers, esbuild, edge-runtime). A failure is reported
+ * and the runs that need them fail in their turn under CI.
+ */
+async function installRuntimePackages(): Promise<void> {
+  const { packages } = JSON.parse(
+    await Deno.readTextFile("tests/conformance/npm_packages.json"),
+  ) as { packages: string[] };
+  const npm = Deno.build.os === "windows" ? "npm.cmd" : "npm";
+  try {
+    const out = await new Deno.Command(npm, {
+      args: [
+        "install",
+        "--no-save",
+        "--no-package-lock",
+        "--no-audit",
+        "--no-fund",
+        ...packages,
+      ],
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    if (!out.success) console.log("npm install of the runtime packages failed");
+  } catch (error) {
+    console.log(`npm could not run: ${(error as Error).message}`);
+  }
+}
+
 await runDenoTests();
+await installRuntimePackages();
 for (const run of extraRuns) await runExtra(run.name, run.cmd);
 await Deno.remove(junit).catch(() => {});
 
