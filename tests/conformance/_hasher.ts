@@ -27,7 +27,7 @@ export const HASHER_REPORT_PATH = "/__conformance/hasher";
 export interface HasherReport {
   /** The production hasher's iteration count. */
   iterations: number;
-  /** `webcrypto` or `javascript`: the route the last derivation took. */
+  /** `webcrypto`, `wasm` or `javascript`: the route the last derivation took. */
   route: string | null;
   /** Milliseconds of each full-strength `hash` and `verify`, in order. */
   timings: { op: "hash" | "verify"; ms: number }[];
@@ -42,10 +42,13 @@ export interface ConformanceHasher extends PasswordHasher {
 /**
  * Makes the split hasher.
  *
+ * @param full The production hasher for marked passwords; default
+ * `new Pbkdf2Hasher()`.
  * @returns A hasher: full strength for marked passwords, low cost otherwise.
  */
-export function conformanceHasher(): ConformanceHasher {
-  const full = new Pbkdf2Hasher();
+export function conformanceHasher(
+  full: Pbkdf2Hasher = new Pbkdf2Hasher(),
+): ConformanceHasher {
   const low = new Pbkdf2Hasher({
     iterations: TEST_ITERATIONS,
     minIterations: TEST_ITERATIONS,

@@ -129,6 +129,8 @@ export interface BundleOptions {
   conditions?: string[];
   /** Compile-time constants. */
   define?: Record<string, string>;
+  /** esbuild loaders by extension, such as `{ ".wasm": "copy" }`. */
+  loader?: Record<string, esbuild.Loader>;
 }
 
 /**
@@ -150,6 +152,7 @@ export async function bundle(options: BundleOptions): Promise<number> {
     target: "es2022",
     conditions: options.conditions,
     define: options.define,
+    loader: options.loader,
     plugins: [denoImportMapPlugin({
       externalPackages: options.externalPackages,
     })],

@@ -122,7 +122,7 @@ export interface RunnerSetup {
   /** Lines printed before the checks (stores, versions, limitations). */
   about: string[];
   /** The PBKDF2 route full-strength hashing must take; default `webcrypto`. */
-  expectRoute?: "webcrypto" | "javascript";
+  expectRoute?: "webcrypto" | "wasm" | "javascript";
 }
 
 /**

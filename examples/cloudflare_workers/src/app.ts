@@ -11,9 +11,11 @@
  */
 import {
   KVSessionStore,
+  Pbkdf2Hasher,
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
+import { pbkdf2WasmModule } from "./pbkdf2_wasm.ts";
 import {
   CloudflareKV,
   type KVNamespaceLike,
@@ -86,6 +88,10 @@ async function build(env: Env, overrides: Partial<AppDeps>): Promise<App> {
     }),
     appOrigin: env.APP_ORIGIN,
     clientAddress: (req) => req.headers.get("cf-connecting-ip"),
+    // Production Workers refuse WebCrypto PBKDF2 above 100000 iterations:
+    // the hasher then derives the same standard 600000-iteration PBKDF2 in
+    // this imported WebAssembly module (about 3× WebCrypto's time).
+    hasher: new Pbkdf2Hasher({ wasmModule: pbkdf2WasmModule }),
     ...overrides,
   });
 }

@@ -1,7 +1,8 @@
 /**
  * What the Workers conformance run bundles and loads into workerd: the
  * production PBKDF2 cap stand-in first, then the Worker's `appFor` with the
- * conformance hasher, as a module Worker.
+ * conformance hasher (whose full-strength side is the Worker's own hasher,
+ * over the imported PBKDF2 WebAssembly module), as a module Worker.
  *
  * @module
  */
@@ -10,13 +11,18 @@ import {
   appFor,
   type Env,
 } from "../../../examples/cloudflare_workers/src/app.ts";
+import { pbkdf2WasmModule } from "../../../examples/cloudflare_workers/src/pbkdf2_wasm.ts";
+import { Pbkdf2Hasher } from "../../../mod.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
 
-const hasher = conformanceHasher();
+// The production hasher the Worker uses: WASM where WebCrypto refuses.
+const hasher = conformanceHasher(
+  new Pbkdf2Hasher({ wasmModule: pbkdf2WasmModule }),
+);
 
 export default {
   async fetch(req: Request, env: Env, ctx: unknown): Promise<Response> {
