@@ -31,7 +31,7 @@ export interface ContractOptions {
    * The PBKDF2 route the full-strength check must have taken: `javascript`
    * where WebCrypto refuses 600000 iterations (Workers), else `webcrypto`.
    */
-  expectRoute?: "webcrypto" | "javascript";
+  expectRoute?: "webcrypto" | "wasm" | "javascript";
 }
 
 /** The tally of one run. */
