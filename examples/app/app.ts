@@ -8,7 +8,9 @@
  * Routes (DESIGN.md §10): `GET /`, `GET|POST /register`, `GET|POST /login`,
  * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
  * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
- * verification `GET /verify` and `POST /verify/resend`.
+ * verification `GET|POST /verify` and `POST /verify/resend` (`GET /verify`
+ * only shows a confirmation form and `POST /verify` redeems the token: a
+ * deliberate deviation from DESIGN.md §10, where `GET` redeemed).
  *
  * @module
  */
@@ -37,7 +39,7 @@ import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
 // [verification] begin
-import { resend, verify } from "./routes/verify.ts";
+import { confirmVerify, resend, verify } from "./routes/verify.ts";
 // [verification] end
 
 /** What {@linkcode createApp} needs; every part is passed in. */
@@ -71,7 +73,8 @@ export interface AppDeps {
   /**
    * The client's address for per-address rate limits. Default: Deno's
    * `info.remoteAddr.hostname` when the runtime passes it, else one shared
-   * bucket. Behind a proxy, read the header your platform sets (for example
+   * bucket for every client (logged once by `createApp` when this is not
+   * given). Behind a proxy, read the header your platform sets (for example
    * `cf-connecting-ip` on Workers); never trust a header a client can set.
    */
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
@@ -86,6 +89,8 @@ export type App = (req: Request, ...rest: unknown[]) => Promise<Response>;
 export const DEFAULT_LIMITS: RateLimits = {
   loginPerEmail: { max: 10, windowSeconds: 15 * 60 },
   loginPerAddress: { max: 100, windowSeconds: 15 * 60 },
+  passwordChangePerAccount: { max: 10, windowSeconds: 15 * 60 },
+  passwordChangePerAddress: { max: 100, windowSeconds: 15 * 60 },
   registerPerAddress: { max: 10, windowSeconds: 60 * 60 },
   resendPerAccount: { max: 3, windowSeconds: 60 * 60 },
   verifyPerAddress: { max: 30, windowSeconds: 15 * 60 },
@@ -135,6 +140,11 @@ export function createApp(deps: AppDeps): App {
     clientAddress: (req) => addresses.get(req) ?? "unknown",
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
+  if (deps.clientAddress === undefined) {
+    log(
+      "warning: clientAddress is not set: per-address rate limits use Deno's remote address when the runtime passes it, and otherwise put every client in one shared bucket (one client can then throttle everyone). Pass clientAddress, reading the address your platform sets.",
+    );
+  }
 
   const accountGroup = compose([requireAuth()], (req) => account(ctx, req));
   const router = (req: Request): Promise<Response> | Response => {
@@ -159,7 +169,9 @@ export function createApp(deps: AppDeps): App {
         return only("POST", () => logout(ctx, req));
       // [verification] begin
       case "/verify":
-        return only("GET", () => verify(ctx, req));
+        return method === "POST"
+          ? verify(ctx, req)
+          : only("GET", () => confirmVerify(ctx, req));
       case "/verify/resend":
         return only("POST", () => resend(ctx, req));
       // [verification] end

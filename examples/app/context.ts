@@ -3,11 +3,12 @@
  *
  * @module
  */
-import type {
-  CredentialStore,
-  KeyValueStore,
-  Policy,
-  SessionManager,
+import {
+  type CredentialStore,
+  type KeyValueStore,
+  normalizeEmail,
+  type Policy,
+  type SessionManager,
 } from "@portcullis/auth";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
@@ -50,6 +51,10 @@ export interface RateLimits {
   loginPerEmail: { max: number; windowSeconds: number };
   /** Failed logins per client address. */
   loginPerAddress: { max: number; windowSeconds: number };
+  /** Current-password checks at `POST /account/password`, per account. */
+  passwordChangePerAccount: { max: number; windowSeconds: number };
+  /** Current-password checks at `POST /account/password`, per client address. */
+  passwordChangePerAddress: { max: number; windowSeconds: number };
   /** Registrations per client address. */
   registerPerAddress: { max: number; windowSeconds: number };
   /** Verification emails per account. */
@@ -99,4 +104,21 @@ export function limit(
   rule: { max: number; windowSeconds: number },
 ): Limit {
   return { name, key, max: rule.max, windowSeconds: rule.windowSeconds };
+}
+
+/**
+ * The key an email's rate limits count under: the address as the user
+ * store looks it up (`normalizeEmail`: NFKC, trimmed, lower case), so every
+ * spelling of one account shares one counter. Input that is not an address
+ * shares the one counter `"invalid"`.
+ *
+ * @param email The email as typed.
+ * @returns The counter key.
+ */
+export function emailKey(email: string): string {
+  try {
+    return normalizeEmail(email);
+  } catch {
+    return "invalid";
+  }
 }

@@ -23,6 +23,8 @@ export class Flash {
   #now: () => number;
 
   /**
+   * Makes the flash cookie codec.
+   *
    * @param keys The secret's `flash` keys (`secret.keys("flash")`).
    * @param secure Whether the cookie is `Secure` and `__Host-` prefixed.
    * @param now The clock, in unix milliseconds.

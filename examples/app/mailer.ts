@@ -38,7 +38,11 @@ export const MAIL_LOG_MARKER = "[mail not sent]";
 export class LogMailer implements Mailer {
   #log: (line: string) => void;
 
-  /** @param log Where the line goes; default `console.log`. */
+  /**
+   * Makes a mailer that logs instead of sending.
+   *
+   * @param log Where the line goes; default `console.log`.
+   */
   constructor(log: (line: string) => void = console.log) {
     this.#log = log;
   }
@@ -76,6 +80,8 @@ export class ResendMailer implements Mailer {
   #options: Required<ResendMailerOptions>;
 
   /**
+   * Makes a mailer over Resend's HTTP API.
+   *
    * @param options The key, the sender and the API's base URL.
    * @throws {TypeError} When the key or the sender is empty.
    */

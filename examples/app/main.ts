@@ -11,11 +11,11 @@
  *   `RESEND_BASE_URL`); otherwise each link is logged on one line that
  *   starts with `[mail not sent]`;
  * - `PORT` (default 8000) and `APP_ORIGIN` (default
- *   `http://localhost:<port>`);
+ *   `http://localhost:<port>` in development only);
  * - `AUTH_SECRET` (at least 32 bytes; `AUTH_PREVIOUS_SECRETS` during
  *   rotation). In development only, a missing secret is created once in
- *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, or a
- *   missing mail binding, stops the start.
+ *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, a
+ *   missing `APP_ORIGIN` or a missing mail binding stops the start.
  *
  * @module
  */
@@ -39,12 +39,18 @@ const env = Deno.env.toObject();
 const production = env.DENO_ENV === "production";
 const dataDir = env.DATA_DIR ?? "./data";
 const port = Number(env.PORT ?? "8000");
-const appOrigin = env.APP_ORIGIN ?? `http://localhost:${port}`;
 
 function fail(message: string): never {
   console.error(`error: ${message}`);
   Deno.exit(1);
 }
+
+if (production && !env.APP_ORIGIN) {
+  fail(
+    "APP_ORIGIN is not set. In production the app does not start without it: links in emails and the cross-origin check use it. Set APP_ORIGIN to the public origin, for example https://app.example.com (scheme://host[:port], no path).",
+  );
+}
+const appOrigin = env.APP_ORIGIN ?? `http://localhost:${port}`;
 
 /** Reads AUTH_SECRET, or in development creates `data/dev-secret` once. */
 async function loadSecret(): Promise<SecretProvider> {
@@ -96,6 +102,9 @@ const app = createApp({
   mailer: mailerFromEnv(env),
   appOrigin,
   cookieSecure,
+  clientAddress: (_req, info) =>
+    (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
+      ?.hostname ?? null,
 });
 
 Deno.serve({

@@ -27,12 +27,18 @@ export const MAX_NOTE_LENGTH = 10_000;
 export class NoteStore {
   #kv: KeyValueStore;
 
-  /** @param kv The key-value store. */
+  /**
+   * Makes the note store.
+   *
+   * @param kv The key-value store.
+   */
   constructor(kv: KeyValueStore) {
     this.#kv = kv;
   }
 
   /**
+   * Finds a note.
+   *
    * @param id The note's id (untrusted input).
    * @returns The note, or `null`.
    */
@@ -43,6 +49,8 @@ export class NoteStore {
   }
 
   /**
+   * Creates a note with a fresh random id.
+   *
    * @param owner The subject creating it.
    * @param text The text.
    * @returns The new note.
@@ -57,6 +65,8 @@ export class NoteStore {
   }
 
   /**
+   * Saves a note's new text.
+   *
    * @param note The note with its new text.
    */
   async update(note: Note): Promise<void> {

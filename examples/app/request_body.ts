@@ -17,7 +17,10 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 /**
  * Parses a request body as a form (`application/x-www-form-urlencoded` or
- * `multipart/form-data`) or JSON (anything else that is not empty).
+ * `multipart/form-data`) or JSON (anything else that is not empty). The
+ * body is read as a stream with a running byte count, so a body without
+ * `Content-Length` (chunked) stops being read as soon as it passes
+ * {@linkcode MAX_BODY_BYTES}; a declared length past it is refused unread.
  *
  * @param req The request.
  * @returns The body, or `null` when it is too large or malformed.
@@ -25,16 +28,19 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export async function readBody(req: Request): Promise<ParsedBody | null> {
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) return null;
+  if (!(declared <= MAX_BODY_BYTES)) return null;
   try {
+    const bytes = await readBytes(req, MAX_BODY_BYTES);
+    if (bytes === null) return null;
     if (type.startsWith("multipart/form-data")) {
-      const form = await req.formData();
+      const form = await new Response(bytes, {
+        headers: { "content-type": req.headers.get("content-type")! },
+      }).formData();
       const fields: Record<string, string> = {};
       for (const [k, v] of form) if (typeof v === "string") fields[k] = v;
       return { kind: "form", fields };
     }
-    const text = await req.text();
-    if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) return null;
+    const text = new TextDecoder().decode(bytes);
     if (type.startsWith("application/x-www-form-urlencoded")) {
       return {
         kind: "form",
@@ -53,6 +59,45 @@ export async function readBody(req: Request): Promise<ParsedBody | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Reads a request's body, at most `max` bytes of it.
+ *
+ * @param req The request.
+ * @param max The most bytes accepted.
+ * @returns The bytes, or `null` once the body passes `max` (the rest is
+ * not read and the stream is cancelled).
+ */
+export async function readBytes(
+  req: Request,
+  max: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
+  if (req.body === null) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        return null;
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 /**

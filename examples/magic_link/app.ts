@@ -6,14 +6,17 @@
  *
  * Routes: `GET /` (the form, or who is signed in), `POST /magic-link`
  * (`{email}`: mails a link when the address belongs to a user; the answer is
- * the same either way), `GET /magic-link/callback?token=` (a confirmation
+ * the same either way, and is sent before the lookup and the mail, which run
+ * in the background), `GET /magic-link/callback?token=` (a confirmation
  * page: mail scanners that prefetch links must not consume the token),
- * `POST /magic-link/callback` (consumes it and signs in), `POST /logout`,
- * `GET /api/me`.
+ * `POST /magic-link/callback` (consumes it and signs in; limited per
+ * address), `POST /logout` (503 with `Retry-After`, cookie kept, when the
+ * session store is down), `GET /api/me`.
  *
  * @module
  */
 import {
+  AuthError,
   compose,
   type CredentialStore,
   currentUser,
@@ -52,8 +55,23 @@ export interface MagicLinkDeps {
   mailer: Mailer;
   /** Where the request limits are counted (never process memory in production). */
   kv: KeyValueStore;
-  /** The client's address for the per-address limit; default one shared bucket. */
+  /**
+   * The client's address for the per-address limits; default one shared
+   * bucket for every client (logged once at start). Behind a proxy, read the
+   * header your platform sets; never one a client can set.
+   */
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
+  /**
+   * Keeps background work (the lookup and the mail after `POST /magic-link`
+   * has answered) alive after the response, for runtimes that stop a
+   * request's work when it answers: on Cloudflare Workers,
+   * `(task, _req, _env, ctx) => (ctx as ExecutionContext).waitUntil(task)`.
+   * Default: the task runs on unattended (Deno, Bun, Node). The task never
+   * rejects; its errors are logged.
+   */
+  waitUntil?: (task: Promise<void>, req: Request, ...rest: unknown[]) => void;
+  /** Where operational messages go (mail failures, warnings); default `console.log`. */
+  log?: (line: string) => void;
   /** The public origin links are built from. */
   appOrigin: string;
   /** The clock, in unix milliseconds. */
@@ -66,6 +84,8 @@ export interface MagicLinkDeps {
 export const MAGIC_LINK_LIMITS = {
   perEmail: { max: 5, windowSeconds: 3600 },
   perAddress: { max: 30, windowSeconds: 3600 },
+  /** Redemptions (`POST /magic-link/callback`) per client address. */
+  redeemPerAddress: { max: 30, windowSeconds: 15 * 60 },
 };
 
 const SENT =
@@ -86,6 +106,33 @@ export function createMagicLinkApp(
     now: deps.now,
   });
   const limiter = new RateLimiter(deps.kv, deps.now ?? Date.now);
+  const log = deps.log ?? console.log;
+  if (deps.clientAddress === undefined) {
+    log(
+      "warning: clientAddress is not set: per-address rate limits put every client in one shared bucket (one client can then throttle everyone). Pass clientAddress, reading the address your platform sets.",
+    );
+  }
+  const addressOf = (req: Request, rest: unknown[]) =>
+    deps.clientAddress?.(req, ...rest) ?? "unknown";
+  const mailLink = async (email: string): Promise<void> => {
+    const user = await deps.credentials.findByEmail(email);
+    if (user === null) return;
+    const token = await links.issue({
+      subject: user.id,
+      email: user.email,
+      purpose: MAGIC_LINK_PURPOSE,
+    });
+    const link = new URL("/magic-link/callback", deps.appOrigin);
+    link.searchParams.set("token", token);
+    await deps.mailer.send({
+      to: user.email,
+      subject: "Your sign-in link",
+      view: String(
+        html`<p><a href="${link.href}">Sign in</a> (works once, for 15 minutes).</p>`,
+      ),
+      text: `Sign in (works once, for 15 minutes):\n\n${link.href}\n`,
+    });
+  };
   const currentEmail = async (subject: string) =>
     (await deps.credentials.findById(subject))?.email ?? null;
 
@@ -136,32 +183,20 @@ export function createMagicLinkApp(
           },
           {
             name: "magic-link-address",
-            key: deps.clientAddress?.(req, ...rest) ?? "unknown",
+            key: addressOf(req, rest),
             ...MAGIC_LINK_LIMITS.perAddress,
           },
         ];
-        const wait = await limiter.blocked(limits);
+        const wait = await limiter.take(limits);
         if (wait > 0) return tooManyRequests(req, wait);
-        await limiter.hit(limits);
-        const user = email === null
-          ? null
-          : await deps.credentials.findByEmail(email);
-        if (user !== null) {
-          const token = await links.issue({
-            subject: user.id,
-            email: user.email,
-            purpose: MAGIC_LINK_PURPOSE,
-          });
-          const link = new URL("/magic-link/callback", deps.appOrigin);
-          link.searchParams.set("token", token);
-          await deps.mailer.send({
-            to: user.email,
-            subject: "Your sign-in link",
-            view: String(
-              html`<p><a href="${link.href}">Sign in</a> (works once, for 15 minutes).</p>`,
-            ),
-            text: `Sign in (works once, for 15 minutes):\n\n${link.href}\n`,
-          });
+        if (email !== null) {
+          // The lookup, the token and the mail run after the answer, which
+          // is therefore the same, and as fast, for every address; a mail
+          // failure is logged, never answered.
+          const task = mailLink(email).catch((error) =>
+            log(`magic link: mail not sent: ${(error as Error)?.message}`)
+          );
+          deps.waitUntil?.(task, req, ...rest);
         }
         return body.kind === "form"
           ? page(
@@ -191,6 +226,12 @@ export function createMagicLinkApp(
         return res;
       }
       case "POST /magic-link/callback": {
+        const wait = await limiter.take([{
+          name: "magic-link-redeem-address",
+          key: addressOf(req, rest),
+          ...MAGIC_LINK_LIMITS.redeemPerAddress,
+        }]);
+        if (wait > 0) return tooManyRequests(req, wait);
         const body = await readBody(req);
         const redeemed = body === null ? null : await links.redeem(
           body.fields.token ?? "",
@@ -211,7 +252,17 @@ export function createMagicLinkApp(
           : json({ token: session.token, expiresAt: session.expiresAt });
       }
       case "POST /logout": {
-        const { clearCookie } = await signOut(req);
+        // A session that could not be checked or revoked is not reported
+        // as ended: 503, and the cookie stays.
+        const denied = requireAuthenticated(req);
+        if (denied?.status === 503) return denied;
+        let clearCookie: string | null;
+        try {
+          ({ clearCookie } = await signOut(req));
+        } catch (error) {
+          if (isStoreUnavailable(error)) return unavailable(req);
+          throw error;
+        }
         return req.headers.has("authorization")
           ? new Response(null, { status: 204 })
           : redirect("/", [clearCookie]);
@@ -232,5 +283,34 @@ export function createMagicLinkApp(
       crossOrigin: { appOrigin: deps.appOrigin },
     }),
   ], router);
-  return async (req, ...rest) => await handler(req, ...rest);
+  return async (req, ...rest) => {
+    try {
+      return await handler(req, ...rest);
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        log(`store unavailable: ${(error as Error).message}`);
+        return unavailable(req);
+      }
+      log(
+        `unexpected error on ${req.method} ${new URL(req.url).pathname}: ${
+          (error as Error)?.message
+        }`,
+      );
+      return errorResponse(req, 500, "internal", "Something went wrong");
+    }
+  };
+}
+
+function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof AuthError && error.code === "STORE_UNAVAILABLE";
+}
+
+function unavailable(req: Request): Response {
+  return errorResponse(
+    req,
+    503,
+    "unavailable",
+    "The service is temporarily unavailable, try again shortly",
+    { "retry-after": "5" },
+  );
 }

@@ -9,7 +9,10 @@ import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import {
   DenoKV,
+  type KeyValueStore,
   KVSessionStore,
+  type PasswordHasher,
+  type PutOptions,
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
@@ -44,14 +47,22 @@ export interface TestApp {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** How {@linkcode startApp} builds what it does not take from `overrides`. */
+export interface StartOptions {
+  /** Wraps the key-value store the sessions' denylist lives in. */
+  sessionKv?: (kv: KeyValueStore) => KeyValueStore;
+}
+
 /**
  * Starts the app.
  *
  * @param overrides Dependencies to replace (limits, …).
+ * @param options How the default parts are built.
  * @returns The running app.
  */
 export async function startApp(
   overrides: Partial<AppDeps> = {},
+  options: StartOptions = {},
 ): Promise<TestApp> {
   const dir = await Deno.makeTempDir({ prefix: "portcullis-app-" });
   let t = Date.UTC(2026, 0, 1);
@@ -65,7 +76,7 @@ export async function startApp(
   );
   const sessions = new SessionManager({
     secret,
-    store: new KVSessionStore(kv),
+    store: new KVSessionStore(options.sessionKv?.(kv) ?? kv),
     now,
   });
   const credentials = new SQLCredentialStore(db);
@@ -130,7 +141,11 @@ export class Browser {
   /** The cookies, by name. */
   cookies: Map<string, string> = new Map();
 
-  /** @param origin The app's origin. */
+  /**
+   * Makes a client for one app.
+   *
+   * @param origin The app's origin.
+   */
   constructor(origin: string) {
     this.#origin = origin;
   }
@@ -263,4 +278,173 @@ export async function registerJson(
   const res = await api(origin, "POST", "/register", { email, password });
   if (res.status !== 201) throw new Error(`register answered ${res.status}`);
   return res.body as { subject: string; token: string };
+}
+
+/**
+ * Redeems a verification link the way its confirmation page does: a form
+ * POST of the link's token to `/verify` (`GET /verify` only shows the form).
+ *
+ * @param link The mailed link, `<origin>/verify?token=…`.
+ * @param headers Extra headers (a cookie, …).
+ * @returns The response, its body read.
+ */
+export async function redeemLink(
+  link: string,
+  headers: HeadersInit = {},
+): Promise<Response> {
+  const url = new URL(link);
+  const h = new Headers(headers);
+  h.set("content-type", "application/x-www-form-urlencoded");
+  h.set("sec-fetch-site", "same-origin");
+  const res = await fetch(new URL("/verify", url.origin), {
+    method: "POST",
+    headers: h,
+    body: new URLSearchParams({ token: url.searchParams.get("token") ?? "" }),
+    redirect: "manual",
+  });
+  await res.body?.cancel();
+  return res;
+}
+
+/**
+ * A key-value store in front of another that can be made to fail, like a
+ * backend that is down: `down = "all"` fails every call, `"writes"` only
+ * `put` and `delete`.
+ */
+export class FlakyKV implements KeyValueStore {
+  #inner: KeyValueStore;
+  /** What fails now. */
+  down: false | "all" | "writes" = false;
+
+  /**
+   * Wraps a store.
+   *
+   * @param inner The store that answers while up.
+   */
+  constructor(inner: KeyValueStore) {
+    this.#inner = inner;
+  }
+
+  /** {@inheritDoc KeyValueStore.getMany} */
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    if (this.down === "all") return Promise.reject(new Error("kv is down"));
+    return this.#inner.getMany(keys);
+  }
+
+  /** {@inheritDoc KeyValueStore.put} */
+  put(key: string, value: string, options?: PutOptions): Promise<void> {
+    if (this.down) return Promise.reject(new Error("kv is down"));
+    return this.#inner.put(key, value, options);
+  }
+
+  /** {@inheritDoc KeyValueStore.delete} */
+  delete(key: string): Promise<void> {
+    if (this.down) return Promise.reject(new Error("kv is down"));
+    return this.#inner.delete(key);
+  }
+}
+
+/**
+ * A store with the protocol's optional atomic `increment`, built in the
+ * test over any store: increments run one after another, and a new key
+ * starts at 1 with the given time to live (fixed, it does not slide).
+ */
+export class AtomicKV implements KeyValueStore {
+  #inner: KeyValueStore;
+  #queue: Promise<unknown> = Promise.resolve();
+  #expiry = new Map<string, number>();
+  #now: () => number;
+
+  /**
+   * Wraps a store and adds `increment`.
+   *
+   * @param inner The store.
+   * @param now The clock, in unix milliseconds.
+   */
+  constructor(inner: KeyValueStore, now: () => number = Date.now) {
+    this.#inner = inner;
+    this.#now = now;
+  }
+
+  /** {@inheritDoc KeyValueStore.getMany} */
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return this.#inner.getMany(keys);
+  }
+
+  /** {@inheritDoc KeyValueStore.put} */
+  put(key: string, value: string, options?: PutOptions): Promise<void> {
+    return this.#inner.put(key, value, options);
+  }
+
+  /** {@inheritDoc KeyValueStore.delete} */
+  delete(key: string): Promise<void> {
+    return this.#inner.delete(key);
+  }
+
+  /**
+   * Adds 1 to `key` atomically.
+   *
+   * @param key The counter.
+   * @param ttlSeconds The time to live of a new counter.
+   * @returns The new value.
+   */
+  increment(key: string, ttlSeconds: number): Promise<number> {
+    const run = this.#queue.then(async () => {
+      const [value] = await this.#inner.getMany([key]);
+      const next = Number(value ?? 0) + 1;
+      if (value === null) {
+        this.#expiry.set(key, this.#now() + ttlSeconds * 1000);
+      }
+      const left = Math.ceil(
+        ((this.#expiry.get(key) ?? this.#now()) - this.#now()) / 1000,
+      );
+      await this.#inner.put(key, String(next), {
+        ttlSeconds: Math.max(left, 1),
+      });
+      return next;
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+}
+
+/**
+ * A hasher that counts the password checks it performs, and can make each
+ * one slow, as a production cost is (so concurrent requests overlap).
+ */
+export class CountingHasher implements PasswordHasher {
+  #inner: PasswordHasher;
+  #delayMs: number;
+  /** How many times `verify` ran. */
+  verifies = 0;
+
+  /**
+   * Wraps a hasher.
+   *
+   * @param inner The hasher that does the work.
+   * @param delayMs Extra milliseconds each `verify` takes.
+   */
+  constructor(inner: PasswordHasher, delayMs = 0) {
+    this.#inner = inner;
+    this.#delayMs = delayMs;
+  }
+
+  /** {@inheritDoc PasswordHasher.hash} */
+  hash(password: string): Promise<string> {
+    return this.#inner.hash(password);
+  }
+
+  /** {@inheritDoc PasswordHasher.verify} */
+  async verify(password: string, stored: string): Promise<boolean> {
+    this.verifies++;
+    if (this.#delayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
+    }
+    return await this.#inner.verify(password, stored);
+  }
+
+  /** {@inheritDoc PasswordHasher.needsRehash} */
+  needsRehash(stored: string): boolean {
+    return this.#inner.needsRehash(stored);
+  }
 }

@@ -3,7 +3,14 @@
  * libSQL file, Deno KV and an injected clock.
  */
 import assert from "node:assert/strict";
-import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
+import {
+  api,
+  bearer,
+  Browser,
+  redeemLink,
+  registerJson,
+  startApp,
+} from "./_harness.ts";
 
 Deno.test("GET / shows links when anonymous and the email when signed in", async () => {
   await using app = await startApp();
@@ -206,7 +213,8 @@ Deno.test("POST /logout revokes the jti: form 303 to /login clearing the cookie;
   );
 });
 
-Deno.test("GET /verify stamps verified_at, consumes the token, flashes and redirects to /; bad tokens get 400", async () => {
+Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confirmation form and changes nothing; HEAD neither; POST /verify stamps verified_at, consumes, flashes and redirects to /; bad tokens get 400", async () => {
+  // Deliberate deviation from DESIGN.md §10: GET no longer redeems.
   await using app = await startApp();
   const b = new Browser(app.origin);
   await b.post("/register", {
@@ -215,28 +223,67 @@ Deno.test("GET /verify stamps verified_at, consumes the token, flashes and redir
   });
   await b.page("/"); // read the welcome flash
   const link = new URL(app.lastLink("g@example.com"));
-  const res = await b.fetch(link.pathname + link.search);
+  const token = link.searchParams.get("token")!;
+
+  // A link scanner: anonymous GET and HEAD, several times.
+  for (const method of ["GET", "HEAD", "GET"]) {
+    const scan = await fetch(link, { method, redirect: "manual" });
+    const text = await scan.text();
+    assert.equal(scan.status, 200, method);
+    assert.equal(scan.headers.get("referrer-policy"), "no-referrer");
+    assert.deepEqual(scan.headers.getSetCookie(), [], "no cookie");
+    if (method === "GET") {
+      assert.match(text, /<form method="post" action="\/verify">/);
+      assert.ok(text.includes(`name="token" value="${token}"`));
+    }
+  }
+  assert.equal(
+    (await app.credentials.findByEmail("g@example.com"))!.verifiedAt,
+    0,
+    "GET and HEAD verified nobody",
+  );
+
+  const res = await b.post("/verify", { token });
   assert.equal(res.status, 303);
   assert.equal(res.headers.get("location"), "/");
   assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+  assert.ok(
+    !res.headers.getSetCookie().some((c) => c.startsWith("__Host-session=")),
+    "redemption signs nobody in",
+  );
   const home = await b.page("/");
   assert.match(home.body, /your email address is verified/i);
   const user = await app.credentials.findByEmail("g@example.com");
   assert.ok(user!.verifiedAt > 0);
 
-  for (
-    const query of [
-      "?token=" + link.searchParams.get("token"),
-      "?token=nope",
-      "",
-      "?token=" + "A".repeat(43),
-    ]
-  ) {
-    const bad = await b.fetch("/verify" + query);
-    assert.equal(bad.status, 400, query);
-    assert.equal(bad.headers.get("referrer-policy"), "no-referrer");
-    assert.match(await bad.text(), /does not work/);
+  for (const bad of [token, "nope", "", "A".repeat(43)]) {
+    const refused = await b.post("/verify", { token: bad });
+    assert.equal(refused.status, 400, bad);
+    assert.equal(refused.headers.get("referrer-policy"), "no-referrer");
+    assert.match(await refused.text(), /does not work/);
   }
+  const json = await api(app.origin, "POST", "/verify", { token: "nope" });
+  assert.equal(json.status, 400);
+  assert.equal(json.body.error, "invalid_link");
+  const empty = await b.page("/verify");
+  assert.equal(empty.status, 400);
+  assert.equal(
+    (await app.credentials.findByEmail("g@example.com"))!.verifiedAt,
+    user!.verifiedAt,
+    "nothing changed",
+  );
+});
+
+Deno.test("finding 5: POST /verify redeems a JSON {token} too", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "gj@example.com");
+  const link = new URL(app.lastLink("gj@example.com"));
+  const res = await api(app.origin, "POST", "/verify", {
+    token: link.searchParams.get("token"),
+  });
+  assert.equal(res.status, 303);
+  const me = await api(app.origin, "GET", "/api/me", undefined, bearer(token));
+  assert.equal(me.body.verified, true);
 });
 
 Deno.test("POST /verify/resend (signed in) mails a new link, flashes and redirects back; 401 anonymous", async () => {
@@ -324,9 +371,7 @@ Deno.test("notes: create 201 when verified, 403 unverified; view 200 for any sig
   assert.equal(unverified.status, 403);
   assert.equal(unverified.body.error, "unverified");
 
-  await fetch(app.lastLink("k@example.com"), { redirect: "manual" }).then((r) =>
-    r.body?.cancel()
-  );
+  assert.equal((await redeemLink(app.lastLink("k@example.com"))).status, 303);
   const created = await api(
     app.origin,
     "POST",

@@ -16,12 +16,26 @@ import {
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "../../stores/sql.ts";
-import { createMagicLinkApp } from "../../examples/magic_link/app.ts";
-import { LogMailer } from "../../examples/app/mailer.ts";
+import {
+  createMagicLinkApp,
+  MAGIC_LINK_LIMITS,
+} from "../../examples/magic_link/app.ts";
+import { FlakyKV } from "./_harness.ts";
+import { LogMailer, type Mailer } from "../../examples/app/mailer.ts";
+import type { KeyValueStore } from "../../mod.ts";
 
 const ORIGIN = "http://localhost:8001";
 
-async function setup() {
+interface SetupOptions {
+  /** Replaces the mailer (default: a LogMailer into `mail`). */
+  mailer?: Mailer;
+  /** The sessions' key-value store (default: the app's MemoryKV). */
+  sessionKv?: (kv: MemoryKV) => KeyValueStore;
+  /** The client's address (default: not given). */
+  clientAddress?: (req: Request) => string | null;
+}
+
+async function setup(options: SetupOptions = {}) {
   const client = createClient({ url: ":memory:" });
   const db = drizzle(client);
   await migrate(db);
@@ -30,7 +44,7 @@ async function setup() {
   const kv = new MemoryKV({ now });
   const sessions = new SessionManager({
     secret: SecretProvider.fromValue("magic-link-test-secret-0123456789abcdef"),
-    store: new KVSessionStore(kv),
+    store: new KVSessionStore(options.sessionKv?.(kv) ?? kv),
     now,
   });
   const credentials = new SQLCredentialStore(db);
@@ -41,17 +55,29 @@ async function setup() {
     createdAt: now(),
   });
   const mail: string[] = [];
+  const logs: string[] = [];
+  const pending: Promise<void>[] = [];
   const app = createMagicLinkApp({
     sessions,
     credentials,
     tokens: new SQLVerificationTokenStore(db),
-    mailer: new LogMailer((l) => mail.push(l)),
+    mailer: options.mailer ?? new LogMailer((l) => mail.push(l)),
     kv,
     appOrigin: ORIGIN,
     now,
+    clientAddress: options.clientAddress,
+    waitUntil: (task) => pending.push(task),
+    log: (line) => logs.push(line),
   });
-  const send = (path: string, init: RequestInit = {}) =>
-    app(new Request(ORIGIN + path, init));
+  /** Waits for the background work (lookups and mail) started so far. */
+  const settle = async () => {
+    while (pending.length > 0) await Promise.all(pending.splice(0));
+  };
+  const send = async (path: string, init: RequestInit = {}) => {
+    const res = await app(new Request(ORIGIN + path, init));
+    await settle();
+    return res;
+  };
   const tokenOf = (line: string) =>
     new URL(line.match(/link=(\S+)/)![1]).searchParams.get("token")!;
   const redeem = (token: string) =>
@@ -79,6 +105,8 @@ async function setup() {
     redeem,
     tokenOf,
     mail,
+    logs,
+    pending,
     sessions,
     advance: (ms: number) => t += ms,
     close: () => client.close(),
@@ -204,6 +232,227 @@ Deno.test("magic link: requests are rate-limited per email (SECURITY.md item 46)
     s.advance(3600 * 1000);
     assert.equal((await s.ask("ml@example.com")).status, 202);
     assert.equal(s.mail.length, 6);
+  } finally {
+    s.close();
+  }
+});
+
+function askRaw(
+  app: (req: Request) => Promise<Response>,
+  email: string,
+  form: boolean,
+): Promise<Response> {
+  return app(
+    new Request(ORIGIN + "/magic-link", {
+      method: "POST",
+      headers: form
+        ? { "content-type": "application/x-www-form-urlencoded" }
+        : { "content-type": "application/json", accept: "application/json" },
+      body: form ? new URLSearchParams({ email }) : JSON.stringify({ email }),
+    }),
+  );
+}
+
+async function snapshot(res: Response) {
+  return {
+    status: res.status,
+    headers: [...res.headers],
+    body: await res.text(),
+  };
+}
+
+Deno.test("finding 4 (magic-link request reveals registered emails): the answer never waits for the mailer, and is identical for known, unknown and invalid addresses", async () => {
+  const release = Promise.withResolvers<void>();
+  const sent: string[] = [];
+  const s = await setup({
+    mailer: {
+      send: async (message) => {
+        await release.promise; // a mailer that hangs until the test lets go
+        sent.push(message.to);
+      },
+    },
+  });
+  try {
+    for (const form of [false, true]) {
+      const answers = [];
+      for (
+        const email of [
+          "ml@example.com",
+          "nobody@example.com",
+          "a＠b@example.com",
+        ]
+      ) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<"timeout">((resolve) => {
+          timer = setTimeout(() => resolve("timeout"), 2000);
+        });
+        const res = await Promise.race([askRaw(s.app, email, form), timeout]);
+        clearTimeout(timer);
+        assert.notEqual(res, "timeout", `${email}: waited for the mailer`);
+        answers.push(await snapshot(res as Response));
+      }
+      assert.equal(answers[0].status, 202);
+      assert.deepEqual(answers[1], answers[0], "unknown = known");
+      assert.deepEqual(answers[2], answers[0], "invalid = known");
+    }
+    assert.deepEqual(sent, [], "nothing was sent yet");
+    release.resolve();
+    while (s.pending.length > 0) await Promise.all(s.pending.splice(0));
+    assert.deepEqual(sent, ["ml@example.com", "ml@example.com"]);
+  } finally {
+    release.resolve();
+    s.close();
+  }
+});
+
+Deno.test("finding 4: a mail failure is logged, never answered: known addresses still get the same 202", async () => {
+  const s = await setup({
+    mailer: { send: () => Promise.reject(new Error("mail relay refused")) },
+  });
+  try {
+    for (const form of [false, true]) {
+      const known = await snapshot(
+        await askRaw(s.app, "ml@example.com", form),
+      );
+      const unknown = await snapshot(
+        await askRaw(s.app, "nobody@example.com", form),
+      );
+      assert.equal(known.status, 202);
+      assert.deepEqual(known, unknown);
+    }
+    while (s.pending.length > 0) await Promise.all(s.pending.splice(0));
+    assert.equal(
+      s.logs.filter((l) => l.includes("mail relay refused")).length,
+      2,
+    );
+    assert.ok(s.logs.every((l) => !/token=/.test(l)), "no link in the logs");
+  } finally {
+    s.close();
+  }
+});
+
+Deno.test("finding 4: without waitUntil the mail still goes out (fire and forget, errors caught)", async () => {
+  const client = createClient({ url: ":memory:" });
+  try {
+    const db = drizzle(client);
+    await migrate(db);
+    const kv = new MemoryKV();
+    const credentials = new SQLCredentialStore(db);
+    await credentials.create({
+      id: "user_1",
+      email: "ml@example.com",
+      passwordHash: "$pbkdf2-sha256$unused",
+      createdAt: Date.now(),
+    });
+    const delivered = Promise.withResolvers<string>();
+    const logs: string[] = [];
+    const app = createMagicLinkApp({
+      sessions: new SessionManager({
+        secret: SecretProvider.fromValue(
+          "magic-link-test-secret-0123456789abcdef",
+        ),
+        store: new KVSessionStore(kv),
+      }),
+      credentials,
+      tokens: new SQLVerificationTokenStore(db),
+      mailer: {
+        send: (m) => Promise.resolve(delivered.resolve(m.to)),
+      },
+      kv,
+      appOrigin: ORIGIN,
+      clientAddress: () => "192.0.2.1",
+      log: (l) => logs.push(l),
+    });
+    assert.equal((await askRaw(app, "ml@example.com", false)).status, 202);
+    assert.equal(await delivered.promise, "ml@example.com");
+    assert.deepEqual(logs, []);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("finding 7 (magic-link redemption has no rate limit): POST /magic-link/callback is limited per address", async () => {
+  const s = await setup({
+    clientAddress: (req) => req.headers.get("x-test-client") ?? "192.0.2.1",
+  });
+  try {
+    const guess = (client: string) =>
+      s.send("/magic-link/callback", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          "x-test-client": client,
+        },
+        body: JSON.stringify({ token: "A".repeat(43) }),
+      });
+    const max = MAGIC_LINK_LIMITS.redeemPerAddress.max;
+    for (let i = 0; i < max; i++) {
+      assert.equal((await guess("192.0.2.1")).status, 400);
+    }
+    const blocked = await guess("192.0.2.1");
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.headers.get("retry-after")) > 0);
+    assert.equal((await guess("192.0.2.2")).status, 400, "other address");
+    s.advance(MAGIC_LINK_LIMITS.redeemPerAddress.windowSeconds * 1000);
+    assert.equal((await guess("192.0.2.1")).status, 400, "window passed");
+  } finally {
+    s.close();
+  }
+});
+
+Deno.test("finding 7: without clientAddress, createMagicLinkApp warns once that per-address limits share one bucket", async () => {
+  const bare = await setup();
+  const given = await setup({ clientAddress: () => "192.0.2.1" });
+  try {
+    await bare.send("/");
+    const warnings = bare.logs.filter((l) => l.includes("clientAddress"));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /one shared bucket/);
+    assert.deepEqual(given.logs, []);
+  } finally {
+    bare.close();
+    given.close();
+  }
+});
+
+Deno.test("finding 3 (logout during a store outage): magic-link POST /logout answers 503 with Retry-After and keeps the cookie", async () => {
+  let flaky: FlakyKV | undefined;
+  const s = await setup({ sessionKv: (kv) => (flaky = new FlakyKV(kv)) });
+  try {
+    await s.ask("ml@example.com");
+    const signedIn = await s.send("/magic-link/callback", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: s.tokenOf(s.mail[0]) }),
+    });
+    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
+    for (const down of ["all", "writes"] as const) {
+      flaky!.down = down;
+      const res = await s.send("/logout", {
+        method: "POST",
+        headers: {
+          cookie,
+          "content-type": "application/x-www-form-urlencoded",
+          "sec-fetch-site": "same-origin",
+        },
+      });
+      assert.equal(res.status, 503, down);
+      assert.ok(Number(res.headers.get("retry-after")) > 0);
+      assert.equal(res.headers.get("set-cookie"), null, `${down}: no cookie`);
+    }
+    flaky!.down = false;
+    const me = await s.send("/api/me", { headers: { cookie } });
+    assert.equal(me.status, 200, "the session was not ended");
+    const out = await s.send("/logout", {
+      method: "POST",
+      headers: { cookie, "sec-fetch-site": "same-origin" },
+    });
+    assert.equal(out.status, 303);
+    assert.equal(
+      (await s.send("/api/me", { headers: { cookie } })).status,
+      401,
+    );
   } finally {
     s.close();
   }

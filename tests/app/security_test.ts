@@ -4,13 +4,14 @@
  * spoofed identity headers.
  */
 import assert from "node:assert/strict";
-import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
-
-async function visit(link: string): Promise<Response> {
-  const res = await fetch(link, { redirect: "manual" });
-  await res.body?.cancel();
-  return res;
-}
+import {
+  api,
+  bearer,
+  Browser,
+  redeemLink,
+  registerJson,
+  startApp,
+} from "./_harness.ts";
 
 Deno.test("verify flow end to end: the link from the mail log verifies once; reuse answers 400 (SECURITY 43)", async () => {
   await using app = await startApp();
@@ -20,13 +21,13 @@ Deno.test("verify flow end to end: the link from the mail log verifies once; reu
     link.startsWith(app.origin + "/verify?token="),
     "built from appOrigin",
   );
-  assert.equal((await visit(link)).status, 303);
+  assert.equal((await redeemLink(link)).status, 303);
   const me = await api(app.origin, "GET", "/api/me", undefined, bearer(token));
   assert.equal(me.body.verified, true);
   const stampedAt =
     (await app.credentials.findByEmail("v1@example.com"))!.verifiedAt;
   app.advance(5000);
-  assert.equal((await visit(link)).status, 400);
+  assert.equal((await redeemLink(link)).status, 400);
   assert.equal(
     (await app.credentials.findByEmail("v1@example.com"))!.verifiedAt,
     stampedAt,
@@ -38,8 +39,9 @@ Deno.test("two concurrent redemptions of one link: exactly one succeeds", async 
   await using app = await startApp();
   await registerJson(app.origin, "v2@example.com");
   const link = app.lastLink("v2@example.com");
-  const statuses = (await Promise.all([visit(link), visit(link), visit(link)]))
-    .map((r) => r.status).sort();
+  const statuses =
+    (await Promise.all([redeemLink(link), redeemLink(link), redeemLink(link)]))
+      .map((r) => r.status).sort();
   assert.deepEqual(statuses, [303, 400, 400]);
 });
 
@@ -48,7 +50,7 @@ Deno.test("an expired link (24 h, injected clock) answers 400 and verifies nothi
   await registerJson(app.origin, "v3@example.com");
   const link = app.lastLink("v3@example.com");
   app.advance(24 * 3600 * 1000);
-  assert.equal((await visit(link)).status, 400);
+  assert.equal((await redeemLink(link)).status, 400);
   assert.equal(
     (await app.credentials.findByEmail("v3@example.com"))!.verifiedAt,
     0,
@@ -60,7 +62,7 @@ Deno.test("a link just inside 24 h still works", async () => {
   await registerJson(app.origin, "v4@example.com");
   const link = app.lastLink("v4@example.com");
   app.advance(24 * 3600 * 1000 - 1000);
-  assert.equal((await visit(link)).status, 303);
+  assert.equal((await redeemLink(link)).status, 303);
 });
 
 Deno.test("after a resend the older link answers 400 and the newer one works", async () => {
@@ -74,18 +76,18 @@ Deno.test("after a resend the older link answers 400 and the newer one works", a
   (await b.post("/verify/resend", {})).body?.cancel();
   const newer = app.lastLink("v5@example.com");
   assert.notEqual(older, newer);
-  assert.equal((await visit(older)).status, 400);
+  assert.equal((await redeemLink(older)).status, 400);
   assert.equal(
     (await app.credentials.findByEmail("v5@example.com"))!.verifiedAt,
     0,
   );
-  assert.equal((await visit(newer)).status, 303);
+  assert.equal((await redeemLink(newer)).status, 303);
 });
 
 Deno.test("the verification link does not sign anyone in (SECURITY 44)", async () => {
   await using app = await startApp();
   await registerJson(app.origin, "v6@example.com");
-  const res = await visit(app.lastLink("v6@example.com"));
+  const res = await redeemLink(app.lastLink("v6@example.com"));
   assert.equal(res.status, 303);
   assert.ok(
     !res.headers.getSetCookie().some((c) => c.startsWith("__Host-session=")),
@@ -311,8 +313,8 @@ Deno.test("IDOR: another user can neither edit a note nor by guessing ids reach 
   await using app = await startApp();
   const owner = await registerJson(app.origin, "o@example.com");
   const mallory = await registerJson(app.origin, "mallory@example.com");
-  await visit(app.lastLink("o@example.com"));
-  await visit(app.lastLink("mallory@example.com"));
+  await redeemLink(app.lastLink("o@example.com"));
+  await redeemLink(app.lastLink("mallory@example.com"));
   const { body } = await api(app.origin, "POST", "/api/notes", {
     text: "secret plan",
   }, bearer(owner.token));
@@ -343,7 +345,7 @@ Deno.test("IDOR: another user can neither edit a note nor by guessing ids reach 
 Deno.test("spoofed x-user-id, x-middleware-subrequest and userId change nothing (SECURITY 39, 41)", async () => {
   await using app = await startApp();
   const victim = await registerJson(app.origin, "victim@example.com");
-  await visit(app.lastLink("victim@example.com"));
+  await redeemLink(app.lastLink("victim@example.com"));
   const { body } = await api(app.origin, "POST", "/api/notes", {
     text: "victim's",
   }, bearer(victim.token));
@@ -408,7 +410,9 @@ Deno.test("a verification token never works as a session, and a session never as
     401,
   );
   assert.equal(
-    (await visit(`${app.origin}/verify?token=${encodeURIComponent(token)}`))
+    (await redeemLink(
+      `${app.origin}/verify?token=${encodeURIComponent(token)}`,
+    ))
       .status,
     400,
   );

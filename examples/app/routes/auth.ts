@@ -13,7 +13,7 @@ import {
   signIn,
   signOut,
 } from "@portcullis/auth";
-import { type AppContext, limit } from "../context.ts";
+import { type AppContext, emailKey, limit } from "../context.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
@@ -49,9 +49,8 @@ export async function register(
       ctx.limits.registerPerAddress,
     ),
   ];
-  const wait = await ctx.limiter.blocked(perAddress);
+  const wait = await ctx.limiter.take(perAddress);
   if (wait > 0) return tooManyRequests(req, wait);
-  await ctx.limiter.hit(perAddress);
 
   let result;
   try {
@@ -95,7 +94,11 @@ export async function register(
 /**
  * `POST /login`: form → 303 to `next` (or `/`); JSON → 200
  * `{token, expiresAt}`. An unknown email and a wrong password get the same
- * answer; repeated failures per email or per address get 429.
+ * answer. Each attempt is counted per email (as `normalizeEmail` spells it,
+ * so every Unicode spelling of an account shares one counter) and per
+ * address **before** the password is hashed, so a burst of concurrent
+ * requests cannot pass the check together; past a limit the answer is 429.
+ * A successful login resets the email's counter.
  */
 export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const body = await readBody(req);
@@ -106,16 +109,19 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
   const next = safeNextPath(body.fields.next);
-  const limits = [
-    limit("login-email", email.trim().toLowerCase(), ctx.limits.loginPerEmail),
+  const perEmail = limit(
+    "login-email",
+    emailKey(email),
+    ctx.limits.loginPerEmail,
+  );
+  const wait = await ctx.limiter.take([
+    perEmail,
     limit("login-address", ctx.clientAddress(req), ctx.limits.loginPerAddress),
-  ];
-  const wait = await ctx.limiter.blocked(limits);
+  ]);
   if (wait > 0) return tooManyRequests(req, wait);
 
   const subject = await ctx.passwords.authenticate(email, password);
   if (subject === null) {
-    await ctx.limiter.hit(limits);
     return form
       ? page(loginPage({ next, error: INVALID_CREDENTIALS, flash: null }), 401)
       : json(
@@ -123,7 +129,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
         401,
       );
   }
-  await ctx.limiter.reset([limits[0]]);
+  await ctx.limiter.reset([perEmail]);
   const session = await signIn(req, subject);
   if (form) return redirect(next, [session.setCookie]);
   return json({ token: session.token, expiresAt: session.expiresAt });
@@ -131,15 +137,25 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
 
 /**
  * `POST /logout`: revokes the session's jti. Bearer → 204; form or cookie →
- * 303 to `/login` with the clearing cookie.
+ * 303 to `/login` with the clearing cookie. When the session store cannot
+ * be asked (the session could be neither checked nor revoked) the answer is
+ * 503 with `Retry-After`, and the cookie is kept: clearing it and saying
+ * "signed out" would hide a session that still works.
  */
 export async function logout(ctx: AppContext, req: Request): Promise<Response> {
   const bearer = req.headers.has("authorization");
-  if (bearer) {
-    const denied = requireAuthenticated(req);
-    if (denied) return denied;
+  const denied = requireAuthenticated(req);
+  if (denied !== null && (bearer || denied.status === 503)) return denied;
+  let clearCookie: string | null;
+  try {
+    ({ clearCookie } = await signOut(req));
+  } catch (error) {
+    if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
+      ctx.log(`logout: session store unavailable: ${error.message}`);
+      return logoutUnavailable(req);
+    }
+    throw error;
   }
-  const { clearCookie } = await signOut(req);
   if (bearer) return new Response(null, { status: 204 });
   return redirect("/login", [
     clearCookie,
@@ -148,9 +164,29 @@ export async function logout(ctx: AppContext, req: Request): Promise<Response> {
 }
 
 /**
+ * The answer to a logout that could not revoke the session: 503 with
+ * `Retry-After`, no `Set-Cookie`.
+ *
+ * @param req The request.
+ * @returns The response.
+ */
+export function logoutUnavailable(req: Request): Response {
+  return errorResponse(
+    req,
+    503,
+    "unavailable",
+    "Signing out is temporarily unavailable, try again shortly",
+    { "retry-after": "5" },
+  );
+}
+
+/**
  * `POST /account/password`: checks the current password, sets the new one,
  * signs the user out everywhere (`revokeAll`) and signs this browser in
- * again with a new session.
+ * again with a new session. Each check of the current password is counted
+ * per account and per address before it is hashed (someone holding a
+ * session must not get unlimited guesses); past a limit the answer is 429.
+ * A successful change resets the account's counter.
  */
 export async function changePassword(
   ctx: AppContext,
@@ -177,6 +213,20 @@ export async function changePassword(
       status,
     );
   };
+  const perAccount = limit(
+    "password-change-account",
+    subject,
+    ctx.limits.passwordChangePerAccount,
+  );
+  const wait = await ctx.limiter.take([
+    perAccount,
+    limit(
+      "password-change-address",
+      ctx.clientAddress(req),
+      ctx.limits.passwordChangePerAddress,
+    ),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
   let changed: boolean;
   try {
     changed = await ctx.passwords.changePasswordWithCurrent(subject, {
@@ -200,6 +250,7 @@ export async function changePassword(
       "The current password is incorrect",
     );
   }
+  await ctx.limiter.reset([perAccount]);
   await ctx.sessions.revokeAll(subject);
   const session = await signIn(req, subject);
   if (!form) {
