@@ -47,11 +47,17 @@ export interface SingleUseTokens {
 
 /** How many hits each rate limit allows, and per how long. */
 export interface RateLimits {
-  /** Failed logins per email. */
+  /**
+   * Login attempts per email (counted before the password check; a
+   * successful login resets the count, so in effect failures).
+   */
   loginPerEmail: { max: number; windowSeconds: number };
-  /** Failed logins per client address. */
+  /** Login attempts per client address, successful ones included. */
   loginPerAddress: { max: number; windowSeconds: number };
-  /** Current-password checks at `POST /account/password`, per account. */
+  /**
+   * Current-password checks at `POST /account/password`, per account (a
+   * successful change resets the count).
+   */
   passwordChangePerAccount: { max: number; windowSeconds: number };
   /** Current-password checks at `POST /account/password`, per client address. */
   passwordChangePerAddress: { max: number; windowSeconds: number };
