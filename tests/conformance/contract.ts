@@ -365,18 +365,33 @@ export async function runContract(
     assert.equal(r.status, 403, r.text);
   });
 
-  await check("GET /verify with an unknown token answers 400", async () => {
-    const r = await call("GET", "/verify?token=" + "A".repeat(43));
+  await check("POST /verify with an unknown token answers 400", async () => {
+    const r = await call("POST", "/verify", {
+      json: { token: "A".repeat(43) },
+    });
     assert.equal(r.status, 400);
   });
 
-  let link = "";
+  let token = "";
   await check(
-    "GET /verify with the mailed token answers 303 to / and verifies",
+    "GET /verify with the mailed link only shows a confirmation (nothing consumed, no-referrer)",
     async () => {
-      link = await options.mail.link(alice.email);
+      const link = await options.mail.link(alice.email);
       const url = new URL(link);
+      token = url.searchParams.get("token") ?? "";
       const r = await call("GET", url.pathname + url.search);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+      assert.equal(r.headers.get("set-cookie"), null);
+      const me = await call("GET", "/api/me", { bearer: alice.token });
+      assert.equal(me.json().verified, false);
+    },
+  );
+
+  await check(
+    "POST /verify with the mailed token answers 303 to / and verifies",
+    async () => {
+      const r = await call("POST", "/verify", { json: { token } });
       assert.equal(r.status, 303, r.text);
       assert.equal(r.headers.get("location"), "/");
       const me = await call("GET", "/api/me", { bearer: alice.token });
@@ -385,8 +400,7 @@ export async function runContract(
   );
 
   await check("the verification link works once", async () => {
-    const url = new URL(link);
-    const r = await call("GET", url.pathname + url.search);
+    const r = await call("POST", "/verify", { json: { token } });
     assert.equal(r.status, 400);
   });
 
