@@ -75,6 +75,10 @@ export async function createDeployApp(
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN,
+    // Deno.serve passes the connection as the second argument.
+    clientAddress: (_req, info) =>
+      (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
+        ?.hostname ?? null,
     ...overrides,
   });
 }

@@ -67,6 +67,10 @@ export async function createNodeApp(
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN,
+    // The node:http adapter passes the socket address the way Deno.serve does.
+    clientAddress: (_req, info) =>
+      (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
+        ?.hostname ?? null,
     ...overrides,
   });
 }
