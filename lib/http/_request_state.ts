@@ -25,4 +25,23 @@ export interface RequestState {
   context: IdentityContext;
 }
 
-export const requestStates: WeakMap<Request, RequestState> = new WeakMap();
+// The state rides on the Request itself, under a module-private symbol: a
+// property read is cheaper than a WeakMap lookup, and short-lived requests
+// then leave no ephemeron entries for the garbage collector to process. A
+// request that refuses new properties (frozen) falls back to a WeakMap.
+const STATE: unique symbol = Symbol("portcullis.requestState");
+const fallback = new WeakMap<Request, RequestState>();
+type Carrier = Request & { [STATE]?: RequestState };
+
+export const requestStates = {
+  get(req: Request): RequestState | undefined {
+    return (req as Carrier)[STATE] ?? fallback.get(req);
+  },
+  set(req: Request, state: RequestState): void {
+    try {
+      (req as Carrier)[STATE] = state;
+    } catch {
+      fallback.set(req, state);
+    }
+  },
+};
