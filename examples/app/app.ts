@@ -245,7 +245,24 @@ function notAllowed(req: Request, allowed: string): Response {
 }
 
 function withSecurityHeaders(res: Response): Response {
-  const headers = new Headers(res.headers);
+  // Set the headers in place: re-wrapping the body in a new Response would
+  // turn it into a stream and cost the server its fast path. Responses with
+  // immutable headers (Response.redirect, fetch results) are re-wrapped.
+  try {
+    setSecurityHeaders(res.headers);
+    return res;
+  } catch {
+    const headers = new Headers(res.headers);
+    setSecurityHeaders(headers);
+    return new Response(res.body, {
+      status: res.status,
+      statusText: res.statusText,
+      headers,
+    });
+  }
+}
+
+function setSecurityHeaders(headers: Headers): void {
   headers.set("x-content-type-options", "nosniff");
   headers.set("x-frame-options", "DENY");
   if (!headers.has("referrer-policy")) {
@@ -257,11 +274,6 @@ function withSecurityHeaders(res: Response): Response {
       "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
-  return new Response(res.body, {
-    status: res.status,
-    statusText: res.statusText,
-    headers,
-  });
 }
 
 function checkOrigin(origin: string): string {
