@@ -52,15 +52,21 @@ export function compose<A extends unknown[]>(
   middleware: readonly Middleware<A>[],
   handler: Handler<A>,
 ): Handler<A> {
+  const last = middleware.length;
   return (req: Request, ...rest: A): Promise<Response> => {
-    const run = async (i: number, r: Request): Promise<Response> => {
-      if (i === middleware.length) return await handler(r, ...rest);
-      return await middleware[i](
-        r,
-        (next?: Request) => run(i + 1, next ?? r),
-        ...rest,
-      );
+    // No async frames here: this wraps every request.
+    const dispatch = (i: number, r: Request): Promise<Response> => {
+      try {
+        return Promise.resolve(
+          i === last
+            ? handler(r, ...rest)
+            : middleware[i](r, (next?: Request) =>
+              dispatch(i + 1, next ?? r), ...rest),
+        );
+      } catch (error) {
+        return Promise.reject(error);
+      }
     };
-    return run(0, req);
+    return dispatch(0, req);
   };
 }

@@ -223,41 +223,50 @@ export class SessionManager {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the revocation store fails:
    * callers must not treat that as signed in (the gates answer 503).
    */
-  async resolve(token: string): Promise<Identity | null> {
-    let identity = this.#cache.get(token);
-    if (identity === undefined) {
-      if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
-        return null;
-      }
-      const verified = await this.#verify(token);
-      if (verified === null) return null;
-      identity = verified;
-      if (this.#cacheSize > 0) {
-        if (this.#cache.size >= this.#cacheSize) {
-          this.#cache.delete(this.#cache.keys().next().value!);
-        }
-        this.#cache.set(token, identity);
-      }
+  resolve(token: string): Promise<Identity | null> {
+    // The warm path (a token this manager verified before) stays free of
+    // async frames: it runs on every authenticated request.
+    const cached = this.#cache.get(token);
+    if (cached !== undefined) return this.#checkLive(cached);
+    return this.#resolveCold(token);
+  }
+
+  async #resolveCold(token: string): Promise<Identity | null> {
+    if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
+      return null;
     }
-    if (this.#now() >= identity.expiresAt * 1000) return null;
-    if (this.#store !== null) {
-      let revoked: boolean;
-      try {
-        revoked = await this.#store.isRevoked(
-          identity.subject,
-          identity.jti,
-          identity.issuedAt,
-        );
-      } catch (cause) {
-        throw new AuthError(
-          "STORE_UNAVAILABLE",
-          "Session store did not answer: no identity was established",
-          { cause },
-        );
+    const identity = await this.#verify(token);
+    if (identity === null) return null;
+    if (this.#cacheSize > 0) {
+      if (this.#cache.size >= this.#cacheSize) {
+        this.#cache.delete(this.#cache.keys().next().value!);
       }
-      if (revoked) return null;
+      this.#cache.set(token, identity);
     }
-    return identity;
+    return await this.#checkLive(identity);
+  }
+
+  /** Expiry, then one store round trip for revocation. */
+  #checkLive(identity: Identity): Promise<Identity | null> {
+    if (this.#now() >= identity.expiresAt * 1000) return Promise.resolve(null);
+    const store = this.#store;
+    if (store === null) return Promise.resolve(identity);
+    let pending: Promise<boolean>;
+    try {
+      pending = store.isRevoked(
+        identity.subject,
+        identity.jti,
+        identity.issuedAt,
+      );
+    } catch (cause) {
+      return Promise.reject(unavailable(cause));
+    }
+    return pending.then(
+      (revoked) => (revoked ? null : identity),
+      (cause) => {
+        throw unavailable(cause);
+      },
+    );
   }
 
   /**
@@ -401,6 +410,14 @@ export class SessionManager {
       );
     }
   }
+}
+
+function unavailable(cause: unknown): AuthError {
+  return new AuthError(
+    "STORE_UNAVAILABLE",
+    "Session store did not answer: no identity was established",
+    { cause },
+  );
 }
 
 function positiveInt(value: number, name: string): number {

@@ -97,20 +97,23 @@ export class KVSessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.isRevoked} */
-  async isRevoked(
+  isRevoked(
     subject: string,
     jti: string,
     issuedAtMs: number,
   ): Promise<boolean> {
-    const [denied, cutoff] = await this.#kv.getMany([
-      this.#deny + jti,
-      this.#cut + subject,
-    ]);
-    if (denied !== null) return true;
-    if (cutoff === null) return false;
-    const cut = Number(cutoff);
-    // An unreadable cut-off revokes: fail closed.
-    return !Number.isFinite(cut) || issuedAtMs <= cut;
+    // A plain promise chain, not an async function: this runs on every
+    // authenticated request.
+    return this.#kv.getMany([this.#deny + jti, this.#cut + subject]).then(
+      (values) => {
+        if (values[0] !== null) return true;
+        const cutoff = values[1];
+        if (cutoff === null) return false;
+        const cut = Number(cutoff);
+        // An unreadable cut-off revokes: fail closed.
+        return !Number.isFinite(cut) || issuedAtMs <= cut;
+      },
+    );
   }
 
   /** {@inheritDoc SessionStore.revoke} */
