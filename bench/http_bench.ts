@@ -430,6 +430,9 @@ anonymous one.
 ${trips.join("\n")}
 `;
   await Deno.writeTextFile(`${ROOT}/bench/RESULTS_http.md`, md);
+  await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "-q", `${ROOT}/bench/RESULTS_http.md`],
+  }).output();
   console.log("wrote bench/RESULTS_http.md");
 }
 
