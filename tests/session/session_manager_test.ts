@@ -501,3 +501,25 @@ Deno.test("the verified-token cache is bounded", async () => {
   assert.ok(await off.resolve(t));
   assert.ok(await off.resolve(t));
 });
+
+Deno.test("many tokens resolved at once each get their own answer (the MAC check reuses scratch bytes)", async () => {
+  const { sessions } = makeManager({ cacheSize: 0 });
+  const subjects = Array.from({ length: 200 }, (_, i) => `user_${i}`);
+  const tokens = await Promise.all(subjects.map((s) => sessions.issue(s)));
+  // Every other token is tampered with in its last payload character.
+  const presented = tokens.map((t, i) => {
+    if (i % 2 === 0) return t;
+    const parts = t.split(".");
+    const p = parts[2];
+    parts[2] = p.slice(0, -2) + (p.at(-2) === "A" ? "B" : "A") + p.at(-1);
+    return parts.join(".");
+  });
+  const results = await Promise.all(presented.map((t) => sessions.resolve(t)));
+  results.forEach((identity, i) => {
+    assert.equal(
+      identity?.subject ?? null,
+      i % 2 === 0 ? subjects[i] : null,
+      String(i),
+    );
+  });
+});
