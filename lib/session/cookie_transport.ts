@@ -48,6 +48,7 @@ export class CookieTransport {
   /** Whether the cookie is `Secure` (and `__Host-` prefixed). */
   readonly secure: boolean;
   #attrs: string;
+  #prefix: string;
 
   /**
    * Checks the cookie settings once.
@@ -70,6 +71,7 @@ export class CookieTransport {
     }
     this.secure = options.secure ?? true;
     this.name = this.secure ? `__Host-${base}` : base;
+    this.#prefix = `${this.name}=`;
     this.#attrs = `; Path=/${
       this.secure ? "; Secure" : ""
     }; HttpOnly; SameSite=${sameSite}`;
@@ -89,13 +91,22 @@ export class CookieTransport {
   read(req: Request): string | null {
     const header = req.headers.get("cookie");
     if (header === null || header.length > 16384) return null;
+    // One pass with indexOf (this runs on every browser request): find
+    // `<name>=` at the start of a cookie-pair, and refuse a second one.
+    const prefix = this.#prefix;
     let found: string | null = null;
-    const prefix = this.name + "=";
-    for (const part of header.split(";")) {
-      const p = part.trim();
-      if (!p.startsWith(prefix)) continue;
-      if (found !== null) return null; // the name twice: ambiguous, take neither
-      found = p.slice(prefix.length);
+    let at = header.indexOf(prefix);
+    while (at !== -1) {
+      if (atPairStart(header, at)) {
+        if (found !== null) return null; // the name twice: take neither
+        const start = at + prefix.length;
+        const end = header.indexOf(";", start);
+        // Spaces before the next `;` end the pair; a value that starts with
+        // a space is malformed and fails the alphabet check below.
+        found = (end === -1 ? header.slice(start) : header.slice(start, end))
+          .trimEnd();
+      }
+      at = header.indexOf(prefix, at + 1);
     }
     return found !== null && VALUE.test(found) ? found : null;
   }
@@ -125,4 +136,11 @@ export class CookieTransport {
   clear(): string {
     return `${this.name}=${this.#attrs}; Max-Age=0`;
   }
+}
+
+/** Whether `at` begins a cookie-pair: the header's start, or after `;` and spaces. */
+function atPairStart(header: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (header[i] === " " || header[i] === "\t")) i--;
+  return i < 0 || header[i] === ";";
 }

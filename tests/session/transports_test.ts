@@ -123,3 +123,51 @@ Deno.test("item 25 / V4: Authorization must be exactly 'Bearer <token>' (scheme 
     }, bad);
   }
 });
+
+Deno.test("property: the cookie reader agrees with a plain split-based reading of the header", async () => {
+  const fc = (await import("fast-check")).default;
+  const c = new CookieTransport();
+  const reference = (header: string): string | null => {
+    let found: string | null = null;
+    for (const part of header.split(";")) {
+      const p = part.trim();
+      if (!p.startsWith("__Host-session=")) continue;
+      if (found !== null) return null;
+      found = p.slice("__Host-session=".length);
+    }
+    return found !== null && /^[A-Za-z0-9._-]{1,4096}$/.test(found)
+      ? found
+      : null;
+  };
+  const piece = fc.oneof(
+    fc.constantFrom(
+      "__Host-session=",
+      "__Host-session",
+      "x__Host-session=",
+      "a=",
+      "; ",
+      ";",
+      " ",
+      "\t",
+      "=",
+      "v1.abc_-",
+      "tok",
+    ),
+    fc.string({ maxLength: 8 }),
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+      const header = pieces.join("").replace(/[\r\n\0]/g, "");
+      const req = new Request("https://example.com/", {
+        headers: { cookie: header },
+      });
+      // Headers trim leading and trailing whitespace of the value.
+      assert.equal(
+        c.read(req),
+        reference(req.headers.get("cookie") ?? ""),
+        JSON.stringify(header),
+      );
+    }),
+    { numRuns: 20_000 },
+  );
+});
