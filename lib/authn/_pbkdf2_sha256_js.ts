@@ -15,7 +15,8 @@
  * @module
  */
 
-const K = new Int32Array([
+/** SHA-256 round constants (FIPS 180-4 §4.2.2), as signed 32-bit words. */
+export const SHA256_K: Int32Array = new Int32Array([
   0x428a2f98,
   0x71374491,
   0xb5c0fbcf,
@@ -111,7 +112,7 @@ function compress(state: Int32Array, w: Int32Array, out: Int32Array): void {
   for (let t = 0; t < 64; t++) {
     const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^
       ((e >>> 25) | (e << 7));
-    const t1 = (h + S1 + (g ^ (e & (f ^ g))) + K[t] + w[t]) | 0;
+    const t1 = (h + S1 + (g ^ (e & (f ^ g))) + SHA256_K[t] + w[t]) | 0;
     const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^
       ((a >>> 22) | (a << 10));
     const t2 = (S0 + ((a & b) | (c & (a | b)))) | 0;
