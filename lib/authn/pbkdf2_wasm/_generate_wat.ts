@@ -32,10 +32,10 @@
  * @module
  */
 
+import { SHA256_K } from "../_pbkdf2_sha256_js.ts";
+
 /** First byte of memory free for the caller's password, salt and output. */
 export const INPUT_OFFSET = 1024;
-
-import { SHA256_K } from "../_pbkdf2_sha256_js.ts";
 
 /** Iterations per call of the inner loop (see the comment in `derive`). */
 const CHUNK = 1024;
