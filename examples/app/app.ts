@@ -30,6 +30,7 @@ import {
   type SessionManager,
   type VerificationTokenStore,
 } from "@portcullis/auth";
+import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
@@ -60,6 +61,11 @@ export interface AppDeps {
   appOrigin: string;
   /** The password hasher; default PBKDF2 at 600000 iterations. */
   hasher?: PasswordHasher;
+  /**
+   * Refuses new passwords; default the common-password list of
+   * `@portcullis/auth/passwords/common`.
+   */
+  isCompromised?: (password: string) => boolean | Promise<boolean>;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
   /** Where operational messages go; default `console.log`. */
@@ -124,6 +130,9 @@ export function createApp(deps: AppDeps): App {
     passwords: new PasswordAuthenticator({
       credentials: deps.credentials,
       hasher: deps.hasher ?? new Pbkdf2Hasher(),
+      // New passwords are checked against ~49,000 common and breached
+      // passwords (SECURITY.md item 13); logins are not.
+      isCompromised: deps.isCompromised ?? commonPasswordCheck(),
       now,
     }),
     tokens: new OneTimeTokens({ store: deps.tokens, now }),

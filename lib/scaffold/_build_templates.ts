@@ -26,7 +26,14 @@ const config = JSON.parse(
   await Deno.readTextFile(new URL("deno.json", root)),
 );
 const npm: Record<string, string> = {};
-for (const name of ["@libsql/client", "drizzle-orm", "drizzle-orm/"]) {
+for (
+  const name of [
+    "@libsql/client",
+    "drizzle-orm",
+    "drizzle-orm/",
+    "@zxcvbn-ts/language-common",
+  ]
+) {
   npm[name] = config.imports[name];
 }
 const source =

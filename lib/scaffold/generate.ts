@@ -108,15 +108,18 @@ export function projectConfig(options: ProjectOptions = {}): string {
   const spec = options.package ?? DEFAULT_PACKAGE;
   let main: string;
   let sql: string;
+  let common: string;
   if (spec.startsWith("jsr:") || spec.startsWith("npm:")) {
     main = spec;
     sql = `${spec}/stores/sql`;
+    common = `${spec}/passwords/common`;
   } else {
     const root = spec.startsWith("file:")
       ? spec.replace(/\/?$/, "/")
       : `file://${spec.replace(/\/?$/, "/")}`;
     main = `${root}mod.ts`;
     sql = `${root}stores/sql.ts`;
+    common = `${root}lib/authn/common_password_check.ts`;
   }
   const config = {
     tasks: {
@@ -126,6 +129,7 @@ export function projectConfig(options: ProjectOptions = {}): string {
     imports: {
       "@portcullis/auth": main,
       "@portcullis/auth/stores/sql": sql,
+      "@portcullis/auth/passwords/common": common,
       ...NPM_IMPORTS,
     },
     unstable: ["kv"],

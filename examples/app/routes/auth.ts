@@ -62,7 +62,7 @@ export async function register(
     ) {
       const message = error.code === "INVALID_EMAIL"
         ? "Enter a valid email address"
-        : "Passwords need at least 8 characters";
+        : passwordAdvice(error.message);
       return refuse(422, error.code.toLowerCase(), message);
     }
     throw error;
@@ -238,7 +238,7 @@ export async function changePassword(
       return refuse(
         422,
         "invalid_password",
-        "Passwords need at least 8 characters",
+        passwordAdvice(error.message),
       );
     }
     throw error;
@@ -264,4 +264,11 @@ export async function changePassword(
         "Your password is changed and every other session is signed out.",
     }),
   ]);
+}
+
+/** What to tell a user whose new password was refused. */
+function passwordAdvice(reason: string): string {
+  return /common|breached/.test(reason)
+    ? "That password is too common: choose another"
+    : "Passwords need at least 8 characters";
 }
