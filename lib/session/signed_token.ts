@@ -82,23 +82,18 @@ export async function verifyToken(
   const tag = decodeBase64Url(token.slice(lastDot + 1));
   const payload = decodeBase64Url(token.slice(12, lastDot));
   if (tag === null || payload === null) return null;
-  const input = macInput(purpose, token, lastDot);
-  let signature: Uint8Array<ArrayBuffer> = tag as Uint8Array<ArrayBuffer>;
-  if (input.buffer === SCRATCH.buffer) {
-    SCRATCH.set(tag, TAG_AT);
-    signature = SCRATCH.subarray(TAG_AT, TAG_AT + 32);
-  }
-  const ok = await crypto.subtle.verify("HMAC", key, signature, input);
+  // Fresh buffers per call: reusing one scratch buffer would be safe only
+  // where the runtime copies the arguments before verify() returns (as the
+  // specification says), and a runtime that did not would then check one
+  // request's tag against another's bytes.
+  const ok = await crypto.subtle.verify(
+    "HMAC",
+    key,
+    tag as Uint8Array<ArrayBuffer>,
+    macInput(purpose, token, lastDot),
+  );
   return ok ? payload : null;
 }
-
-// Scratch space for the MAC check on the hot path. WebCrypto copies its
-// `signature` and `data` arguments before verify() returns ("get a copy of
-// the bytes held by" the argument, in the specification), so the next call
-// may reuse these bytes even while an earlier check is still in flight.
-// Views on one long-lived buffer spare two fresh typed arrays per request.
-const SCRATCH = new Uint8Array(new ArrayBuffer(MAX_TOKEN_LENGTH + 512));
-const TAG_AT = SCRATCH.length - 32;
 
 /**
  * `<purpose>:<token up to lastDot>` as bytes. The token part passed the
@@ -115,10 +110,7 @@ function macInput(
     prefix = encoder.encode(`${purpose}:`);
     prefixes.set(purpose, prefix);
   }
-  const length = prefix.length + end;
-  const out = length <= TAG_AT
-    ? SCRATCH.subarray(0, length)
-    : new Uint8Array(length);
+  const out = new Uint8Array(prefix.length + end);
   out.set(prefix);
   for (let i = 0, o = prefix.length; i < end; i++, o++) {
     out[o] = token.charCodeAt(i);
