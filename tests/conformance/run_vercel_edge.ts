@@ -6,16 +6,20 @@
  * generation refused as in production.
  *
  * Stores: Upstash (@upstash/redis through the REST bridge to the local
- * Redis) for the denylist, limits and notes. Users and tokens: Turso
- * (libSQL over HTTP) needs a libSQL server, which cannot be installed here
- * (not on npm), so the closest store that runs inside the edge runtime is
- * used, the in-memory one; the run says so.
+ * Redis) for the denylist, limits and notes. Users and tokens: the
+ * function's production path, `SQLCredentialStore` and
+ * `SQLVerificationTokenStore` over `drizzle-orm/libsql/web` and
+ * `@libsql/client/web`, talking the libSQL remote protocol (Hrana over
+ * HTTP) to tests/support/libsql_http_bridge.ts, which runs the statements
+ * on a real local libSQL file (no libSQL server, sqld, can be installed
+ * here: it is not on npm).
  *
  * Usage: `deno run -A tests/conformance/run_vercel_edge.ts`
  *
  * @module
  */
 import { startUpstashBridge } from "../support/upstash_bridge.ts";
+import { startLibsqlHttpBridge } from "../support/libsql_http_bridge.ts";
 import { tcpReachable } from "../support/services.ts";
 import { bundle, ROOT, stopBundler } from "./_import_map.ts";
 import {
@@ -60,6 +64,7 @@ const bundleMs = Math.round(performance.now() - t0);
 
 const mail = startMailSink();
 const bridge = startUpstashBridge();
+const turso = await startLibsqlHttpBridge();
 const port = freePort();
 const origin = `http://127.0.0.1:${port}`;
 const server = spawnServer(
@@ -71,6 +76,8 @@ const server = spawnServer(
       AUTH_SECRET: randomSecret(),
       UPSTASH_REDIS_REST_URL: bridge.url,
       UPSTASH_REDIS_REST_TOKEN: bridge.token,
+      DATABASE_URL: turso.url,
+      DATABASE_AUTH_TOKEN: turso.token,
       KV_PREFIX: `conformance:${crypto.randomUUID()}:`,
       RESEND_API_KEY: mail.apiKey,
       RESEND_BASE_URL: mail.url,
@@ -83,6 +90,7 @@ if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
   await server.stop();
   await mail.close();
   await bridge.close();
+  await turso.close();
   skipOrFail(`edge-runtime ${version} did not start the app`, server.output());
 }
 const result = await runAndReport(
@@ -91,7 +99,7 @@ const result = await runAndReport(
     about: [
       `entry examples/vercel_edge/api/index.ts (createEdgeApp) in npm edge-runtime ${version} on Node, string/WASM code generation refused; classic-script bundle ${bytes} bytes in ${bundleMs} ms`,
       "stores: Upstash (REST bridge to the local Redis) for sessions, limits and notes",
-      "LIMITATION: users and tokens in MemoryCredentialStore/MemoryVerificationTokenStore inside the isolate: Turso (libSQL over HTTP, @libsql/client/web) needs a libSQL server, which cannot be installed here",
+      "users and tokens: SQLCredentialStore/SQLVerificationTokenStore over drizzle-orm/libsql/web and @libsql/client/web, Hrana over HTTP to the libSQL bridge (a real local libSQL file; no sqld server here)",
     ],
   },
   origin,
@@ -100,5 +108,10 @@ const result = await runAndReport(
 await server.stop();
 await mail.close();
 await bridge.close();
+const sql = turso.stats();
+await turso.close();
+console.log(
+  `libSQL bridge: ${sql.httpRequests} HTTP requests, ${sql.statements} statements`,
+);
 await Deno.remove(dir, { recursive: true }).catch(() => {});
 finish(result, server.output());

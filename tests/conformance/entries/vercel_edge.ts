@@ -2,8 +2,9 @@
  * What the Vercel Edge conformance run bundles as a classic script for
  * Vercel's `edge-runtime`: the Edge Function's `createEdgeApp` with the
  * conformance hasher, on a `fetch` event listener (how edge-runtime, like
- * Vercel, delivers requests). Users and tokens are in-memory here: see
- * run_vercel_edge.ts.
+ * Vercel, delivers requests). Users and tokens take the function's
+ * production path: SQL stores over `@libsql/client/web` to `DATABASE_URL`,
+ * which run_vercel_edge.ts points at the libSQL HTTP bridge.
  *
  * @module
  */
@@ -11,10 +12,6 @@ import {
   createEdgeApp,
   type Env,
 } from "../../../examples/vercel_edge/api/index.ts";
-import {
-  MemoryCredentialStore,
-  MemoryVerificationTokenStore,
-} from "../../../mod.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -31,8 +28,6 @@ const hasher = conformanceHasher();
 const app = createEdgeApp(env, {
   hasher,
   limits: CONFORMANCE_LIMITS,
-  credentials: new MemoryCredentialStore(),
-  tokens: new MemoryVerificationTokenStore(),
 }).then((a) => withHasherReport(a, hasher));
 
 (globalThis as unknown as {
