@@ -196,8 +196,10 @@ async function handle(
   }
   requestStates.set(req, state);
   const response = await next(req);
+  // Renewal only where it is on: the common case adds no await.
   if (
-    state.via === "cookie" && !state.sessionChanged && context.cookie !== null
+    state.via === "cookie" && !state.sessionChanged &&
+    context.cookie !== null && context.manager.sliding
   ) {
     return await renewed(response, state, context.cookie);
   }

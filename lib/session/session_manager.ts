@@ -171,6 +171,11 @@ export class SessionManager {
     return this.#store !== null;
   }
 
+  /** Whether sliding renewal is on (see {@linkcode SessionManager.renew}). */
+  get sliding(): boolean {
+    return this.#sliding !== null;
+  }
+
   /**
    * Seconds until an identity's token expires, by this manager's clock: the
    * `Max-Age` of its cookie.
