@@ -14,17 +14,12 @@
  *
  * @module
  */
-import {
-  DenoKV,
-  KVSessionStore,
-  SecretProvider,
-  SessionManager,
-} from "@portcullis/auth";
+import { DenoKV, KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { type App, type AppDeps, createApp } from "../app/app.ts";
 import { mailerFromEnv } from "../app/mailer.ts";
 

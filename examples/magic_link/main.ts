@@ -8,17 +8,12 @@
  */
 import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
-import {
-  DenoKV,
-  KVSessionStore,
-  SecretProvider,
-  SessionManager,
-} from "@portcullis/auth";
+import { DenoKV, KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { mailerFromEnv } from "../app/mailer.ts";
 import { createMagicLinkApp } from "./app.ts";
 

@@ -10,8 +10,8 @@ import {
   renderApp,
   rewriteImports,
   scaffold,
-} from "../../lib/scaffold/mod.ts";
-import { TEMPLATES } from "../../lib/scaffold/_templates.ts";
+} from "../../packages/scaffold/mod.ts";
+import { TEMPLATES } from "../../packages/scaffold/_templates.ts";
 
 const root = new URL("../../", import.meta.url);
 const appDir = new URL("examples/app/", root);
@@ -49,7 +49,7 @@ async function run(args: string[], cwd: string) {
   return { code: out.code, text };
 }
 
-Deno.test("the embedded templates are examples/app/ exactly (run lib/scaffold/_build_templates.ts after changing the app)", async () => {
+Deno.test("the embedded templates are examples/app/ exactly (run packages/scaffold/_build_templates.ts after changing the app)", async () => {
   const tree = await readTree(appDir);
   assert.deepEqual([...tree.keys()].sort(), Object.keys(TEMPLATES).sort());
   for (const [path, content] of tree) {
@@ -63,7 +63,7 @@ Deno.test("regenerating into a temporary directory gives examples/app/ with no d
     const r = await run([
       "run",
       "-A",
-      new URL("lib/scaffold/mod.ts", root).pathname,
+      new URL("packages/scaffold/mod.ts", root).pathname,
       dir,
     ], root.pathname);
     assert.equal(r.code, 0, r.text);
@@ -79,7 +79,7 @@ Deno.test("regenerating into a temporary directory gives examples/app/ with no d
     const again = await run([
       "run",
       "-A",
-      new URL("lib/scaffold/mod.ts", root).pathname,
+      new URL("packages/scaffold/mod.ts", root).pathname,
       dir,
     ], root.pathname);
     assert.equal(again.code, 1, "refuses to overwrite without --force");
@@ -101,7 +101,7 @@ Deno.test("generated files import only the package, never this repository's path
     "jsr:@portcullis/auth@^0.1.0",
   );
   assert.equal(
-    config.imports["@portcullis/auth/stores/sql"],
+    config.imports["@portcullis/sql"],
     "jsr:@portcullis/auth@^0.1.0/stores/sql",
   );
   assert.equal(config.tasks.start, "deno run -A main.ts");

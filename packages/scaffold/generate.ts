@@ -84,7 +84,7 @@ export function rewriteImports(source: string): string {
   return source
     .replace(
       /(["'])(?:\.\.\/)+stores\/sql\.ts\1/g,
-      '"@portcullis/auth/stores/sql"',
+      '"@portcullis/sql"',
     )
     .replace(
       /(["'])(?:\.\.\/)+(?:mod\.ts|lib\/[\w/.-]+\.ts)\1/g,
@@ -128,8 +128,8 @@ export function projectConfig(options: ProjectOptions = {}): string {
     },
     imports: {
       "@portcullis/auth": main,
-      "@portcullis/auth/stores/sql": sql,
-      "@portcullis/auth/passwords/common": common,
+      "@portcullis/sql": sql,
+      "@portcullis/common-passwords": common,
       ...NPM_IMPORTS,
     },
     unstable: ["kv"],
