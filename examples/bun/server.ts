@@ -16,7 +16,12 @@
 import process from "node:process";
 import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
-import { type KeyValueStore, KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
+import {
+  type KeyValueStore,
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
 import { LibsqlKV } from "@portcullis/libsql-kv";
 import { UpstashKV } from "@portcullis/upstash";
 import {

@@ -14,7 +14,12 @@
  *
  * @module
  */
-import { DenoKV, KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
+import {
+  DenoKV,
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
 import {
   migrate,
   SQLCredentialStore,

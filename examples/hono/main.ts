@@ -10,7 +10,15 @@
  * @module
  */
 import { Hono } from "hono";
-import { currentUser, DenoKV, identityMiddleware, KVSessionStore, requireAuth, SecretProvider, SessionManager } from "@portcullis/auth";
+import {
+  currentUser,
+  DenoKV,
+  identityMiddleware,
+  KVSessionStore,
+  requireAuth,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
 import { honoMiddleware } from "@portcullis/auth/adapters/hono";
 import type { AppDeps } from "../app/app.ts";
 import { createDeployApp, type Env } from "../deno_deploy/main.ts";

@@ -15,8 +15,24 @@
  *
  * @module
  */
-import { AuthError, compose, type CredentialStore, currentUser, errorResponse, identityMiddleware, type KeyValueStore, normalizeEmail, requireAuthenticated, type SessionManager, signIn, signOut } from "@portcullis/auth";
-import { OneTimeTokens, type VerificationTokenStore } from "@portcullis/auth/verification";
+import {
+  AuthError,
+  compose,
+  type CredentialStore,
+  currentUser,
+  errorResponse,
+  identityMiddleware,
+  type KeyValueStore,
+  normalizeEmail,
+  requireAuthenticated,
+  type SessionManager,
+  signIn,
+  signOut,
+} from "@portcullis/auth";
+import {
+  OneTimeTokens,
+  type VerificationTokenStore,
+} from "@portcullis/auth/verification";
 import type { Mailer } from "../app/mailer.ts";
 import { readBody } from "../app/request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../app/respond.ts";

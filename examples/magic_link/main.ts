@@ -8,7 +8,12 @@
  */
 import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
-import { DenoKV, KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
+import {
+  DenoKV,
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
 import {
   migrate,
   SQLCredentialStore,

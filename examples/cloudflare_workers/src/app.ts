@@ -9,12 +9,14 @@
  *
  * @module
  */
-import { KVSessionStore, Pbkdf2Hasher, SecretProvider, SessionManager } from "@portcullis/auth";
-import { pbkdf2WasmModule } from "./pbkdf2_wasm.ts";
 import {
-  CloudflareKV,
-  type KVNamespaceLike,
-} from "@portcullis/cloudflare";
+  KVSessionStore,
+  Pbkdf2Hasher,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { pbkdf2WasmModule } from "./pbkdf2_wasm.ts";
+import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
 import {
   migrate,
   SQLCredentialStore,

@@ -12,7 +12,11 @@
  *
  * @module
  */
-import { KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
+import {
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
 import { UpstashKV } from "@portcullis/upstash";
 import {
   migrate,
