@@ -232,7 +232,15 @@ async function orchestrate(): Promise<void> {
   const runtimes = [
     {
       name: `Deno ${Deno.version.deno}`,
-      cmd: [Deno.execPath(), "run", "-A", "bench/http_bench.ts", "serve"],
+      cmd: [
+        Deno.execPath(),
+        "run",
+        "-A",
+        "--import-map=bench/import_map.json",
+        "--lock=bench/deno.lock",
+        "bench/http_bench.ts",
+        "serve",
+      ],
     },
     {
       name: "Bun",

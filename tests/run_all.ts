@@ -22,6 +22,10 @@ async function runDenoTests(): Promise<void> {
   const args = [
     "test",
     "-A",
+    // tests/ is not a workspace member: its npm packages have their own import
+    // map and lockfile, so that the app's first start never downloads them.
+    "--import-map=tests/import_map.json",
+    "--lock=tests/deno.lock",
 
     "--doc", // every @example in the library runs too
     `--junit-path=${junit}`,
@@ -29,6 +33,7 @@ async function runDenoTests(): Promise<void> {
     "mod.ts",
     "lib/",
     "stores/",
+    "packages/",
   ];
   const child = new Deno.Command(deno, {
     args,
@@ -62,7 +67,14 @@ const extraRuns: { name: string; cmd: string[] }[] = [
   ...["deno", "hono", "bun", "node", "vercel_edge", "cloudflare_workers"].map(
     (runtime) => ({
       name: `conformance: ${runtime}`,
-      cmd: [deno, "run", "-A", `tests/conformance/run_${runtime}.ts`],
+      cmd: [
+        deno,
+        "run",
+        "-A",
+        "--import-map=tests/import_map.json",
+        "--lock=tests/deno.lock",
+        `tests/conformance/run_${runtime}.ts`,
+      ],
     }),
   ),
 ];
