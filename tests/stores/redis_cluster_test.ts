@@ -76,131 +76,189 @@ for (const prefix of ["portcullis-test:", "{portcullis-test}:"]) {
   });
 }
 
-/** Runs `fn` with a fresh three-node cluster and a connected client. */
-function withCluster(
-  name: string,
-  fn: (cluster: PrivateCluster, client: Cluster) => Promise<void>,
-): void {
-  Deno.test({
-    name,
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn: async () => {
-      if (!(await requireRedisBinaries())) return;
-      const cluster = await startRedisCluster(3);
-      let client: Cluster | undefined;
-      try {
-        client = await connectCluster(cluster);
-        await fn(cluster, client);
-      } finally {
-        client?.destroy();
-        await cluster.stop();
-      }
-    },
-  });
-}
-
-withCluster(
-  "keySlot() answers what CLUSTER KEYSLOT answers, hash tags and UTF-8 included",
-  async (_cluster, client) => {
-    const keys = [
-      "123456789",
-      "",
-      "foo",
-      "{user1000}.following",
-      "{user1000}.followers",
-      "foo{}{bar}",
-      "foo{{bar}}zap",
-      "foo{bar}{zap}",
-      "{}",
-      "a{b",
-      "a}b{c}",
-      "portcullis:deny:01J0000000000000000000000",
-      "{portcullis}:cut:user_ünï ✓",
-      "ä{ö}ü",
-      ...Array.from({ length: 200 }, () => crypto.randomUUID()),
-    ];
-    assert.equal(keySlot("123456789"), 12739); // the spec's CRC16 check value
-    for (const key of keys) {
-      const expected = await client.sendCommand(undefined, true, [
-        "CLUSTER",
-        "KEYSLOT",
-        key,
-      ]);
-      assert.equal(keySlot(key), Number(expected), `slot of ${key}`);
-    }
-  },
-);
-
-withCluster(
-  "on a cluster, getMany() of keys in many slots sends one MGET per slot and answers in order (a plain MGET would be refused)",
-  async (cluster, client) => {
-    const kv = new RedisKV(client, { prefix: "p:" });
-    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
-    // Two keys of one slot, so that a group holds more than one key.
-    keys.push("{k0}x", "{k0}y");
-    await Promise.all(keys.map((k, i) => i % 3 ? kv.put(k, `v${i}`) : null));
-    const slots = new Set(keys.map((k) => keySlot("p:" + k)));
-    assert.ok(slots.size > 30, `only ${slots.size} slots`);
-    // Redis refuses one MGET over several slots. (node-redis 6.2 and later
-    // split such an MGET per slot themselves; RedisKV does not rely on it.)
-    const plain = createClient({
-      socket: { host: "127.0.0.1", port: cluster.nodes[0].port },
-    });
-    plain.on("error", () => {});
-    await plain.connect();
+Deno.test({
+  name: "RedisKV on a three-node Redis Cluster",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    if (!(await requireRedisBinaries())) return;
+    const cluster = await startRedisCluster(3);
+    let client: Cluster | undefined;
     try {
-      await assert.rejects(
-        plain.sendCommand(["MGET", ...keys.map((k) => "p:" + k)]),
-        /CROSSSLOT/,
+      client = await connectCluster(cluster);
+      const c = client;
+      await t.step(
+        "keySlot() answers what CLUSTER KEYSLOT answers, hash tags and UTF-8 included",
+        async () => {
+          const keys = [
+            "123456789",
+            "",
+            "foo",
+            "{user1000}.following",
+            "{user1000}.followers",
+            "foo{}{bar}",
+            "foo{{bar}}zap",
+            "foo{bar}{zap}",
+            "{}",
+            "a{b",
+            "a}b{c}",
+            "portcullis:deny:01J0000000000000000000000",
+            "{portcullis}:cut:user_ünï ✓",
+            "ä{ö}ü",
+            ...Array.from({ length: 200 }, () => crypto.randomUUID()),
+          ];
+          assert.equal(keySlot("123456789"), 12739); // the spec's CRC16 check value
+          for (const key of keys) {
+            const expected = await c.sendCommand(undefined, true, [
+              "CLUSTER",
+              "KEYSLOT",
+              key,
+            ]);
+            assert.equal(keySlot(key), Number(expected), `slot of ${key}`);
+          }
+        },
+      );
+      await t.step(
+        "on a cluster, getMany() of keys in many slots sends one MGET per slot and answers in order (a plain MGET would be refused)",
+        async () => {
+          const kv = new RedisKV(c, { prefix: "p:" });
+          const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+          // Two keys of one slot, so that a group holds more than one key.
+          keys.push("{k0}x", "{k0}y");
+          await Promise.all(
+            keys.map((k, i) => i % 3 ? kv.put(k, `v${i}`) : null),
+          );
+          const slots = new Set(keys.map((k) => keySlot("p:" + k)));
+          assert.ok(slots.size > 30, `only ${slots.size} slots`);
+          // Redis refuses one MGET over several slots. (node-redis 6.2 and later
+          // split such an MGET per slot themselves; RedisKV does not rely on it.)
+          const plain = createClient({
+            socket: { host: "127.0.0.1", port: cluster.nodes[0].port },
+          });
+          plain.on("error", () => {});
+          await plain.connect();
+          try {
+            await assert.rejects(
+              plain.sendCommand(["MGET", ...keys.map((k) => "p:" + k)]),
+              /CROSSSLOT/,
+            );
+          } finally {
+            plain.destroy();
+          }
+          await resetStats(cluster);
+          const got = await kv.getMany(keys);
+          assert.deepEqual(got, keys.map((_, i) => i % 3 ? `v${i}` : null));
+          assert.equal(await callsOf(cluster, "mget"), slots.size);
+        },
+      );
+      await t.step(
+        "on a cluster, a hash-tagged prefix makes getMany() one MGET on one primary",
+        async () => {
+          const kv = new RedisKV(c, { prefix: "{auth}:" });
+          await kv.put("deny:abc", "1", { ttlSeconds: 60 });
+          await resetStats(cluster);
+          assert.deepEqual(
+            await kv.getMany(["deny:abc", "cut:user_1", "deny:other"]),
+            ["1", null, null],
+          );
+          assert.equal(await callsOf(cluster, "mget"), 1);
+        },
+      );
+      await t.step(
+        "the session layer over RedisKV on a cluster: a revocation is seen by another instance's next resolve()",
+        async () => {
+          const make = () =>
+            new SessionManager({
+              secret: SecretProvider.fromValue(
+                "test-secret-0123456789-abcdefghijklmnop",
+              ),
+              store: new KVSessionStore(new RedisKV(c)),
+            });
+          const [one, two] = [make(), make()];
+          const tokens = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => one.issue(`user_${i}`)),
+          );
+          for (const tok of tokens) assert.ok(await two.resolve(tok));
+          for (const tok of tokens.slice(0, 10)) {
+            assert.equal(await one.revoke(tok), true);
+          }
+          await one.revokeAll("user_15");
+          const live = await Promise.all(tokens.map((tok) => two.resolve(tok)));
+          assert.deepEqual(
+            live.map((x) => x?.subject ?? null),
+            tokens.map((_, i) => i < 10 || i === 15 ? null : `user_${i}`),
+          );
+        },
       );
     } finally {
-      plain.destroy();
+      client?.destroy();
+      await cluster.stop();
     }
-    await resetStats(cluster);
-    const got = await kv.getMany(keys);
-    assert.deepEqual(got, keys.map((_, i) => i % 3 ? `v${i}` : null));
-    assert.equal(await callsOf(cluster, "mget"), slots.size);
   },
-);
+});
 
-withCluster(
-  "on a cluster, a hash-tagged prefix makes getMany() one MGET on one primary",
-  async (cluster, client) => {
-    const kv = new RedisKV(client, { prefix: "{auth}:" });
-    await kv.put("deny:abc", "1", { ttlSeconds: 60 });
-    await resetStats(cluster);
-    assert.deepEqual(
-      await kv.getMany(["deny:abc", "cut:user_1", "deny:other"]),
-      ["1", null, null],
-    );
-    assert.equal(await callsOf(cluster, "mget"), 1);
-  },
-);
-
-withCluster(
-  "the session layer over RedisKV on a cluster: a revocation is seen by another instance's next resolve()",
-  async (_cluster, client) => {
-    const make = () =>
-      new SessionManager({
-        secret: SecretProvider.fromValue(
-          "test-secret-0123456789-abcdefghijklmnop",
-        ),
-        store: new KVSessionStore(new RedisKV(client)),
-      });
-    const [one, two] = [make(), make()];
-    const tokens = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => one.issue(`user_${i}`)),
-    );
-    for (const t of tokens) assert.ok(await two.resolve(t));
-    for (const t of tokens.slice(0, 10)) {
-      assert.equal(await one.revoke(t), true);
+Deno.test({
+  name:
+    "on a cluster with replicas and useReplicas: true, RedisKV reads from primaries only (a typed mGet would read replicas)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await requireRedisBinaries())) return;
+    const cluster = await startRedisCluster(3, 1);
+    let client: Cluster | undefined;
+    try {
+      // Replicas reach every node's CLUSTER SLOTS a little after they
+      // synced; connect until the client has discovered all three, or the
+      // "no read went to a replica" assertion below would prove nothing.
+      for (let attempt = 0; attempt < 40; attempt++) {
+        client?.destroy();
+        client = createCluster({
+          rootNodes: cluster.nodes.map((n) => ({
+            url: `redis://127.0.0.1:${n.port}`,
+          })),
+          useReplicas: true,
+          defaults: { disableOfflineQueue: true },
+        });
+        client.on("error", () => {});
+        await client.connect();
+        if (client.replicas.length === 3) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.equal(client!.replicas.length, 3, "replicas not discovered");
+      const kv = new RedisKV(client!, { prefix: "r:" });
+      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+      await Promise.all(keys.map((k) => kv.put(k, "v")));
+      const replicas: PrivateCluster["nodes"] = [];
+      for (const n of cluster.nodes) {
+        const info = await rawInfo(n.port, "replication");
+        if (info.includes("role:slave")) replicas.push(n);
+      }
+      assert.equal(replicas.length, 3);
+      const onReplicas = { nodes: replicas, stop: () => Promise.resolve() };
+      await resetStats(cluster);
+      for (let i = 0; i < 20; i++) {
+        assert.deepEqual(await kv.getMany(keys), keys.map(() => "v"));
+      }
+      assert.equal(await callsOf(onReplicas, "mget"), 0);
+      assert.ok((await callsOf(cluster, "mget")) >= 20);
+      // The same reads through the typed command do reach replicas.
+      for (let i = 0; i < 20; i++) await client!.mGet(["r:k0"]);
+      assert.ok((await callsOf(onReplicas, "mget")) > 0);
+    } finally {
+      client?.destroy();
+      await cluster.stop();
     }
-    await one.revokeAll("user_15");
-    const live = await Promise.all(tokens.map((t) => two.resolve(t)));
-    assert.deepEqual(
-      live.map((x) => x?.subject ?? null),
-      tokens.map((_, i) => i < 10 || i === 15 ? null : `user_${i}`),
-    );
   },
-);
+});
+
+/** `INFO <section>` of one node. */
+async function rawInfo(port: number, section: string): Promise<string> {
+  const c = createClient({ socket: { host: "127.0.0.1", port } });
+  c.on("error", () => {});
+  await c.connect();
+  try {
+    return await c.info(section);
+  } finally {
+    c.destroy();
+  }
+}

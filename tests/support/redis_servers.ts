@@ -136,6 +136,9 @@ export async function startRedis(
       "yes",
       "--cluster-config-file",
       `nodes-${port}.conf`,
+      // Faster gossip, so that a new cluster settles in seconds.
+      "--cluster-node-timeout",
+      "1000",
     );
   }
   const child = new Deno.Command("redis-server", {
@@ -186,14 +189,19 @@ export interface PrivateCluster {
 }
 
 /**
- * Starts `size` cluster-enabled servers, joins them with
- * `redis-cli --cluster create`, and waits until every node reports
- * `cluster_state:ok`.
+ * Starts `primaries * (1 + replicas)` cluster-enabled servers, joins them
+ * with `redis-cli --cluster create`, and waits until every node reports
+ * `cluster_state:ok` (and every replica has synced with its primary).
  *
- * @param size How many primaries; Redis needs at least 3.
+ * @param primaries How many primaries; Redis needs at least 3.
+ * @param replicas Replicas per primary.
  * @returns The running cluster.
  */
-export async function startRedisCluster(size = 3): Promise<PrivateCluster> {
+export async function startRedisCluster(
+  primaries = 3,
+  replicas = 0,
+): Promise<PrivateCluster> {
+  const size = primaries * (1 + replicas);
   const dir = await Deno.makeTempDir({ prefix: "redis-cluster-" });
   const nodes: PrivateRedis[] = [];
   const stop = async () => {
@@ -210,7 +218,7 @@ export async function startRedisCluster(size = 3): Promise<PrivateCluster> {
         "create",
         ...nodes.map((n) => `127.0.0.1:${n.port}`),
         "--cluster-replicas",
-        "0",
+        String(replicas),
         "--cluster-yes",
       ],
       stdout: "piped",
@@ -231,6 +239,20 @@ export async function startRedisCluster(size = 3): Promise<PrivateCluster> {
             "cluster_state:ok",
           ),
       );
+      await waitFor(`replication on ${n.port}`, async () => {
+        const info = await rawCommand(n.port, "INFO replication");
+        return info.includes("role:master") ||
+          info.includes("master_link_status:up");
+      });
+    }
+    // Every node must know every replica (gossip) before a client asks any
+    // node for the topology.
+    for (const n of nodes) {
+      await waitFor(`replicas known to ${n.port}`, async () => {
+        const known = (await rawCommand(n.port, "CLUSTER NODES"))
+          .split("\n").filter((line) => /[ ,]slave /.test(line)).length;
+        return known === primaries * replicas;
+      }, 30_000);
     }
   } catch (error) {
     await stop();
