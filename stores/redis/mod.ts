@@ -7,7 +7,9 @@
  * `useReplicas: true`), so a revocation written by one instance is seen by
  * the next read from any instance. Latency: one network round trip per call;
  * on a cluster, `getMany` sends one `MGET` per hash slot it touches, all at
- * once (see {@linkcode RedisKV.getMany}).
+ * once (see {@linkcode RedisKV.getMany}). Keep `maxmemory-policy noeviction`
+ * (the default) on that Redis: every key here has a TTL, so the `volatile-*`
+ * and `allkeys-*` policies may evict denylist entries and un-revoke tokens.
  *
  * @example Usage
  * ```ts ignore
