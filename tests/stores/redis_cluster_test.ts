@@ -198,11 +198,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
-    "on a cluster with replicas and useReplicas: true, RedisKV reads from primaries only (a typed mGet would read replicas)",
+  name: "RedisKV on a Redis Cluster with one replica per primary",
   sanitizeOps: false,
   sanitizeResources: false,
-  fn: async () => {
+  fn: async (t) => {
     if (!(await requireRedisBinaries())) return;
     const cluster = await startRedisCluster(3, 1);
     let client: Cluster | undefined;
@@ -217,33 +216,82 @@ Deno.test({
             url: `redis://127.0.0.1:${n.port}`,
           })),
           useReplicas: true,
-          defaults: { disableOfflineQueue: true },
+          defaults: {
+            disableOfflineQueue: true,
+            socket: { connectTimeout: 500, reconnectStrategy: () => 100 },
+          },
         });
         client.on("error", () => {});
         await client.connect();
         if (client.replicas.length === 3) break;
         await new Promise((r) => setTimeout(r, 250));
       }
-      assert.equal(client!.replicas.length, 3, "replicas not discovered");
-      const kv = new RedisKV(client!, { prefix: "r:" });
-      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
-      await Promise.all(keys.map((k) => kv.put(k, "v")));
+      const c = client!;
+      assert.equal(c.replicas.length, 3, "replicas not discovered");
+      const primaries: PrivateCluster["nodes"] = [];
       const replicas: PrivateCluster["nodes"] = [];
       for (const n of cluster.nodes) {
         const info = await rawInfo(n.port, "replication");
-        if (info.includes("role:slave")) replicas.push(n);
+        (info.includes("role:slave") ? replicas : primaries).push(n);
       }
       assert.equal(replicas.length, 3);
-      const onReplicas = { nodes: replicas, stop: () => Promise.resolve() };
-      await resetStats(cluster);
-      for (let i = 0; i < 20; i++) {
-        assert.deepEqual(await kv.getMany(keys), keys.map(() => "v"));
+      const kv = new RedisKV(c, { prefix: "r:", timeoutMs: 1000 });
+      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+      await Promise.all(keys.map((k) => kv.put(k, "v")));
+      // Every write acknowledged by a replica before anything is killed.
+      for (const k of keys) {
+        assert.equal(
+          await c.sendCommand("r:" + k, false, ["WAIT", "1", "2000"]),
+          1,
+        );
       }
-      assert.equal(await callsOf(onReplicas, "mget"), 0);
-      assert.ok((await callsOf(cluster, "mget")) >= 20);
-      // The same reads through the typed command do reach replicas.
-      for (let i = 0; i < 20; i++) await client!.mGet(["r:k0"]);
-      assert.ok((await callsOf(onReplicas, "mget")) > 0);
+
+      await t.step(
+        "with useReplicas: true, RedisKV reads from primaries only (a typed mGet would read replicas)",
+        async () => {
+          const onReplicas = { nodes: replicas, stop: () => Promise.resolve() };
+          await resetStats(cluster);
+          for (let i = 0; i < 20; i++) {
+            assert.deepEqual(await kv.getMany(keys), keys.map(() => "v"));
+          }
+          assert.equal(await callsOf(onReplicas, "mget"), 0);
+          assert.ok((await callsOf(cluster, "mget")) >= 20);
+          for (let i = 0; i < 20; i++) await c.mGet(["r:k0"]);
+          assert.ok((await callsOf(onReplicas, "mget")) > 0);
+        },
+      );
+
+      await t.step(
+        "a killed primary makes calls reject within timeoutMs, never hang, and they succeed again once its replica took over",
+        async () => {
+          await primaries[0].kill();
+          const started = Date.now();
+          let rejected = 0;
+          let recovered = false;
+          while (Date.now() - started < 30_000) {
+            const round = performance.now();
+            const results = await Promise.allSettled([
+              kv.getMany(keys),
+              kv.increment("n", 60),
+              kv.put("w", "x", { ttlSeconds: 60 }),
+            ]);
+            const took = performance.now() - round;
+            assert.ok(took < 1500, `a round took ${took} ms`);
+            rejected += results.filter((r) => r.status === "rejected").length;
+            if (results.every((r) => r.status === "fulfilled")) {
+              assert.deepEqual(
+                (results[0] as PromiseFulfilledResult<unknown>).value,
+                keys.map(() => "v"),
+              );
+              recovered = true;
+              break;
+            }
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          assert.ok(rejected > 0, "no call noticed the outage");
+          assert.ok(recovered, "calls did not recover after the failover");
+        },
+      );
     } finally {
       client?.destroy();
       await cluster.stop();
