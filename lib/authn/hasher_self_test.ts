@@ -1,6 +1,7 @@
 /**
  * A startup check that the configured password hasher really works at its
- * configured cost on this runtime (SECURITY.md item 47).
+ * configured cost on this runtime (docs/security.md, "Password hashing at
+ * full strength on every runtime").
  *
  * @module
  */

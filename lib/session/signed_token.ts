@@ -12,7 +12,7 @@
 import { decodeBase64Url, encodeBase64Url } from "../_common/base64url.ts";
 import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
 
-/** The longest token accepted, in characters (DESIGN.md §5). */
+/** The longest token accepted, in characters (docs/token_format.md). */
 export const MAX_TOKEN_LENGTH = 4096;
 
 // version, kid (6 bytes), payload, tag (32 bytes = 43 characters).
