@@ -1,5 +1,5 @@
-// DESIGN.md §2: lib/authn, lib/session and lib/authz never import one
-// another; and mod.ts loads no driver (§3). Walks the real import graph.
+// The layer rule: lib/authn, lib/session and lib/authz never import one
+// another; and mod.ts loads no driver. Walks the real import graph.
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,7 +48,7 @@ async function* walk(dir: string): AsyncGenerator<string> {
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-Deno.test("DESIGN.md §2: no layer imports another", async () => {
+Deno.test("the layer rule: no layer imports another", async () => {
   for (const layer of LAYERS) {
     assert.ok(
       (await Array.fromAsync(walk(join(root, "lib", layer)))).length > 0,
@@ -86,7 +86,7 @@ Deno.test("the layer check catches a violating fixture", async () => {
   }
 });
 
-Deno.test("DESIGN.md §3: importing mod.ts loads no driver or hashing library (drizzle, libSQL, Upstash, postgres, mysql2, bcrypt, argon2)", async () => {
+Deno.test("importing mod.ts loads no driver or hashing library (drizzle, libSQL, Upstash, postgres, mysql2, bcrypt, argon2)", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", join(root, "mod.ts")],
     stdout: "piped",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startApp } from "./_harness.ts";
 
-Deno.test("item 13: registration refuses a common password with 422 and a clear message, storing nothing", async () => {
+Deno.test("NIST SP 800-63B blocklist: registration refuses a common password with 422 and a clear message, storing nothing", async () => {
   await using app = await startApp();
   const res = await fetch(`${app.origin}/register`, {
     method: "POST",

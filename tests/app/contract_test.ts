@@ -1,5 +1,5 @@
 /**
- * The reference app against every row of DESIGN.md §10, over HTTP, with a
+ * The reference app against every row of its HTTP contract, over HTTP, with a
  * libSQL file, Deno KV and an injected clock.
  */
 import assert from "node:assert/strict";
@@ -214,7 +214,7 @@ Deno.test("POST /logout revokes the jti: form 303 to /login clearing the cookie;
 });
 
 Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confirmation form and changes nothing; HEAD neither; POST /verify stamps verified_at, consumes, flashes and redirects to /; bad tokens get 400", async () => {
-  // Deliberate deviation from DESIGN.md §10: GET no longer redeems.
+  // Deliberately, GET no longer redeems (docs/security.md).
   await using app = await startApp();
   const b = new Browser(app.origin);
   await b.post("/register", {

@@ -216,7 +216,7 @@ Deno.test("magic link: a cross-site POST is refused (login CSRF)", async () => {
   s.close();
 });
 
-Deno.test("magic link: requests are rate-limited per email (SECURITY.md item 46), and invalid addresses are answered like unknown ones", async () => {
+Deno.test("magic link: requests are rate-limited per email, and invalid addresses are answered like unknown ones", async () => {
   const s = await setup();
   try {
     for (let i = 0; i < 5; i++) {

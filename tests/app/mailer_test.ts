@@ -103,7 +103,7 @@ Deno.test("ResendMailer throws on a non-2xx answer without the key in the messag
   }
 });
 
-Deno.test("registration mails the verification link through the API to the stored address, on the configured origin (item 44)", async () => {
+Deno.test("registration mails the verification link through the API to the stored address, on the configured origin", async () => {
   const api = await fakeMailApi();
   await using app = await startApp({
     mailer: new ResendMailer({

@@ -20,15 +20,15 @@ const rfcInput = {
   hashLength: 32,
 };
 
-Deno.test("item 5: the pure-JS engine reproduces the RFC 9106 §5.3 Argon2id tag 0d640df5…e659 (secret and AD)", async () => {
+Deno.test("the pure-JS engine reproduces the RFC 9106 §5.3 Argon2id tag 0d640df5…e659 (secret and AD)", async () => {
   assert.equal(hex(await nobleArgon2idEngine(rfcInput)), rfc.argon2idTag);
 });
 
-Deno.test("item 5: hash-wasm has no associated-data input, so it refuses the RFC 9106 vector instead of ignoring AD", async () => {
+Deno.test("hash-wasm has no associated-data input, so it refuses the RFC 9106 vector instead of ignoring AD", async () => {
   await assert.rejects(() => hashWasmArgon2idEngine(rfcInput), TypeError);
 });
 
-Deno.test("item 5: hash-wasm and the pure-JS engine agree with a secret and no AD", async () => {
+Deno.test("hash-wasm and the pure-JS engine agree with a secret and no AD", async () => {
   const input = { ...rfcInput, associatedData: undefined };
   assert.equal(
     hex(await hashWasmArgon2idEngine(input)),
@@ -42,7 +42,7 @@ for (
     nobleArgon2idEngine,
   ]] as const
 ) {
-  Deno.test(`item 5: both PHC vectors of SECURITY §4.4 verify (${name} engine)`, async () => {
+  Deno.test(`both Argon2id PHC vectors (m=65536 and OWASP's m=19456) verify (${name} engine)`, async () => {
     const hasher = new Argon2idHasher({ engine });
     for (const v of vectors.phc) {
       assert.equal(await hasher.verify(v.password, v.hash), true, v.hash);
@@ -51,7 +51,7 @@ for (
   });
 }
 
-Deno.test("item 5: hash reproduces the OWASP-row PHC vector with the salt 'somesalt'", async () => {
+Deno.test("hash reproduces the OWASP-row PHC vector with the salt 'somesalt'", async () => {
   // The hasher draws 16 salt bytes; the vector's salt is 8, so rebuild
   // the string from the engine with the vector's inputs.
   const tag = await hashWasmArgon2idEngine({
@@ -69,7 +69,7 @@ Deno.test("item 5: hash reproduces the OWASP-row PHC vector with the salt 'somes
   );
 });
 
-Deno.test("item 5: defaults are OWASP m=19456 t=2 p=1 with a 16-byte salt", async () => {
+Deno.test("defaults are OWASP m=19456 t=2 p=1 with a 16-byte salt", async () => {
   const hasher = new Argon2idHasher({ randomBytes: fixedBytes(9) });
   const stored = await hasher.hash("correct horse battery");
   assert.match(
@@ -85,7 +85,7 @@ Deno.test("item 5: defaults are OWASP m=19456 t=2 p=1 with a 16-byte salt", asyn
   );
 });
 
-Deno.test("item 4: the Argon2id parser rejects other ids, versions, orders, bounds and base64", async () => {
+Deno.test("ASVS 16.5.3: the Argon2id parser rejects other ids, versions, orders, bounds and base64", async () => {
   const hasher = new Argon2idHasher({
     memoryKiB: 64,
     iterations: 1,
@@ -120,7 +120,7 @@ Deno.test("item 4: the Argon2id parser rejects other ids, versions, orders, boun
   }
 });
 
-Deno.test("item 4: property: random strings never throw and never verify as argon2id", async () => {
+Deno.test("ASVS 16.5.3: property: random strings never throw and never verify as argon2id", async () => {
   const hasher = new Argon2idHasher({
     memoryKiB: 64,
     iterations: 1,
@@ -149,7 +149,7 @@ Deno.test("item 4: property: random strings never throw and never verify as argo
   );
 });
 
-Deno.test("item 5: misconfiguration throws RangeError", () => {
+Deno.test("misconfiguration throws RangeError", () => {
   assert.throws(() => new Argon2idHasher({ memoryKiB: 4 }), RangeError);
   assert.throws(
     () => new Argon2idHasher({ parallelism: 17, memoryKiB: 1 << 16 }),
@@ -161,7 +161,7 @@ Deno.test("item 5: misconfiguration throws RangeError", () => {
   );
 });
 
-Deno.test("item 5: a secret (pepper) is required to verify what it hashed", async () => {
+Deno.test("a secret (pepper) is required to verify what it hashed", async () => {
   const secret = new Uint8Array(32).fill(5);
   const keyed = new Argon2idHasher({ memoryKiB: 64, iterations: 1, secret });
   const plain = new Argon2idHasher({ memoryKiB: 64, iterations: 1 });

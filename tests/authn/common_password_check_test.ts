@@ -7,7 +7,7 @@ import {
   Pbkdf2Hasher,
 } from "../../mod.ts";
 
-Deno.test("item 13: common and breached passwords are refused, case and width folded", () => {
+Deno.test("NIST SP 800-63B blocklist: common and breached passwords are refused, case and width folded", () => {
   const isCommon = commonPasswordCheck();
   for (
     const p of [
@@ -33,7 +33,7 @@ Deno.test("item 13: common and breached passwords are refused, case and width fo
   }
 });
 
-Deno.test("item 13: the list covers at least the 3000 most common passwords, and extra words can be added", () => {
+Deno.test("NIST SP 800-63B blocklist: the list covers at least the 3000 most common passwords, and extra words can be added", () => {
   const top = commonPasswordCheck({ top: 3000 });
   assert.equal(top("password"), true);
   const withExtra = commonPasswordCheck({ top: 10, extra: ["portcullis-app"] });
@@ -41,7 +41,7 @@ Deno.test("item 13: the list covers at least the 3000 most common passwords, and
   assert.throws(() => commonPasswordCheck({ top: 0 }), RangeError);
 });
 
-Deno.test("item 13: with the check, registration and password change refuse a common password and store nothing", async () => {
+Deno.test("NIST SP 800-63B blocklist: with the check, registration and password change refuse a common password and store nothing", async () => {
   const credentials = new MemoryCredentialStore();
   const auth = new PasswordAuthenticator({
     credentials,

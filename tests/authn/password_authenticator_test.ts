@@ -56,7 +56,7 @@ Deno.test("register creates a user with a normalised email and a random subject;
   );
 });
 
-Deno.test("item 23-like: subject ids are distinct and never contain |", async () => {
+Deno.test("subject ids are distinct and never contain |", async () => {
   const auth = new PasswordAuthenticator({
     credentials: new MemoryCredentialStore(),
     hasher: fast(),
@@ -98,7 +98,7 @@ Deno.test("concurrent registrations of one email end in exactly one created", as
   assert.equal(results.filter((r) => r.kind === "created").length, 1);
 });
 
-Deno.test("item 44 / item 11: invalid email or password throws INVALID_EMAIL / INVALID_PASSWORD and stores nothing", async () => {
+Deno.test("invalid email or password throws INVALID_EMAIL / INVALID_PASSWORD and stores nothing", async () => {
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());
   const auth = new PasswordAuthenticator({ credentials, hasher });
@@ -126,7 +126,7 @@ Deno.test("item 44 / item 11: invalid email or password throws INVALID_EMAIL / I
   assert.equal(await credentials.findByEmail("a@example.com"), null);
 });
 
-Deno.test("item 11: minPasswordLength is configurable (NIST asks 15 for password-only login)", async () => {
+Deno.test("NIST SP 800-63B: minPasswordLength is configurable (NIST asks 15 for password-only login)", async () => {
   const auth = new PasswordAuthenticator({
     credentials: new MemoryCredentialStore(),
     hasher: fast(),
@@ -142,7 +142,7 @@ Deno.test("item 11: minPasswordLength is configurable (NIST asks 15 for password
   );
 });
 
-Deno.test("item 13: a pluggable breached-password check refuses listed passwords", async () => {
+Deno.test("NIST SP 800-63B blocklist: a pluggable breached-password check refuses listed passwords", async () => {
   const auth = new PasswordAuthenticator({
     credentials: new MemoryCredentialStore(),
     hasher: fast(),
@@ -158,7 +158,7 @@ Deno.test("item 13: a pluggable breached-password check refuses listed passwords
   );
 });
 
-Deno.test("item 15: an unknown email runs exactly one hasher.verify, against a dummy minted once with current parameters", async () => {
+Deno.test("ASVS 6.3.8: an unknown email runs exactly one hasher.verify, against a dummy minted once with current parameters", async () => {
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());
   const auth = new PasswordAuthenticator({ credentials, hasher });
@@ -188,7 +188,7 @@ Deno.test("item 15: an unknown email runs exactly one hasher.verify, against a d
   assert.equal(calls.verify - before, 1);
 });
 
-Deno.test("item 12: oversize or malformed input is refused before any hashing, with the same null", async () => {
+Deno.test("oversize or malformed input is refused before any hashing, with the same null", async () => {
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());
   const auth = new PasswordAuthenticator({ credentials, hasher });
@@ -211,7 +211,7 @@ Deno.test("item 12: oversize or malformed input is refused before any hashing, w
   assert.equal(calls.verify, v);
 });
 
-Deno.test("item 3: a hash below policy is re-minted on successful login, through compare-and-set", async () => {
+Deno.test("ASVS 11.2.2: a hash below policy is re-minted on successful login, through compare-and-set", async () => {
   const credentials = new MemoryCredentialStore();
   const old = new PasswordAuthenticator({
     credentials,
@@ -232,7 +232,7 @@ Deno.test("item 3: a hash below policy is re-minted on successful login, through
   assert.equal(await auth.authenticate("a@example.com", "password1"), subject);
 });
 
-Deno.test("item 3: rehash loses to a concurrent password change (compare-and-set)", async () => {
+Deno.test("ASVS 11.2.2: rehash loses to a concurrent password change (compare-and-set)", async () => {
   const credentials = new MemoryCredentialStore();
   const old = new PasswordAuthenticator({
     credentials,
@@ -260,7 +260,7 @@ Deno.test("item 3: rehash loses to a concurrent password change (compare-and-set
   assert.equal(await old.authenticate("a@example.com", "password1"), null);
 });
 
-Deno.test("item 9: migration verifies a bcrypt hash, re-mints PBKDF2 of the exact password, and the bcrypt hash is gone", async () => {
+Deno.test("OWASP legacy-hash upgrade: migration verifies a bcrypt hash, re-mints PBKDF2 of the exact password, and the bcrypt hash is gone", async () => {
   const credentials = new MemoryCredentialStore();
   const bcrypt = new BcryptHasher();
   const legacyHash =
@@ -306,12 +306,12 @@ Deno.test("item 9: migration verifies a bcrypt hash, re-mints PBKDF2 of the exac
   );
 });
 
-Deno.test("item 9: MigrationHasher requires an explicit legacy list", () => {
+Deno.test("OWASP legacy-hash upgrade: MigrationHasher requires an explicit legacy list", () => {
   // deno-lint-ignore no-explicit-any
   assert.throws(() => new MigrationHasher({} as any), TypeError);
 });
 
-Deno.test("item 17: changePasswordWithCurrent requires the current password", async () => {
+Deno.test("ASVS 6.2.3: changePasswordWithCurrent requires the current password", async () => {
   const credentials = new MemoryCredentialStore();
   const auth = new PasswordAuthenticator({ credentials, hasher: fast() });
   const subject =
@@ -363,7 +363,7 @@ Deno.test("changePassword (reset flows) sets a new password; unknown subjects an
   await assert.rejects(() => auth.changePassword(subject, "short"), AuthError);
 });
 
-Deno.test("item 8: the hasher sees only the password, never the email or id", async () => {
+Deno.test("Okta 2024 advisory: the hasher sees only the password, never the email or id", async () => {
   const seen: string[] = [];
   const inner = fast();
   const hasher: PasswordHasher = {

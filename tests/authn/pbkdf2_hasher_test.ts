@@ -31,7 +31,7 @@ async function webCryptoPbkdf2(
   return hex(new Uint8Array(bits));
 }
 
-Deno.test("item 2: the JavaScript PBKDF2 route passes all 60 Wycheproof pbkdf2_hmacsha256 cases", () => {
+Deno.test("the JavaScript PBKDF2 route passes all 60 Wycheproof pbkdf2_hmacsha256 cases", () => {
   assert.equal(wycheproof.tests.length, 60);
   for (const [id, pw, salt, c, len, dk] of wycheproof.tests) {
     const got = pbkdf2Sha256Js(
@@ -44,7 +44,7 @@ Deno.test("item 2: the JavaScript PBKDF2 route passes all 60 Wycheproof pbkdf2_h
   }
 });
 
-Deno.test("item 2: WebCrypto agrees with the Wycheproof cases the JS route passes (sample)", async () => {
+Deno.test("WebCrypto agrees with the Wycheproof cases the JS route passes (sample)", async () => {
   for (const [id, pw, salt, c, len, dk] of wycheproof.tests.slice(0, 12)) {
     assert.equal(
       await webCryptoPbkdf2(
@@ -59,7 +59,7 @@ Deno.test("item 2: WebCrypto agrees with the Wycheproof cases the JS route passe
   }
 });
 
-Deno.test("item 2: RFC 7914, Go and local PBKDF2 vectors of SECURITY §4.1 pass on the JS route", () => {
+Deno.test("RFC 7914, Go and local PBKDF2 vectors pass on the JS route", () => {
   for (const [pw, salt, c, len, dk] of local.tests) {
     const got = pbkdf2Sha256Js(
       enc.encode(pw as string),
@@ -71,7 +71,7 @@ Deno.test("item 2: RFC 7914, Go and local PBKDF2 vectors of SECURITY §4.1 pass 
   }
 });
 
-Deno.test("item 2: the 600000-iteration vector 669cfe52…5178 on both routes", async () => {
+Deno.test("the 600000-iteration vector 669cfe52…5178 on both routes", async () => {
   const [pw, salt, c, len, dk] = local.fullStrength;
   assert.equal(
     hex(
@@ -95,7 +95,7 @@ Deno.test("item 2: the 600000-iteration vector 669cfe52…5178 on both routes", 
   );
 });
 
-Deno.test("item 47 / V17: with a Workers-like WebCrypto that refuses 600000, hash() falls back and equals the WebCrypto hash", async () => {
+Deno.test("workerd's 100k PBKDF2 cap: with a Workers-like WebCrypto that refuses 600000, hash() falls back and equals the WebCrypto hash", async () => {
   const subtle = workersLikeSubtle();
   const refusing = new Pbkdf2Hasher({ subtle, randomBytes: fixedBytes(7) });
   const native = new Pbkdf2Hasher({ randomBytes: fixedBytes(7) });
@@ -116,7 +116,7 @@ Deno.test("item 47 / V17: with a Workers-like WebCrypto that refuses 600000, has
   assert.equal(subtle.refused, 1);
 });
 
-Deno.test("item 47: the stand-in still lets WebCrypto derive at or below 100000", async () => {
+Deno.test("the stand-in still lets WebCrypto derive at or below 100000", async () => {
   const subtle = workersLikeSubtle();
   const hasher = new Pbkdf2Hasher({ subtle, iterations: 100_000 });
   const stored = await hasher.hash("password123");
@@ -125,7 +125,7 @@ Deno.test("item 47: the stand-in still lets WebCrypto derive at or below 100000"
   assert.equal(await hasher.verify("password123", stored), true);
 });
 
-Deno.test("item 47: route webcrypto surfaces the refusal and the self-test fails loudly", async () => {
+Deno.test("route webcrypto surfaces the refusal and the self-test fails loudly", async () => {
   const hasher = new Pbkdf2Hasher({
     subtle: workersLikeSubtle(),
     route: "webcrypto",
@@ -139,7 +139,7 @@ Deno.test("item 47: route webcrypto surfaces the refusal and the self-test fails
   );
 });
 
-Deno.test("item 47: selfTestHasher reports the time and enforces a budget", async () => {
+Deno.test("selfTestHasher reports the time and enforces a budget", async () => {
   const hasher = new Pbkdf2Hasher({ iterations: 1000 });
   const report = await selfTestHasher(hasher);
   assert.ok(report.milliseconds >= 0);
@@ -151,7 +151,7 @@ Deno.test("item 47: selfTestHasher reports the time and enforces a budget", asyn
   );
 });
 
-Deno.test("item 47: selfTestHasher fails when a fresh hash is already below policy", async () => {
+Deno.test("selfTestHasher fails when a fresh hash is already below policy", async () => {
   const fake = {
     hash: () => Promise.resolve("h"),
     verify: (p: string) => Promise.resolve(!p.endsWith("!")),
@@ -160,7 +160,7 @@ Deno.test("item 47: selfTestHasher fails when a fresh hash is already below poli
   await assert.rejects(() => selfTestHasher(fake), /needs a rehash/);
 });
 
-Deno.test("item 1: hash() mints $pbkdf2-sha256$i=600000$<22 chars>$<43 chars> with a 16-byte salt by default", async () => {
+Deno.test("OWASP Password Storage: hash() mints $pbkdf2-sha256$i=600000$<22 chars>$<43 chars> with a 16-byte salt by default", async () => {
   const hasher = new Pbkdf2Hasher({ route: "webcrypto" });
   assert.equal(hasher.iterations, 600_000);
   const stored = await hasher.hash("pässwörd ✓");
@@ -172,7 +172,7 @@ Deno.test("item 1: hash() mints $pbkdf2-sha256$i=600000$<22 chars>$<43 chars> wi
   assert.notEqual(await hasher.hash("pässwörd ✓"), stored); // fresh salt
 });
 
-Deno.test("item 10: the password is hashed exactly as received (no trim, no case-fold, no normalisation)", async () => {
+Deno.test("the password is hashed exactly as received (no trim, no case-fold, no normalisation)", async () => {
   const hasher = new Pbkdf2Hasher({ iterations: 1000 });
   const stored = await hasher.hash(" Secret\u00e9 ");
   assert.equal(await hasher.verify(" Secret\u00e9 ", stored), true);
@@ -181,7 +181,7 @@ Deno.test("item 10: the password is hashed exactly as received (no trim, no case
   assert.equal(await hasher.verify(" Secrete\u0301 ", stored), false);
 });
 
-Deno.test("item 1: the stored hash equals PBKDF2 of the UTF-8 password with the stored salt", async () => {
+Deno.test("OWASP Password Storage: the stored hash equals PBKDF2 of the UTF-8 password with the stored salt", async () => {
   const hasher = new Pbkdf2Hasher({
     iterations: 4096,
     randomBytes: fixedBytes(0x42),
@@ -198,7 +198,7 @@ Deno.test("item 1: the stored hash equals PBKDF2 of the UTF-8 password with the 
   assert.equal(hex(bytes), want);
 });
 
-Deno.test("item 3: needsRehash is true below policy iterations and for other algorithms", async () => {
+Deno.test("ASVS 11.2.2: needsRehash is true below policy iterations and for other algorithms", async () => {
   const old = new Pbkdf2Hasher({ iterations: 1000 });
   const stored = await old.hash("password1");
   const now = new Pbkdf2Hasher({ iterations: 2000, minIterations: 1000 });
@@ -214,7 +214,7 @@ Deno.test("item 3: needsRehash is true below policy iterations and for other alg
   assert.equal(now.needsRehash("garbage"), true);
 });
 
-Deno.test("item 4: the PHC parser rejects unknown ids, bounds, bad base64 and wrong lengths with false", async () => {
+Deno.test("ASVS 16.5.3: the PHC parser rejects unknown ids, bounds, bad base64 and wrong lengths with false", async () => {
   const hasher = new Pbkdf2Hasher({
     iterations: 1000,
     minIterations: 1000,
@@ -254,7 +254,7 @@ Deno.test("item 4: the PHC parser rejects unknown ids, bounds, bad base64 and wr
   }
 });
 
-Deno.test("item 4: property: random strings never throw and never verify", async () => {
+Deno.test("ASVS 16.5.3: property: random strings never throw and never verify", async () => {
   const hasher = new Pbkdf2Hasher({ iterations: 1000, minIterations: 1 });
   await fc.assert(
     fc.asyncProperty(fc.string({ maxLength: 120 }), async (s) => {
@@ -265,7 +265,7 @@ Deno.test("item 4: property: random strings never throw and never verify", async
   );
 });
 
-Deno.test("item 4: property: PHC-shaped strings with random fields never throw and never verify", async () => {
+Deno.test("ASVS 16.5.3: property: PHC-shaped strings with random fields never throw and never verify", async () => {
   const hasher = new Pbkdf2Hasher({ iterations: 1000, minIterations: 1 });
   const b64 = fc.stringMatching(/^[A-Za-z0-9+/=.-]{0,90}$/);
   await fc.assert(
@@ -284,7 +284,7 @@ Deno.test("item 4: property: PHC-shaped strings with random fields never throw a
   );
 });
 
-Deno.test("V15: property: two passwords sharing a 72-byte prefix never both verify against a new PBKDF2 hash", async () => {
+Deno.test("Okta 2024 advisory: property: two passwords sharing a 72-byte prefix never both verify against a new PBKDF2 hash", async () => {
   const hasher = new Pbkdf2Hasher({ iterations: 100, minIterations: 1 });
   await fc.assert(
     fc.asyncProperty(
@@ -303,7 +303,7 @@ Deno.test("V15: property: two passwords sharing a 72-byte prefix never both veri
   );
 });
 
-Deno.test("item 1: a pepper changes the hash and is needed to verify", async () => {
+Deno.test("OWASP Password Storage: a pepper changes the hash and is needed to verify", async () => {
   const pepper = "p".repeat(32);
   const peppered = new Pbkdf2Hasher({
     iterations: 1000,
@@ -346,7 +346,7 @@ Deno.test("item 1: a pepper changes the hash and is needed to verify", async () 
   assert.equal(await js.hash("password1"), stored);
 });
 
-Deno.test("item 1: misconfiguration throws RangeError with a clear message", () => {
+Deno.test("OWASP Password Storage: misconfiguration throws RangeError with a clear message", () => {
   assert.throws(() => new Pbkdf2Hasher({ iterations: 0 }), RangeError);
   assert.throws(() => new Pbkdf2Hasher({ iterations: 1.5 }), RangeError);
   assert.throws(

@@ -40,7 +40,7 @@ Deno.test("a fresh wabt build reproduces pbkdf2.wasm and _pbkdf2_wasm_bytes.ts",
   );
 });
 
-Deno.test("the WASM engine passes RFC 7914, the Go vectors and the 100k and 600k vectors of SECURITY §4.1", () => {
+Deno.test("the WASM engine passes RFC 7914, the Go vectors and the local 100k and 600k vectors", () => {
   for (const [pw, salt, c, len, dk] of [...local.tests, local.fullStrength]) {
     const got = derive(
       enc.encode(pw as string),

@@ -19,7 +19,7 @@ Deno.test("principal.is compares subject ids exactly", () => {
   assert.ok(Object.isFrozen(p));
 });
 
-Deno.test("item 38: a policy allows only on a literal true; before() decides first", async () => {
+Deno.test("ASVS 8.2.1: a policy allows only on a literal true; before() decides first", async () => {
   assert.equal(
     await evaluatePolicy(notes, principal("alice"), "edit", "n1"),
     true,
@@ -61,7 +61,7 @@ Deno.test("item 38: a policy allows only on a literal true; before() decides fir
   }
 });
 
-Deno.test("item 38: a policy that throws or rejects denies and reports the error; a throwing reporter changes nothing", async () => {
+Deno.test("ASVS 8.2.1: a policy that throws or rejects denies and reports the error; a throwing reporter changes nothing", async () => {
   const errors: unknown[] = [];
   const throws = definePolicy<"x">({
     can: () => {

@@ -3,7 +3,8 @@
  * local workerd refuse WebCrypto PBKDF2 above 100000 iterations exactly as
  * Cloudflare's production runtime does (`NotSupportedError: Pbkdf2 failed:
  * iteration counts above 100000 are not supported (requested 600000).`),
- * which open-source workerd and Miniflare do not enforce (SECURITY.md §5).
+ * which open-source workerd and Miniflare do not enforce (workerd issue
+ * #1346; docs/security.md).
  * So the default hasher's fallback route is what the suite exercises.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * The HTTP contract of the reference app (DESIGN.md §10), written once as a
+ * The HTTP contract of the reference app, written once as a
  * function of a base URL: plain `fetch` against a running server, whatever
  * runtime serves it. Verification links are read from the mail sink the
  * runner started (mail_sink.ts).

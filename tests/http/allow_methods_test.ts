@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { allowMethods, compose } from "../../mod.ts";
 
-Deno.test("item 33: safe methods never reach a handler marked as mutating", async () => {
+Deno.test("ASVS 3.5.3: safe methods never reach a handler marked as mutating", async () => {
   const hits: string[] = [];
   const handler = compose([allowMethods("POST", "DELETE")], (req) => {
     hits.push(req.method);

@@ -33,7 +33,7 @@ Deno.test("cookie and Bearer resolve the same identity", async () => {
   assert.deepEqual(await viaBearer.json(), { subject: "alice" });
 });
 
-Deno.test("item 32: with an Authorization header the cookie is ignored, never a fallback", async () => {
+Deno.test("with an Authorization header the cookie is ignored, never a fallback", async () => {
   const { sessions } = makeManager();
   const { handler } = makeApp(sessions);
   const alice = await sessions.issue("alice");
@@ -185,7 +185,7 @@ Deno.test("safeNextPath accepts same-origin paths only", () => {
   }
 });
 
-Deno.test("item 36: a store outage makes every gate answer 503 with Retry-After and never runs the handler", async () => {
+Deno.test("fail closed: a store outage makes every gate answer 503 with Retry-After and never runs the handler", async () => {
   let down = false;
   const inner = new MemoryKV();
   const kv: KeyValueStore = {
@@ -254,7 +254,7 @@ Deno.test("a gate on a request that did not pass identityMiddleware fails closed
   assert.equal(res.status, 500);
 });
 
-Deno.test("V7/V8 (CVE-2025-61928, CVE-2025-29927): ids in body, query or spoofed headers change nothing", async () => {
+Deno.test("CVE-2025-61928, CVE-2025-29927: ids in body, query or spoofed headers change nothing", async () => {
   const { sessions } = makeManager();
   const { handler } = makeApp(sessions);
   const spoof = {
@@ -284,7 +284,7 @@ Deno.test("V7/V8 (CVE-2025-61928, CVE-2025-29927): ids in body, query or spoofed
   assert.equal(account.status, 401);
 });
 
-Deno.test("item 40: a user cannot modify another subject's object (IDOR), but may view it", async () => {
+Deno.test("ASVS 8.2.2: a user cannot modify another subject's object (IDOR), but may view it", async () => {
   const { sessions } = makeManager();
   const { handler } = makeApp(sessions);
   const bob = await sessions.issue("bob");
@@ -333,7 +333,7 @@ Deno.test("requireVerified: 401 anonymous, 403 unverified, pass verified, 503 wh
   assert.equal(r2.status, 500);
 });
 
-Deno.test("item 16 and 28: signIn revokes the presented session and mints a new jti; signOut revokes and clears the cookie", async () => {
+Deno.test("ASVS 7.2.4 and 7.4.1: signIn revokes the presented session and mints a new jti; signOut revokes and clears the cookie", async () => {
   const { sessions } = makeManager();
   const { handler } = makeApp(sessions);
   const old = await sessions.issue("alice");
@@ -527,7 +527,7 @@ Deno.test("installable identityMiddleware({ secretName }) on Deno reads Deno.env
   }
 });
 
-Deno.test("signOut and signIn during a store outage throw STORE_UNAVAILABLE instead of pretending (items 16, 28)", async () => {
+Deno.test("signOut and signIn during a store outage throw STORE_UNAVAILABLE instead of pretending (ASVS 7.2.4, 7.4.1)", async () => {
   let down = false;
   const inner = new MemoryKV();
   const kv: KeyValueStore = {

@@ -3,7 +3,7 @@ import { SecretProvider } from "../../mod.ts";
 import { signToken, verifyToken } from "../../lib/session/signed_token.ts";
 import { OLD_SECRET, SECRET } from "./_helpers.ts";
 
-Deno.test("item 18: a secret shorter than 32 bytes, empty or missing throws at construction", () => {
+Deno.test("RFC 7518 §3.2: a secret shorter than 32 bytes, empty or missing throws at construction", () => {
   assert.throws(
     () => SecretProvider.fromValue("short"),
     /at least 32 bytes: received 5/,

@@ -1,5 +1,5 @@
 // Property tests for the parsers of outside input: tokens, cookies and
-// Authorization headers (DESIGN.md §12). Under CI the mutation property runs
+// Authorization headers. Under CI the mutation property runs
 // at least 100,000 cases.
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -9,7 +9,7 @@ import { makeManager } from "./_helpers.ts";
 
 const MUTATION_RUNS = inCI ? 100_000 : 5_000;
 
-Deno.test(`item 20 property: no mutation of a valid token resolves (${MUTATION_RUNS} cases)`, async () => {
+Deno.test(`property: no mutation of a valid token resolves (${MUTATION_RUNS} cases)`, async () => {
   const { sessions } = makeManager({ cacheSize: 0 });
   const tokens = await Promise.all(
     ["alice", "bob", "user_with_a_longer_subject_1234567890"].map((s) =>
@@ -92,7 +92,7 @@ Deno.test(`item 20 property: no mutation of a valid token resolves (${MUTATION_R
   );
 });
 
-Deno.test("item 26 property: random bytes in Cookie and Authorization never throw and never authenticate", async () => {
+Deno.test("property: random bytes in Cookie and Authorization never throw and never authenticate", async () => {
   const { sessions } = makeManager();
   const valid = await sessions.issue("alice");
   const handler = compose(

@@ -4,7 +4,7 @@ import { BearerTransport, CookieTransport } from "../../mod.ts";
 const req = (headers: Record<string, string>) =>
   new Request("https://example.com/", { headers });
 
-Deno.test("item 27: the session cookie is exactly __Host-session; Path=/; Secure; HttpOnly; SameSite=Lax, no Domain", () => {
+Deno.test("the session cookie is exactly __Host-session; Path=/; Secure; HttpOnly; SameSite=Lax, no Domain", () => {
   const c = new CookieTransport();
   assert.equal(c.name, "__Host-session");
   assert.equal(
@@ -18,7 +18,7 @@ Deno.test("item 27: the session cookie is exactly __Host-session; Path=/; Secure
   );
 });
 
-Deno.test("item 28: the clearing cookie has the same name, path and prefix with Max-Age=0", () => {
+Deno.test("the clearing cookie has the same name, path and prefix with Max-Age=0", () => {
   assert.equal(
     new CookieTransport().clear(),
     "__Host-session=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0",
@@ -63,7 +63,7 @@ Deno.test("cookie names and values outside RFC 6265 are refused; serialisation n
   );
 });
 
-Deno.test("item 26: the cookie reader answers null for absent, duplicated, oversized or non-token values", () => {
+Deno.test("the cookie reader answers null for absent, duplicated, oversized or non-token values", () => {
   const c = new CookieTransport();
   assert.equal(c.read(req({})), null);
   assert.equal(
@@ -86,7 +86,7 @@ Deno.test("item 26: the cookie reader answers null for absent, duplicated, overs
   );
 });
 
-Deno.test("item 25 / V4: Authorization must be exactly 'Bearer <token>' (scheme case-insensitive)", () => {
+Deno.test("RFC 6750: Authorization must be exactly 'Bearer <token>' (scheme case-insensitive)", () => {
   const b = new BearerTransport();
   assert.deepEqual(b.read(req({})), { present: false, token: null });
   assert.deepEqual(b.read(req({ authorization: "Bearer abc.def" })), {

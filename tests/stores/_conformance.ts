@@ -1,5 +1,5 @@
 /**
- * The shared suites every store passes (STYLE.md §11). A store's own test
+ * The shared suites every store passes. A store's own test
  * file calls one of these with a factory, plus whatever is special to it.
  *
  * @module
@@ -184,7 +184,7 @@ function randomId(): string {
 
 /**
  * Registers the credential-store conformance tests for one store
- * (`CredentialStore`, DESIGN.md §8 and §9).
+ * (`CredentialStore`; docs/stores.md).
  *
  * @param name The store's name, for test names.
  * @param make Makes the store; the tables may hold rows of earlier runs, so
@@ -457,7 +457,7 @@ export function testCredentialStore(
 
 /**
  * Registers the single-use-token conformance tests for one store
- * (`VerificationTokenStore`, SECURITY.md items 42 and 43).
+ * (`VerificationTokenStore`: hashed, bound, single use; ASVS 6.5.1).
  *
  * @param name The store's name, for test names.
  * @param make Makes the store; rows of earlier runs may exist, so the suite

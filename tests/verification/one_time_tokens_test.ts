@@ -1,5 +1,5 @@
 /**
- * OneTimeTokens (SECURITY.md items 42–44) over the memory store and the
+ * OneTimeTokens (hashed, bound, single use; ASVS 6.5.1) over the memory store and the
  * libSQL store.
  */
 import assert from "node:assert/strict";
