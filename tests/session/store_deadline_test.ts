@@ -1,6 +1,6 @@
-// Item 36: a session store that errors or does not answer never lets a
-// request through, and never holds it forever: every store call runs under
-// a deadline, and past it the gates answer 503 with Retry-After.
+// Fail closed (ASVS 16.5.3): a session store that errors or does not answer
+// never lets a request through, and never holds it forever: every store call
+// runs under a deadline, and past it the gates answer 503 with Retry-After.
 import assert from "node:assert/strict";
 import {
   AuthError,
@@ -58,7 +58,7 @@ function setup(storeTimeoutMs: number) {
   return { kv, sessions, app };
 }
 
-Deno.test("item 36: a hanging store answers 503 with Retry-After within the deadline, never the resource", async () => {
+Deno.test("fail closed: a hanging store answers 503 with Retry-After within the deadline, never the resource", async () => {
   const { kv, sessions, app } = setup(80);
   const token = await sessions.issue("user_1");
   const ok = await app(
@@ -85,7 +85,7 @@ Deno.test("item 36: a hanging store answers 503 with Retry-After within the dead
   kv.release();
 });
 
-Deno.test("item 36: resolve() and revoke() reject with STORE_UNAVAILABLE, reason timeout, when the store hangs", async () => {
+Deno.test("fail closed: resolve() and revoke() reject with STORE_UNAVAILABLE, reason timeout, when the store hangs", async () => {
   const { kv, sessions } = setup(50);
   const token = await sessions.issue("user_1");
   kv.hanging = true;
@@ -106,7 +106,7 @@ Deno.test("item 36: resolve() and revoke() reject with STORE_UNAVAILABLE, reason
   kv.release();
 });
 
-Deno.test("item 36: a store that throws gives STORE_UNAVAILABLE with reason failed, and the request 503", async () => {
+Deno.test("fail closed: a store that throws gives STORE_UNAVAILABLE with reason failed, and the request 503", async () => {
   const broken: KeyValueStore = {
     getMany: () => Promise.reject(new Error("connection reset")),
     put: () => Promise.reject(new Error("connection reset")),
