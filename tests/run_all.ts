@@ -34,6 +34,7 @@ async function runDenoTests(): Promise<void> {
     "lib/",
     "stores/",
     "packages/",
+    "docs/", // the user documentation's examples
   ];
   const child = new Deno.Command(deno, {
     args,

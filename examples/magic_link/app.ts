@@ -82,7 +82,7 @@ export interface MagicLinkDeps {
   cookieSecure?: boolean;
 }
 
-/** At most this many link requests per email, and per client address, an hour (SECURITY.md item 46). */
+/** At most this many link requests per email, and per client address, an hour, so nobody can flood a mailbox. */
 export const MAGIC_LINK_LIMITS = {
   perEmail: { max: 5, windowSeconds: 3600 },
   perAddress: { max: 30, windowSeconds: 3600 },

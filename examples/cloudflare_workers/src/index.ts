@@ -3,8 +3,9 @@
  * configuration: wrangler.toml; deployment: README.md, "Cloudflare Workers".
  *
  * Passwords are hashed with PBKDF2-SHA256 at 600000 iterations. Workers'
- * WebCrypto refuses more than 100000, so the hasher takes its pure-JS route
- * at the same cost (several hundred ms of CPU per login): a paid plan's CPU
+ * WebCrypto refuses more than 100000, so the hasher derives the same PBKDF2
+ * in the WebAssembly module imported by pbkdf2_wasm.ts, at the same cost
+ * (about 3.3× WebCrypto's time on a build machine): a paid plan's CPU
  * limit is needed, never a lower iteration count.
  *
  * @module
