@@ -72,7 +72,7 @@ export async function startApp(
   await migrate(db);
   const kv = await DenoKV.open(`${dir}/kv.sqlite3`, { now });
   const secret = SecretProvider.fromValue(
-    "test-secret-with-enough-entropy-0123456789abcdef",
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
   );
   const sessions = new SessionManager({
     secret,

@@ -43,7 +43,9 @@ async function setup(options: SetupOptions = {}) {
   const now = () => t;
   const kv = new MemoryKV({ now });
   const sessions = new SessionManager({
-    secret: SecretProvider.fromValue("magic-link-test-secret-0123456789abcdef"),
+    secret: SecretProvider.fromValue(
+      "igPdEj+A+18WEI1QO51udeGlqiLC44yJNB90KohPGJ4=",
+    ),
     store: new KVSessionStore(options.sessionKv?.(kv) ?? kv),
     now,
   });
@@ -349,7 +351,7 @@ Deno.test("finding 4: without waitUntil the mail still goes out (fire and forget
     const app = createMagicLinkApp({
       sessions: new SessionManager({
         secret: SecretProvider.fromValue(
-          "magic-link-test-secret-0123456789abcdef",
+          "igPdEj+A+18WEI1QO51udeGlqiLC44yJNB90KohPGJ4=",
         ),
         store: new KVSessionStore(kv),
       }),

@@ -348,7 +348,7 @@ Deno.test("finding 9 (APP_ORIGIN in production): main.ts with DENO_ENV=productio
   try {
     const env: Record<string, string> = {
       DENO_ENV: "production",
-      AUTH_SECRET: "production-secret-with-enough-entropy-0123456789",
+      AUTH_SECRET: "IUNk9qxIW2C1ktsA50PF5jG1v87s4dzVK79CEcYph4g=",
       RESEND_API_KEY: "re_test",
       DATA_DIR: `${dir}/data`,
       PORT: "0",
