@@ -132,9 +132,14 @@ export {
 } from "./lib/authn/password_policy.ts";
 export {
   type ChangePasswordInput,
+  type LoginOptions,
+  type LoginResult,
   PasswordAuthenticator,
   type PasswordAuthenticatorOptions,
+  type PasswordThrottle,
+  type RegisterRejectionReason,
   type RegisterResult,
+  type VerifiedPassword,
 } from "./lib/authn/password_authenticator.ts";
 
 // Single-use tokens
@@ -187,6 +192,7 @@ export {
   requireVerified,
 } from "./lib/http/gates.ts";
 export {
+  type CheckedCredential,
   signIn,
   type SignInResult,
   signOut,

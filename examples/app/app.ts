@@ -31,11 +31,11 @@ import {
   type VerificationTokenStore,
 } from "@portcullis/auth";
 import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
+import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
-import { RateLimiter } from "./rate_limit.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
@@ -93,7 +93,12 @@ export type App = (req: Request, ...rest: unknown[]) => Promise<Response>;
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
-  loginPerEmail: { max: 10, windowSeconds: 15 * 60 },
+  loginPerAccount: {
+    freeFailures: 3,
+    baseDelaySeconds: 1,
+    maxDelaySeconds: 15 * 60,
+    hardStop: 100,
+  },
   loginPerAddress: { max: 100, windowSeconds: 15 * 60 },
   passwordChangePerAccount: { max: 10, windowSeconds: 15 * 60 },
   passwordChangePerAddress: { max: 100, windowSeconds: 15 * 60 },
@@ -124,6 +129,13 @@ export function createApp(deps: AppDeps): App {
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const notes = new NoteStore(deps.kv);
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const throttle = new LoginThrottle({
+    store: deps.kv,
+    ...limits.loginPerAccount,
+    perAddress: limits.loginPerAddress,
+    now,
+  });
   const ctx: AppContext = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -134,14 +146,19 @@ export function createApp(deps: AppDeps): App {
       // passwords (SECURITY.md item 13); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
       now,
+      throttle,
+      // Every password write revokes the user's sessions before it writes
+      // (a failed revocation changes nothing) and again after.
+      revokeSessions: (subject) => deps.sessions.revokeAll(subject),
     }),
     tokens: new OneTimeTokens({ store: deps.tokens, now }),
     kv: deps.kv,
     mailer: deps.mailer,
     appOrigin,
     flash: new Flash(deps.secret.keys("flash"), secure, now),
-    limiter: new RateLimiter(deps.kv, now),
-    limits: { ...DEFAULT_LIMITS, ...deps.limits },
+    limiter: new SlidingWindowLimiter(deps.kv, { now }),
+    throttle,
+    limits,
     notes,
     notePolicy: notePolicy(notes),
     now,

@@ -22,6 +22,7 @@ import {
   SQLVerificationTokenStore,
 } from "../../stores/sql.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
@@ -39,6 +40,8 @@ export interface TestApp {
   credentials: SQLCredentialStore;
   /** The sessions. */
   sessions: SessionManager;
+  /** A handle on the app's login throttle (same store, same keys). */
+  throttle: LoginThrottle;
   /** The last verification link mailed to `email`. */
   lastLink(email: string): string;
   /** Stops the server and removes the files. */
@@ -121,6 +124,7 @@ export async function startApp(
     logs,
     credentials,
     sessions,
+    throttle: new LoginThrottle({ store: kv, now }),
     advance: (ms) => {
       t += ms;
     },
