@@ -34,6 +34,7 @@ import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
+import { acceptedBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
@@ -124,6 +125,10 @@ const NOTE_PATH = /^\/api\/notes\/([^/]+)$/;
  */
 export function createApp(deps: AppDeps): App {
   const appOrigin = checkOrigin(deps.appOrigin);
+  // Served over https: tell browsers to use nothing else for a year, so a
+  // first plain-HTTP request cannot be downgraded (the cross-origin check
+  // relies on it too).
+  const hsts = appOrigin.startsWith("https:");
   const now = deps.now ?? Date.now;
   const log = deps.log ?? console.log;
   const secure = deps.cookieSecure ?? true;
@@ -176,6 +181,17 @@ export function createApp(deps: AppDeps): App {
   const router = (req: Request): Promise<Response> | Response => {
     const path = new URL(req.url).pathname;
     const method = req.method === "HEAD" ? "GET" : req.method;
+    if (
+      (method === "POST" || method === "PUT" || method === "PATCH") &&
+      !acceptedBody(req)
+    ) {
+      return errorResponse(
+        req,
+        415,
+        "unsupported_media_type",
+        "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
+      );
+    }
     const only = (
       allowed: string,
       handler: () => Promise<Response> | Response,
@@ -251,7 +267,7 @@ export function createApp(deps: AppDeps): App {
         res = errorResponse(req, 500, "internal", "Something went wrong");
       }
     }
-    return withSecurityHeaders(res);
+    return withSecurityHeaders(res, hsts);
   };
 }
 
@@ -270,16 +286,16 @@ function notAllowed(req: Request, allowed: string): Response {
   });
 }
 
-function withSecurityHeaders(res: Response): Response {
+function withSecurityHeaders(res: Response, hsts: boolean): Response {
   // Set the headers in place: re-wrapping the body in a new Response would
   // turn it into a stream and cost the server its fast path. Responses with
   // immutable headers (Response.redirect, fetch results) are re-wrapped.
   try {
-    setSecurityHeaders(res.headers);
+    setSecurityHeaders(res.headers, hsts);
     return res;
   } catch {
     const headers = new Headers(res.headers);
-    setSecurityHeaders(headers);
+    setSecurityHeaders(headers, hsts);
     return new Response(res.body, {
       status: res.status,
       statusText: res.statusText,
@@ -288,8 +304,9 @@ function withSecurityHeaders(res: Response): Response {
   }
 }
 
-function setSecurityHeaders(headers: Headers): void {
+function setSecurityHeaders(headers: Headers, hsts: boolean): void {
   headers.set("x-content-type-options", "nosniff");
+  if (hsts) headers.set("strict-transport-security", "max-age=31536000");
   headers.set("x-frame-options", "DENY");
   if (!headers.has("referrer-policy")) {
     headers.set("referrer-policy", "same-origin");

@@ -210,3 +210,142 @@ Deno.test("SECURITY item 46: verification mail is limited per account and redemp
   );
   assert.equal((await redeem(good, "192.0.2.47")).status, 303);
 });
+
+Deno.test("hardening finding 9 (JSON read under any content type): body-reading routes answer 415 for anything but application/json and the two form types, and change nothing", async () => {
+  await using app = await startApp();
+  const user = await registerJson(app.origin, "ct@example.com");
+  const send = (path: string, type: string | null, token?: string) => {
+    const headers = new Headers({ accept: "application/json" });
+    if (type !== null) headers.set("content-type", type);
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    return fetch(new URL(path, app.origin), {
+      method: "POST",
+      headers,
+      // A Blob body sends no content type of its own.
+      body: new Blob([
+        JSON.stringify({
+          email: "new-ct@example.com",
+          password: PASSWORD,
+          text: "a note",
+        }),
+      ]),
+      redirect: "manual",
+    });
+  };
+  for (
+    const type of [
+      "text/plain",
+      "image/png",
+      null,
+      "application/json-seq",
+      "application/jsonx",
+      "text/json",
+    ]
+  ) {
+    for (const path of ["/register", "/login", "/api/notes"]) {
+      const res = await send(path, type, user.token);
+      assert.equal(res.status, 415, `${path} ${type}`);
+      const body = await res.json();
+      assert.equal(body.error, "unsupported_media_type");
+    }
+  }
+  assert.equal(await app.credentials.findByEmail("new-ct@example.com"), null);
+  // The accepted spellings: parameters and any case.
+  const ok = await send("/register", "Application/JSON; charset=utf-8");
+  assert.equal(ok.status, 201);
+  await ok.body?.cancel();
+  const form = await fetch(new URL("/login", app.origin), {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ email: "ct@example.com", password: PASSWORD }),
+    redirect: "manual",
+  });
+  assert.equal(form.status, 303);
+  await form.body?.cancel();
+});
+
+Deno.test({
+  name:
+    "hardening finding 7 (world-readable data): main.ts creates ./data 0700 and the dev secret, libSQL and KV files 0600, and narrows older ones",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "portcullis-data-" });
+    const data = `${dir}/data`;
+    try {
+      // An install from before the rule: a 0755 folder, a 0644 database.
+      await Deno.mkdir(data, { mode: 0o755 });
+      await Deno.chmod(data, 0o755);
+      await Deno.writeFile(`${data}/app.db`, new Uint8Array(), { mode: 0o644 });
+      await Deno.chmod(`${data}/app.db`, 0o644);
+      const env: Record<string, string> = {
+        DATA_DIR: data,
+        PORT: "0",
+        NO_COLOR: "1",
+      };
+      for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
+        const value = Deno.env.get(name);
+        if (value !== undefined) env[name] = value;
+      }
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("../../examples/app/main.ts", import.meta.url).pathname,
+        ],
+        clearEnv: true,
+        env,
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      let out = "";
+      const timer = setTimeout(() => child.kill(), 20_000);
+      try {
+        const decoder = new TextDecoder();
+        for await (const chunk of child.stdout) {
+          out += decoder.decode(chunk);
+          if (out.includes("Listening on")) break;
+        }
+      } finally {
+        clearTimeout(timer);
+        child.kill();
+        await child.status;
+      }
+      assert.match(out, /Listening on/);
+      const mode = async (p: string) => (await Deno.stat(p)).mode! & 0o777;
+      assert.equal(await mode(data), 0o700);
+      for (const file of ["dev-secret", "app.db", "kv.sqlite3"]) {
+        assert.equal(await mode(`${data}/${file}`), 0o600, file);
+      }
+      for await (const entry of Deno.readDir(data)) {
+        assert.equal(
+          (await mode(`${data}/${entry.name}`)) & 0o077,
+          0,
+          `${entry.name} is private`,
+        );
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("hardening finding 8 (no HSTS): every answer carries Strict-Transport-Security when the configured origin is https, none when it is http", async () => {
+  {
+    await using app = await startApp({ appOrigin: "https://app.example" });
+    for (const path of ["/", "/login", "/api/me", "/nowhere"]) {
+      const res = await fetch(new URL(path, app.origin));
+      await res.body?.cancel();
+      assert.equal(
+        res.headers.get("strict-transport-security"),
+        "max-age=31536000",
+        path,
+      );
+    }
+  }
+  {
+    await using app = await startApp();
+    const res = await fetch(new URL("/", app.origin));
+    await res.body?.cancel();
+    assert.equal(res.headers.get("strict-transport-security"), null);
+  }
+});
