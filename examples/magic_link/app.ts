@@ -222,7 +222,11 @@ export function createMagicLinkApp(
             </form>
           `,
         }));
-        res.headers.set("referrer-policy", "no-referrer");
+        // strict-origin, not no-referrer: the token stays out of any
+        // Referer (only the origin is sent), and the form's POST carries
+        // this origin in Origin rather than "null", which the cross-origin
+        // check refuses where the browser sends no Sec-Fetch-Site.
+        res.headers.set("referrer-policy", "strict-origin");
         return res;
       }
       case "POST /magic-link/callback": {

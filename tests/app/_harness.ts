@@ -54,6 +54,11 @@ export interface TestApp {
 export interface StartOptions {
   /** Wraps the key-value store the sessions' denylist lives in. */
   sessionKv?: (kv: KeyValueStore) => KeyValueStore;
+  /**
+   * The host name of the app's origin (`APP_ORIGIN`), default `localhost`;
+   * a browser test maps it to 127.0.0.1.
+   */
+  host?: string;
 }
 
 /**
@@ -96,7 +101,7 @@ export async function startApp(
     onListen: () => ready.resolve(),
   }, (req, info) => app!(req, info));
   await ready.promise;
-  origin = `http://localhost:${server.addr.port}`;
+  origin = `http://${options.host ?? "localhost"}:${server.addr.port}`;
   app = createApp({
     sessions,
     secret,

@@ -130,7 +130,7 @@ Deno.test("magic link: the mailed link signs in with a session from signIn, usab
   // The GET landing page only shows a button: prefetching scanners consume nothing.
   const landing = await s.send(`/magic-link/callback?token=${token}`);
   assert.equal(landing.status, 200);
-  assert.equal(landing.headers.get("referrer-policy"), "no-referrer");
+  assert.equal(landing.headers.get("referrer-policy"), "strict-origin");
   assert.equal(landing.headers.get("set-cookie"), null);
 
   const res = await s.redeem(token);
