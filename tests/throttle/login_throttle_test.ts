@@ -1,11 +1,14 @@
 /**
  * The library throttle (`lib/throttle`) on every key-value store with an
  * atomic increment that runs here: MemoryKV, Deno KV, libSQL KV (a file)
- * and Upstash (the real `@upstash/redis` client through the REST bridge to
- * the Redis on 127.0.0.1:6379). One suite, the same assertions per store.
+ * Upstash (the real `@upstash/redis` client through the REST bridge to
+ * the Redis on 127.0.0.1:6379) and Redis (`RedisKV` over node-redis, same
+ * server). One suite, the same assertions per store.
  */
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
+import { createClient as createRedisClient } from "@redis/client";
+import { RedisKV } from "../../stores/redis/mod.ts";
 import { DenoKV, MemoryKV } from "../../mod.ts";
 import { LibsqlKV } from "../../stores/libsql_kv.ts";
 import { UpstashKV } from "../../stores/upstash.ts";
@@ -70,6 +73,22 @@ const BACKENDS: {
       };
     },
   },
+  {
+    name: "Redis (RedisKV over node-redis)",
+    open: async () => {
+      if (!(await requireTcp("Redis", 6379))) return null;
+      const client = createRedisClient({
+        socket: { host: "127.0.0.1", port: 6379 },
+      });
+      await client.connect();
+      return {
+        store: new RedisKV(client),
+        close: async () => {
+          await client.close();
+        },
+      };
+    },
+  },
 ];
 
 /** A clock the tests move by hand, starting on a minute boundary. */
@@ -107,7 +126,15 @@ function throttle(
   c: ReturnType<typeof clock>,
   options: Partial<LoginThrottleOptions> = {},
 ): LoginThrottle {
-  return new LoginThrottle({ store, prefix, now: c.now, ...options });
+  // Counters live 10 minutes in the store (real time), so the shared Redis
+  // behind Upstash and RedisKV is not left holding them for 30 days.
+  return new LoginThrottle({
+    store,
+    prefix,
+    now: c.now,
+    memorySeconds: 600,
+    ...options,
+  });
 }
 
 storeTest(
