@@ -42,3 +42,18 @@ export async function counterKey(
   }
   return `${prefix}${name}:${hex}`;
 }
+
+/** An integer counter value; missing or malformed reads as 0. */
+export function int(value: string | null): number {
+  return Number.parseInt(value ?? "0", 10) || 0;
+}
+
+/** Checks a whole-number option. */
+export function whole(value: number, name: string, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(
+      `LoginThrottle ${name} must be a whole number of at least ${min}: received ${value}`,
+    );
+  }
+  return value;
+}

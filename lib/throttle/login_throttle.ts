@@ -5,56 +5,14 @@
  *
  * @module
  */
-import { bump, counterKey } from "./_counter.ts";
+import { bump, counterKey, int, whole } from "./_counter.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
+import type {
+  LoginThrottleOptions,
+  ThrottleDecision,
+} from "./login_throttle_types.ts";
 
-/** Options of {@linkcode LoginThrottle}. */
-export interface LoginThrottleOptions {
-  /** Where the counters live: a key-value store with `increment`. */
-  store: ThrottleStore;
-  /**
-   * Consecutive failures on one account after which every attempt on it is
-   * refused, the right password included, until {@linkcode
-   * LoginThrottle.reset} or a success before the stop. 1–100; default 100
-   * (SECURITY item 45, NIST SP 800-63B).
-   */
-  hardStop?: number;
-  /** Failures before any delay starts (per account and per pair); default 3. */
-  freeFailures?: number;
-  /**
-   * The first delay, in seconds; each further failure doubles it, up to
-   * `maxDelaySeconds`. Default 1.
-   */
-  baseDelaySeconds?: number;
-  /** The longest delay, in seconds; default 900 (15 minutes). */
-  maxDelaySeconds?: number;
-  /**
-   * Attempts per client address, in a sliding window, successful ones
-   * included: the first line against one address spraying many accounts.
-   * Default 100 per 900 seconds.
-   */
-  perAddress?: { max: number; windowSeconds: number };
-  /**
-   * How long failure counts are kept, from an account's first failure, in
-   * seconds; default 30 days. Past it the count starts again.
-   */
-  memorySeconds?: number;
-  /** Prefix of every key; default `"throttle:"`. */
-  prefix?: string;
-  /** The clock, in unix milliseconds; default `Date.now`. */
-  now?: () => number;
-}
-
-/** The answer of {@linkcode LoginThrottle.attempt}. */
-export type ThrottleDecision =
-  | { readonly allowed: true }
-  | {
-    readonly allowed: false;
-    /** Seconds until an attempt may be let through (for `Retry-After`). */
-    readonly retryAfterSeconds: number;
-    /** Which rule refused. */
-    readonly reason: "address" | "delay" | "hardStop";
-  };
+export type * from "./login_throttle_types.ts";
 
 interface Keys {
   account: string;
@@ -207,7 +165,7 @@ export class LoginThrottle {
     // Reserve: count this attempt as a failure now. The counts the store
     // answers include concurrent attempts, so a burst is judged in order.
     const ttl = this.#memory;
-    const [account2, pair2] = await Promise.all([
+    const [account2, pair2, address2] = await Promise.all([
       bump(this.#store, keys.account, ttl),
       bump(this.#store, keys.pair, ttl),
       bump(this.#store, `${keys.address}:${index}`, 2 * w + 1),
@@ -215,6 +173,13 @@ export class LoginThrottle {
       this.#store.put(keys.pairLast, String(nowMs), { ttlSeconds: ttl }),
     ]);
     // Attempts that raced in since the read count as failures made now.
+    if (address2 - int(cur) > 1) {
+      // Others from this address raced in since the read.
+      const raced = address2 - 1 + int(prev) * (1 - elapsed / w);
+      if (raced >= this.#perAddress.max) {
+        return refuse(Math.max(1, w - elapsed), "address");
+      }
+    }
     const aNow = account2 - 1;
     const pNow = pair2 - 1 - (int(p) - counts.pair);
     const raced = this.#decide({
@@ -330,17 +295,4 @@ function refuse(
     retryAfterSeconds: Math.max(1, Math.ceil(seconds)),
     reason,
   };
-}
-
-function int(value: string | null): number {
-  return Number.parseInt(value ?? "0", 10) || 0;
-}
-
-function whole(value: number, name: string, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(
-      `LoginThrottle ${name} must be a whole number of at least ${min}: received ${value}`,
-    );
-  }
-  return value;
 }

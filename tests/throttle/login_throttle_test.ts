@@ -330,3 +330,21 @@ storeTest(
     assert.equal(await limiter.take([limit]), 0);
   },
 );
+
+Deno.test("lib/throttle is neutral: it imports nothing from lib/authn, lib/session or lib/authz, and authn does not import it", async () => {
+  const imports = /(?:from|import)\s*\(?\s*"([^"]+)"/g;
+  const dir = new URL("../../lib/throttle/", import.meta.url);
+  for await (const entry of Deno.readDir(dir)) {
+    const text = await Deno.readTextFile(new URL(entry.name, dir));
+    for (const [, spec] of text.matchAll(imports)) {
+      if (!spec.startsWith(".")) continue; // doc examples name the package
+      assert.ok(spec.startsWith("./"), `${entry.name} imports ${spec}`);
+    }
+  }
+  const authn = new URL("../../lib/authn/", import.meta.url);
+  for await (const entry of Deno.readDir(authn)) {
+    if (!entry.isFile) continue;
+    const text = await Deno.readTextFile(new URL(entry.name, authn));
+    assert.ok(!text.includes("../throttle/"), entry.name);
+  }
+});
