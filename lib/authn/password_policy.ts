@@ -39,7 +39,7 @@ const REASONS = {
  *
  * @example Usage
  * ```ts
- * import { PasswordPolicy } from "@portcullis/auth";
+ * import { PasswordPolicy } from "@portcullis/auth/passwords";
  * const policy = new PasswordPolicy({ minLength: 12 });
  * policy.check("correct horse battery"); // passes
  * policy.fits("x".repeat(5000)); // false
