@@ -7,6 +7,7 @@ import { AuthError } from "../auth_error.ts";
 import { decodeBase64Url, encodeBase64Url } from "./_base64url.ts";
 import type { PurposeKeys, SecretProvider } from "./secret_provider.ts";
 import type { SessionStore } from "./session_store.ts";
+import { StaleSessionStore } from "./stale_session_store.ts";
 import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
 
 /** What a verified, unexpired, unrevoked session token proves. */
@@ -63,6 +64,13 @@ export interface SessionManagerOptions {
    * proved; expiry and revocation are checked on every request regardless.
    */
   cacheSize?: number;
+  /**
+   * Opt-in bounded staleness, in seconds: reuse the store's revocation
+   * answers for at most this long (see `StaleSessionStore`). Revocations made
+   * through this manager apply at once; others within the bound. Default:
+   * exact, one store round trip per request.
+   */
+  revocationStaleness?: number;
 }
 
 /** The default token lifetime: 7 days, in seconds. */
@@ -130,7 +138,13 @@ export class SessionManager {
       );
     }
     this.#secret = options.secret;
-    this.#store = options.store;
+    this.#store = options.store !== null &&
+        options.revocationStaleness !== undefined
+      ? new StaleSessionStore(options.store, {
+        maxStalenessSeconds: options.revocationStaleness,
+        now: options.now,
+      })
+      : options.store;
     this.#lifetime = positiveInt(
       options.lifetimeSeconds ?? DEFAULT_LIFETIME_SECONDS,
       "lifetimeSeconds",

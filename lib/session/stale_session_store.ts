@@ -1,0 +1,252 @@
+/**
+ * Bounded staleness for the denylist: a deliberate opt-in that lets an
+ * isolate answer "is this session revoked?" from its own memory for a few
+ * seconds instead of asking the store on every request.
+ *
+ * @module
+ */
+import type { SessionStore } from "./session_store.ts";
+
+/** Options of {@linkcode StaleSessionStore}. */
+export interface StaleSessionStoreOptions {
+  /**
+   * How long an answer of the store may be reused, in seconds (more than 0,
+   * at most 3600). This is the longest a revocation made through another
+   * instance can go unnoticed here, on top of the store's own propagation
+   * delay (Cloudflare KV: about 60 s).
+   */
+  maxStalenessSeconds: number;
+  /** How many answers to remember; default 10000. The oldest go first. */
+  maxEntries?: number;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+/** The longest staleness accepted: beyond it revocation stops doing its job. */
+export const MAX_STALENESS_SECONDS = 3600;
+
+interface Answer {
+  readonly subject: string;
+  readonly revoked: boolean;
+  /** Until when (unix ms) the answer may be reused. */
+  readonly until: number;
+}
+
+interface LocalCut {
+  readonly cutoffMs: number;
+  readonly until: number;
+}
+
+const REVOKED: Promise<boolean> = Promise.resolve(true);
+const LIVE: Promise<boolean> = Promise.resolve(false);
+
+/**
+ * A {@linkcode SessionStore} decorator that remembers the wrapped store's
+ * answers to `isRevoked` for at most `maxStalenessSeconds`, both "revoked"
+ * and "not revoked", so most authenticated requests make no round trip.
+ *
+ * What it guarantees:
+ *
+ * - a revocation or sign-out-everywhere made through this instance takes
+ *   effect here at once (it is remembered locally for the whole bound,
+ *   whatever the store's own consistency);
+ * - one made through another instance is seen here at most
+ *   `maxStalenessSeconds` after it reached the store (the age of an answer
+ *   counts from when the store was asked, not when it answered);
+ * - a store failure for a session with no answer younger than the bound
+ *   throws, so the request gets no identity (fail closed); an answer is
+ *   never reused past the bound, even while the store is down;
+ * - memory is bounded: at most `maxEntries` answers, plus the revocations
+ *   made here within the last bound.
+ *
+ * The default of `SessionManager` stays exact; pass `revocationStaleness`
+ * to it, or wrap a store yourself.
+ *
+ * @example Usage
+ * ```ts
+ * import { KVSessionStore, MemoryKV } from "@portcullis/auth";
+ * import { StaleSessionStore } from "@portcullis/auth/session/stale";
+ * const store = new StaleSessionStore(new KVSessionStore(new MemoryKV()), {
+ *   maxStalenessSeconds: 5,
+ * });
+ * await store.isRevoked("user_1", "some-jti", Date.now()); // asks the store
+ * await store.isRevoked("user_1", "some-jti", Date.now()); // from memory
+ * await store.revoke("some-jti", 60);
+ * await store.isRevoked("user_1", "some-jti", Date.now()); // true at once
+ * ```
+ */
+export class StaleSessionStore implements SessionStore {
+  #inner: SessionStore;
+  #boundMs: number;
+  #max: number;
+  #now: () => number;
+  #answers = new Map<string, Answer>();
+  #pending = new Map<string, Promise<boolean>>();
+  #revokedHere = new Map<string, number>();
+  #cutsHere = new Map<string, LocalCut>();
+  #roundTrips = 0;
+
+  /**
+   * Wraps a store.
+   *
+   * @param inner The store that holds the truth.
+   * @param options The bound, the memory cap and the clock.
+   * @throws {RangeError} When the bound is not in (0, 3600] or `maxEntries`
+   * is not a positive whole number.
+   */
+  constructor(inner: SessionStore, options: StaleSessionStoreOptions) {
+    const bound = options?.maxStalenessSeconds;
+    if (
+      typeof bound !== "number" || !(bound > 0) ||
+      bound > MAX_STALENESS_SECONDS
+    ) {
+      throw new RangeError(
+        `maxStalenessSeconds must be more than 0 and at most ${MAX_STALENESS_SECONDS}: received ${bound}`,
+      );
+    }
+    const max = options.maxEntries ?? 10_000;
+    if (!Number.isSafeInteger(max) || max <= 0) {
+      throw new RangeError(
+        `maxEntries must be a positive whole number: received ${max}`,
+      );
+    }
+    this.#inner = inner;
+    this.#boundMs = bound * 1000;
+    this.#max = max;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** How many times the wrapped store was asked `isRevoked` (for benches). */
+  get roundTrips(): number {
+    return this.#roundTrips;
+  }
+
+  /** How many answers are remembered now. */
+  get size(): number {
+    return this.#answers.size;
+  }
+
+  /** {@inheritDoc SessionStore.isRevoked} */
+  isRevoked(
+    subject: string,
+    jti: string,
+    issuedAtMs: number,
+  ): Promise<boolean> {
+    const now = this.#now();
+    if (this.#revokedHere.size > 0 || this.#cutsHere.size > 0) {
+      if (this.#revokedLocally(subject, jti, issuedAtMs, now)) return REVOKED;
+    }
+    const answer = this.#answers.get(jti);
+    if (answer !== undefined) {
+      if (answer.until > now && answer.subject === subject) {
+        return answer.revoked ? REVOKED : LIVE;
+      }
+      this.#answers.delete(jti);
+    }
+    // Requests for the same session that arrive while the store is being
+    // asked share that one round trip.
+    const pending = this.#pending.get(jti);
+    if (pending !== undefined) return pending;
+    return this.#ask(subject, jti, issuedAtMs, now);
+  }
+
+  #ask(
+    subject: string,
+    jti: string,
+    issuedAtMs: number,
+    askedAt: number,
+  ): Promise<boolean> {
+    this.#roundTrips++;
+    let asked: Promise<boolean>;
+    try {
+      asked = this.#inner.isRevoked(subject, jti, issuedAtMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const settled = asked.then(
+      (revoked) => {
+        this.#pending.delete(jti);
+        this.#remember(jti, {
+          subject,
+          revoked,
+          until: askedAt + this.#boundMs,
+        });
+        // A revocation made here while the store was being asked wins.
+        return revoked ||
+          this.#revokedLocally(subject, jti, issuedAtMs, this.#now());
+      },
+      (error) => {
+        this.#pending.delete(jti);
+        throw error;
+      },
+    );
+    this.#pending.set(jti, settled);
+    return settled;
+  }
+
+  #remember(jti: string, answer: Answer): void {
+    if (this.#answers.size >= this.#max) {
+      this.#answers.delete(this.#answers.keys().next().value!);
+    }
+    this.#answers.set(jti, answer);
+  }
+
+  #revokedLocally(
+    subject: string,
+    jti: string,
+    issuedAtMs: number,
+    now: number,
+  ): boolean {
+    const until = this.#revokedHere.get(jti);
+    if (until !== undefined) {
+      if (until > now) return true;
+      this.#revokedHere.delete(jti);
+    }
+    const cut = this.#cutsHere.get(subject);
+    if (cut !== undefined) {
+      if (cut.until > now) return issuedAtMs <= cut.cutoffMs;
+      this.#cutsHere.delete(subject);
+    }
+    return false;
+  }
+
+  /** {@inheritDoc SessionStore.revoke} */
+  async revoke(jti: string, ttlSeconds: number): Promise<void> {
+    await this.#inner.revoke(jti, ttlSeconds);
+    const now = this.#now();
+    this.#sweep(this.#revokedHere, now);
+    this.#revokedHere.delete(jti); // keep insertion order = time order
+    this.#revokedHere.set(jti, now + this.#boundMs);
+    this.#answers.delete(jti);
+  }
+
+  /** {@inheritDoc SessionStore.revokeAll} */
+  async revokeAll(
+    subject: string,
+    cutoffMs: number,
+    ttlSeconds: number,
+  ): Promise<void> {
+    await this.#inner.revokeAll(subject, cutoffMs, ttlSeconds);
+    const now = this.#now();
+    this.#sweep(this.#cutsHere, now);
+    const earlier = this.#cutsHere.get(subject);
+    this.#cutsHere.delete(subject); // keep insertion order = time order
+    this.#cutsHere.set(subject, {
+      cutoffMs: Math.max(cutoffMs, earlier?.cutoffMs ?? -Infinity),
+      until: now + this.#boundMs,
+    });
+  }
+
+  /**
+   * Drops local revocations older than the bound: by then every answer
+   * remembered before them has expired, and the store answers for them.
+   */
+  #sweep(map: Map<string, number | LocalCut>, now: number): void {
+    for (const [key, value] of map) {
+      const until = typeof value === "number" ? value : value.until;
+      // Insertion order is time order: the first live entry ends the sweep.
+      if (until > now) break;
+      map.delete(key);
+    }
+  }
+}
