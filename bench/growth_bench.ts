@@ -1,0 +1,358 @@
+/**
+ * How cost grows, for sizing a deployment:
+ *
+ * - `cache`: resolve time and heap with 10², 10⁴ and 10⁶ distinct live
+ *   tokens (the verified-token cache holds 10⁴ by default: at its bound and
+ *   past it), tokens drawn at random;
+ * - `denylist`: the denylist's size per revoked session in Redis (a private
+ *   `redis-server` started and stopped here, `INFO memory` and `MEMORY
+ *   USAGE`) and in Deno KV (the database file), and resolve time with 10⁶
+ *   revoked sessions present against an empty denylist;
+ * - `login`: logins per second at full-strength PBKDF2 (600000 iterations),
+ *   one process, and one process per core on both cores.
+ *
+ * Usage (prints markdown; `gc` is exposed so heap figures are after a
+ * collection):
+ *
+ * ```sh
+ * deno run -A --v8-flags=--expose-gc bench/growth_bench.ts [cache|denylist|login]
+ * ```
+ *
+ * @module
+ */
+import {
+  DenoKV,
+  KVSessionStore,
+  MemoryCredentialStore,
+  MemoryKV,
+  PasswordAuthenticator,
+  Pbkdf2Hasher,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
+import { UpstashKV } from "../stores/upstash.ts";
+
+const SECRET = "bench-secret-bench-secret-bench-secret-0123";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const heapMB = () => {
+  gc();
+  gc();
+  return Deno.memoryUsage().heapUsed / 1048576;
+};
+
+/** µs per call of `f` over `n` calls, awaited one after another. */
+async function timeEach(
+  n: number,
+  f: (i: number) => Promise<unknown>,
+): Promise<number> {
+  const t = performance.now();
+  for (let i = 0; i < n; i++) await f(i);
+  return (performance.now() - t) * 1000 / n;
+}
+
+/** p50 of single-call latencies, µs. */
+async function p50Each(
+  n: number,
+  f: (i: number) => Promise<unknown>,
+): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await f(i);
+    xs.push((performance.now() - t) * 1000);
+  }
+  return xs.sort((a, b) => a - b)[Math.floor(n / 2)];
+}
+
+async function cache(): Promise<string> {
+  const rows: string[] = [];
+  for (const n of [100, 10_000, 1_000_000]) {
+    const sessions = new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: new KVSessionStore(new MemoryKV()),
+    });
+    const tokens: string[] = new Array(n);
+    // Tokens as a request brings them: flat strings decoded from bytes (an
+    // issued token is a rope of its base64url pieces, ~1.4 KB of heap
+    // until something flattens it).
+    for (let i = 0; i < n; i++) {
+      tokens[i] = decoder.decode(
+        encoder.encode(await sessions.issue(`user_${i}`)),
+      );
+    }
+    const heapTokens = heapMB();
+    // First pass: every token resolved once (cold; fills the cache).
+    const first = await timeEach(n, (i) => sessions.resolve(tokens[i]));
+    const heapAfter = heapMB();
+    // Then 200000 resolves of tokens drawn at random (hits while the set
+    // fits the cache; mostly misses past it).
+    const draws = 200_000;
+    const order = new Uint32Array(draws);
+    for (let i = 0; i < draws; i++) order[i] = Math.floor(Math.random() * n);
+    const random = await timeEach(
+      draws,
+      (i) => sessions.resolve(tokens[order[i]]),
+    );
+    const cached = Math.min(n, 10_000);
+    rows.push(
+      `| ${n.toLocaleString("en")} | ${first.toFixed(2)} | ${
+        random.toFixed(2)
+      } | ${(100 * cached / n).toFixed(0)} % | ${
+        (heapAfter - heapTokens).toFixed(1)
+      } | ${((heapAfter - heapTokens) * 1048576 / cached).toFixed(0)} | ${
+        heapAfter.toFixed(1)
+      } |`,
+    );
+    console.log(rows.at(-1));
+  }
+  return `| distinct live tokens | first resolve of each, µs | random resolve, µs | share the cache can hold | heap held by the manager, MB | bytes per cached token | heap total, MB (tokens included) |
+|---|---|---|---|---|---|---|
+${rows.join("\n")}`;
+}
+
+async function redisCmd(port: number, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("redis-cli", {
+    args: ["-p", String(port), ...args],
+  }).output();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+async function usedMemory(port: number): Promise<number> {
+  const info = await redisCmd(port, "INFO", "memory");
+  return Number(info.match(/used_memory:(\d+)/)![1]);
+}
+
+async function denylist(): Promise<string> {
+  const { startUpstashBridge } = await import(
+    "../tests/support/upstash_bridge.ts"
+  );
+  const { freePort } = await import("../tests/conformance/_runner.ts");
+  const lines: string[] = [];
+  const N = 1_000_000;
+  const SMALL = 10_000;
+
+  // --- Redis: a private server, stopped by its PID at the end.
+  const port = freePort();
+  const dir = await Deno.makeTempDir({ prefix: "growth-redis-" });
+  const redis = new Deno.Command("redis-server", {
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    for (let i = 0; i < 50; i++) {
+      if ((await redisCmd(port, "PING")) === "PONG") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const bridge = startUpstashBridge({ redisPort: port });
+    const sessions = new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: new KVSessionStore(
+        new UpstashKV({ url: bridge.url, token: bridge.token }),
+      ),
+    });
+    const live = await sessions.issue("user_live");
+    const resolveP50 = () => p50Each(2000, () => sessions.resolve(live));
+    await resolveP50(); // warm
+    const emptyP50 = await resolveP50();
+    const before = await usedMemory(port);
+    // 10⁴ revocations through the real path (manager, store, bridge).
+    for (let i = 0; i < SMALL; i++) {
+      await sessions.revoke(await sessions.issue(`user_${i}`));
+    }
+    const afterSmall = await usedMemory(port);
+    const key = await redisCmd(port, "RANDOMKEY");
+    const keyUsage = Number(await redisCmd(port, "MEMORY", "USAGE", key));
+    const ttl = Number(await redisCmd(port, "TTL", key));
+    // Up to 10⁶ with keys of the very same shape (prefix + 30-character
+    // jti, value "1", a TTL), written inside Redis for speed.
+    await redisCmd(
+      port,
+      "EVAL",
+      `for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'portcullis:deny:' .. string.format('%030d', i), '1', 'EX', 604800) end return 1`,
+      "0",
+      String(N - SMALL),
+    );
+    const afterLarge = await usedMemory(port);
+    const dbsize = Number(await redisCmd(port, "DBSIZE"));
+    const largeP50 = await resolveP50();
+    await bridge.close();
+    lines.push(
+      `Redis ${
+        (await redisCmd(port, "INFO", "server")).match(
+          /redis_version:(\S+)/,
+        )?.[1]
+      } (private server, no persistence): key \`${
+        key.replace(/deny:.*/, "deny:<jti>")
+      }\`, \`MEMORY USAGE\` ${keyUsage} bytes, TTL ${ttl} s (the token's remaining life).`,
+      "",
+      "| revoked sessions | used_memory growth | bytes per revoked session | resolve p50 (warm token, exact, through the bridge) |",
+      "|---|---|---|---|",
+      `| 0 | — | — | ${emptyP50.toFixed(0)} µs |`,
+      `| ${SMALL.toLocaleString("en")} (through \`revoke\`) | ${
+        ((afterSmall - before) / 1048576).toFixed(2)
+      } MB | ${((afterSmall - before) / SMALL).toFixed(0)} | — |`,
+      `| ${dbsize.toLocaleString("en")} | ${
+        ((afterLarge - before) / 1048576).toFixed(1)
+      } MB | ${((afterLarge - before) / dbsize).toFixed(0)} | ${
+        largeP50.toFixed(0)
+      } µs (${(largeP50 / emptyP50).toFixed(2)}×) |`,
+      "",
+    );
+  } finally {
+    redis.kill("SIGTERM");
+    await redis.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+
+  // --- Deno KV: a database file of its own.
+  const kvDir = await Deno.makeTempDir({ prefix: "growth-kv-" });
+  const path = `${kvDir}/kv.sqlite3`;
+  const fileSize = async () => {
+    let total = 0;
+    for await (const e of Deno.readDir(kvDir)) {
+      total += (await Deno.stat(`${kvDir}/${e.name}`)).size;
+    }
+    return total;
+  };
+  try {
+    const store = await DenoKV.open(path);
+    const sessions = new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: new KVSessionStore(store),
+    });
+    const live = await sessions.issue("user_live");
+    const resolveP50 = () => p50Each(5000, () => sessions.resolve(live));
+    await resolveP50();
+    const emptyP50 = await resolveP50();
+    const before = await fileSize();
+    for (let i = 0; i < SMALL; i++) {
+      await sessions.revoke(await sessions.issue(`user_${i}`));
+    }
+    const afterSmall = await fileSize();
+    // The rest with the same key and value shape as DenoKV.put writes,
+    // 1000 to an atomic batch.
+    const raw = await Deno.openKv(path);
+    const exp = Date.now() + 604800_000;
+    for (let i = 0; i < N - SMALL; i += 1000) {
+      const op = raw.atomic();
+      for (let j = i; j < Math.min(i + 1000, N - SMALL); j++) {
+        op.set(
+          ["portcullis", `portcullis:deny:${String(j).padStart(30, "0")}`],
+          {
+            v: "1",
+            e: exp,
+          },
+          { expireIn: 604800_000 },
+        );
+      }
+      await op.commit();
+    }
+    raw.close();
+    const largeP50 = await resolveP50();
+    store.close();
+    const afterLarge = await fileSize();
+    lines.push(
+      `Deno KV ${Deno.version.deno} (a local SQLite-backed file; files = database and WAL):`,
+      "",
+      "| revoked sessions | file growth | bytes per revoked session | resolve p50 (warm token, exact) |",
+      "|---|---|---|---|",
+      `| 0 | — | — | ${emptyP50.toFixed(0)} µs |`,
+      `| ${SMALL.toLocaleString("en")} (through \`revoke\`) | ${
+        ((afterSmall - before) / 1048576).toFixed(2)
+      } MB | ${((afterSmall - before) / SMALL).toFixed(0)} | — |`,
+      `| ${N.toLocaleString("en")} | ${
+        ((afterLarge - before) / 1048576).toFixed(1)
+      } MB | ${((afterLarge - before) / N).toFixed(0)} | ${
+        largeP50.toFixed(0)
+      } µs (${(largeP50 / emptyP50).toFixed(2)}×) |`,
+    );
+  } finally {
+    await Deno.remove(kvDir, { recursive: true }).catch(() => {});
+  }
+  return lines.join("\n");
+}
+
+/** One login process: sequential logins for `SECONDS`, prints the count. */
+async function loginWorker(): Promise<void> {
+  const credentials = new MemoryCredentialStore();
+  const auth = new PasswordAuthenticator({
+    credentials,
+    hasher: new Pbkdf2Hasher(),
+  });
+  await auth.register("a@example.com", "correct horse battery staple");
+  const seconds = Number(Deno.env.get("SECONDS") ?? 8);
+  const parallel = Number(Deno.env.get("PARALLEL") ?? 1);
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (performance.now() < end) {
+        if (
+          await auth.authenticate(
+            "a@example.com",
+            "correct horse battery staple",
+          )
+        ) n++;
+      }
+    }),
+  );
+  console.log(JSON.stringify({ rate: n / seconds }));
+}
+
+async function login(): Promise<string> {
+  const run = async (core: string | null, parallel: number) => {
+    const cmd = [
+      Deno.execPath(),
+      "run",
+      "-A",
+      import.meta.filename!,
+      "login-worker",
+    ];
+    const out = await new Deno.Command(core ? "taskset" : cmd[0], {
+      args: core ? ["-c", core, ...cmd] : cmd.slice(1),
+      env: { PARALLEL: String(parallel) },
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    return JSON.parse(text.trim().split("\n").at(-1)!).rate as number;
+  };
+  const one = await run("0", 1);
+  const oneTwo = await run("0", 2);
+  const [a, b] = await Promise.all([run("0", 1), run("1", 1)]);
+  const unpinned = await run(null, 2);
+  return `| setup | logins/s | logins/s per core |
+|---|---|---|
+| 1 process on core 0, 1 login at a time | ${one.toFixed(1)} | ${
+    one.toFixed(1)
+  } |
+| 1 process on core 0, 2 logins at a time | ${oneTwo.toFixed(1)} | ${
+    oneTwo.toFixed(1)
+  } |
+| 2 processes, one per core, 1 login at a time each | ${(a + b).toFixed(1)} | ${
+    ((a + b) / 2).toFixed(1)
+  } |
+| 1 process, unpinned (both cores), 2 logins at a time | ${
+    unpinned.toFixed(1)
+  } | ${(unpinned / 2).toFixed(1)} |`;
+}
+
+const what = Deno.args[0];
+if (what === "login-worker") await loginWorker();
+else {
+  if (!what || what === "cache") console.log("\n" + await cache() + "\n");
+  if (!what || what === "denylist") console.log("\n" + await denylist() + "\n");
+  if (!what || what === "login") console.log("\n" + await login() + "\n");
+}
