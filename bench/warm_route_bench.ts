@@ -24,6 +24,8 @@ import {
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
+import { StaleSessionStore } from "../lib/session/stale_session_store.ts";
+import type { Identity } from "../lib/session/session_manager.ts";
 
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -74,7 +76,34 @@ async function serve(): Promise<void> {
   const inner = (req: Request) =>
     requireAuthenticated(req) ?? me(currentUser(req)!);
 
+  // A prototype of a synchronous warm path (a proposal, not the shipped
+  // middleware): the verified-token cache and the remembered denylist answer
+  // read without a promise, the state attached, the handler called directly.
+  const protoCache = new Map<string, Identity>([
+    [token, (await exact.resolve(token))!],
+  ]);
+  const peekStore = new StaleSessionStore(new KVSessionStore(kv), {
+    maxStalenessSeconds: 60,
+  });
+  const id0 = protoCache.get(token)!;
+  await peekStore.isRevoked(id0.subject, id0.jti, id0.issuedAt);
+  const proto = (req: Request): Promise<Response> => {
+    const c = bearer.read(req);
+    const id = c.token === null ? undefined : protoCache.get(c.token);
+    if (
+      id === undefined || Date.now() >= id.expiresAt * 1000 ||
+      peekStore.peek(id.subject, id.jti, id.issuedAt) !== false
+    ) {
+      return Promise.resolve(new Response(null, { status: 401 }));
+    }
+    // deno-lint-ignore no-explicit-any
+    (req as any)[STATE] = { identity: id };
+    // deno-lint-ignore no-explicit-any
+    return me((req as any)[STATE].identity.subject);
+  };
+
   const routes: Record<string, (req: Request) => Promise<Response>> = {
+    "/proto-sync": proto,
     "/bare": () => me(subject),
     "/hdr": (req) => {
       req.headers.get("authorization");
@@ -163,6 +192,11 @@ const VARIANTS: [string, string, "bearer" | "cookie" | null][] = [
   ["/mw-cookie", "the same, cookie", "cookie"],
   ["/mw-stateless", "the same, Bearer, store: null", "bearer"],
   ["/mw-stale", "the same, Bearer, revocationStaleness: 60", "bearer"],
+  [
+    "/proto-sync",
+    "prototype: synchronous warm path (cache + peek, no await)",
+    "bearer",
+  ],
 ];
 
 async function orchestrate(): Promise<void> {

@@ -239,3 +239,25 @@ Deno.test("StaleSessionStore refuses a bound that is not in (0, 3600] seconds", 
     RangeError,
   );
 });
+
+Deno.test("StaleSessionStore.peek() answers from memory within the bound only, and sees local revocations", async () => {
+  const clock = new Clock();
+  const kv = new CountingKV(new MemoryKV({ now: clock.now }));
+  const store = new StaleSessionStore(new KVSessionStore(kv), {
+    maxStalenessSeconds: 5,
+    now: clock.now,
+  });
+  assert.equal(store.peek("u", "jti-1", 0), undefined, "never asked");
+  assert.equal(await store.isRevoked("u", "jti-1", 0), false);
+  assert.equal(store.peek("u", "jti-1", 0), false);
+  assert.equal(store.peek("v", "jti-1", 0), undefined, "another subject");
+  clock.advance(5);
+  assert.equal(store.peek("u", "jti-1", 0), undefined, "past the bound");
+  assert.equal(await store.isRevoked("u", "jti-1", 0), false);
+  await store.revoke("jti-1", 60);
+  assert.equal(store.peek("u", "jti-1", 0), true);
+  await store.revokeAll("w", 1000, 60);
+  assert.equal(store.peek("w", "jti-2", 999), true);
+  assert.equal(store.peek("w", "jti-3", 1001), undefined);
+  assert.equal(kv.reads, 2, "peek never reads the store");
+});
