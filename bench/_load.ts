@@ -230,3 +230,50 @@ export const least = (xs: readonly number[]): number => Math.min(...xs);
 /** The median of several samples. */
 export const median = (xs: readonly number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * CPU time a process has used so far, in nanoseconds, over all its threads
+ * (`/proc/<pid>/task/<tid>/schedstat`, first field). On a shared machine the
+ * CPU time a server spends per request stays close to its cost when idle,
+ * while its requests per second depend on what else runs.
+ *
+ * @param pid The process id.
+ * @returns Nanoseconds on CPU.
+ */
+export function cpuNs(pid: number): number {
+  let total = 0;
+  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+    try {
+      const text = Deno.readTextFileSync(
+        `/proc/${pid}/task/${task.name}/schedstat`,
+      );
+      total += Number(text.split(" ")[0]);
+    } catch {
+      // the thread ended
+    }
+  }
+  return total;
+}
+
+/** A wrk run with the server's CPU time per request. */
+export interface MeteredResult extends LoadResult {
+  /** Server CPU microseconds per request (all its threads). */
+  cpuUs: number;
+}
+
+/**
+ * {@linkcode runWrk}, metering the server process's CPU time.
+ *
+ * @param pid The server's process id.
+ * @param options See {@linkcode WrkOptions}.
+ * @returns Throughput, latency and CPU per request.
+ */
+export async function runMetered(
+  pid: number,
+  options: WrkOptions,
+): Promise<MeteredResult> {
+  const before = cpuNs(pid);
+  const res = await runWrk(options);
+  const used = cpuNs(pid) - before;
+  return { ...res, cpuUs: used / 1000 / res.requests };
+}

@@ -214,7 +214,9 @@ async function orchestrate(): Promise<void> {
   const { freePort, spawnServer, waitForHttp } = await import(
     "../tests/conformance/_runner.ts"
   );
-  const { best, hasWrk, median, runWrk } = await import("./_load.ts");
+  const { best, hasWrk, least, median, runMetered, runWrk } = await import(
+    "./_load.ts"
+  );
   if (!hasWrk) throw new Error("wrk is needed: apt-get install wrk");
   const ROOT = new URL("../", import.meta.url).pathname;
   const rounds = Number(env.ROUNDS ?? 3);
@@ -298,11 +300,12 @@ async function orchestrate(): Promise<void> {
       });
     }
     const samples = VARIANTS.map(() => [] as number[]);
+    const cpu = VARIANTS.map(() => [] as number[]);
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + r) % VARIANTS.length;
         const [path] = VARIANTS[i];
-        const res = await runWrk({
+        const res = await runMetered(server.child.pid, {
           url: base + path,
           connections,
           seconds,
@@ -310,25 +313,34 @@ async function orchestrate(): Promise<void> {
           core,
         });
         samples[i].push(res.rps);
-        console.log(`${runtime.name} ${path}: ${Math.round(res.rps)} req/s`);
+        cpu[i].push(res.cpuUs);
+        console.log(
+          `${runtime.name} ${path}: ${Math.round(res.rps)} req/s, ${
+            res.cpuUs.toFixed(1)
+          } µs CPU/req`,
+        );
       }
     }
     await server.stop();
     const b = samples.map(best);
     const m = samples.map(median);
+    // Capacity from CPU time: the lowest CPU µs per request of the rounds.
+    const c = cpu.map(least);
     VARIANTS.forEach(([, name], i) => {
       rows.push(
-        `| ${runtime.name} | ${name} | ${Math.round(b[i])} | ${
-          (b[i] / b[0]).toFixed(2)
-        }× | ${(m[i] / m[0]).toFixed(2)}× | ${
-          samples[i].map(Math.round).join(", ")
-        } |`,
+        `| ${runtime.name} | ${name} | ${c[i].toFixed(1)} | ${
+          (c[0] / c[i]).toFixed(2)
+        }× | ${Math.round(b[i])} | ${(b[i] / b[0]).toFixed(2)}× | ${
+          (m[i] / m[0]).toFixed(2)
+        }× |`,
       );
     });
     for (const [pi, label] of [[1, "warm"], [2, "cold"]] as const) {
       summary.push(
         `| ${runtime.name} | portcullis ${label} | ${
-          [3, 4, 5].map((j) => `${(b[pi] / b[j]).toFixed(1)}×`).join(" | ")
+          [3, 4, 5].map((j) =>
+            `${(c[j] / c[pi]).toFixed(1)}× (${(b[pi] / b[j]).toFixed(1)}×)`
+          ).join(" | ")
         } |`,
       );
     }
@@ -336,13 +348,15 @@ async function orchestrate(): Promise<void> {
   console.log(`
 Load: wrk -t 1 -c ${connections} -d ${seconds}s${
     pin ? " on core 1, the server on core 0" : ""
-  }; ${rounds} rounds after a 2 s warm-up per route; best round and median.
+  }; ${rounds} rounds after a 2 s warm-up per route; the server's CPU time
+per request read from /proc/<pid>/task/*/schedstat around each run.
 
-| runtime | route | req/s (best) | × bare (best) | × bare (median) | rounds |
-|---|---|---|---|---|---|
+| runtime | route | server CPU µs per request (lowest) | capacity × bare (CPU) | req/s (best) | × bare (best req/s) | × bare (median req/s) |
+|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
-portcullis' requests/s over each peer's (best rounds; target ≥ 4×):
+portcullis over each peer, capacity from CPU per request (and from the best
+rounds' requests/s in brackets); target ≥ 4×:
 
 | runtime | portcullis | ÷ better-auth | ÷ better-auth cookieCache | ÷ Auth.js |
 |---|---|---|---|---|

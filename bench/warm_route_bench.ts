@@ -203,7 +203,7 @@ async function orchestrate(): Promise<void> {
   const { freePort, spawnServer, waitForHttp } = await import(
     "../tests/conformance/_runner.ts"
   );
-  const { best, median, runWrk } = await import("./_load.ts");
+  const { best, least, runMetered, runWrk } = await import("./_load.ts");
   const rounds = Number(env.ROUNDS ?? 3);
   const seconds = Number(env.SECONDS ?? 3);
   const pin = navigator.hardwareConcurrency >= 2;
@@ -255,11 +255,12 @@ async function orchestrate(): Promise<void> {
       });
     }
     const samples = VARIANTS.map(() => [] as number[]);
+    const cpu = VARIANTS.map(() => [] as number[]);
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + r) % VARIANTS.length;
         const [path, , kind] = VARIANTS[i];
-        const res = await runWrk({
+        const res = await runMetered(server.child.pid, {
           url: base + path,
           connections: 50,
           seconds,
@@ -267,19 +268,19 @@ async function orchestrate(): Promise<void> {
           core,
         });
         samples[i].push(res.rps);
+        cpu[i].push(res.cpuUs);
       }
     }
     await server.stop();
     const b = samples.map(best);
-    const m = samples.map(median);
+    const c = cpu.map(least);
     VARIANTS.forEach(([path, name], i) => {
-      // µs of server time per request over the bare handler's, from the
-      // best rounds (one core serves).
-      const extra = 1e6 / b[i] - 1e6 / b[0];
       rows.push(
-        `| ${runtime.name} | ${name} (\`${path}\`) | ${Math.round(b[i])} | ${
+        `| ${runtime.name} | ${name} (\`${path}\`) | ${c[i].toFixed(2)} | ${
+          (c[i] - c[0]).toFixed(2)
+        } | ${(c[0] / c[i]).toFixed(2)}× | ${Math.round(b[i])} | ${
           (b[i] / b[0]).toFixed(2)
-        }× | ${(m[i] / m[0]).toFixed(2)}× | ${extra.toFixed(2)} |`,
+        }× |`,
       );
       console.log(rows.at(-1));
     });
@@ -287,10 +288,11 @@ async function orchestrate(): Promise<void> {
   console.log(`
 Load: wrk -t 1 -c 50 -d ${seconds}s${
     pin ? " on core 1, the server on core 0" : ""
-  }; ${rounds} rounds, rotated order.
+  }; ${rounds} rounds, rotated order; the server's CPU time per request
+read from /proc/<pid>/task/*/schedstat around each run.
 
-| runtime | route | req/s (best) | × bare (best) | × bare (median) | µs per request over bare |
-|---|---|---|---|---|---|
+| runtime | route | server CPU µs per request (lowest) | µs over bare | capacity × bare (CPU) | req/s (best) | × bare (req/s) |
+|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `);
 }
