@@ -87,19 +87,26 @@ async function serve(): Promise<void> {
   });
   const id0 = protoCache.get(token)!;
   await peekStore.isRevoked(id0.subject, id0.jti, id0.issuedAt);
-  const proto = (req: Request): Promise<Response> => {
-    const c = bearer.read(req);
-    const id = c.token === null ? undefined : protoCache.get(c.token);
-    if (
-      id === undefined || Date.now() >= id.expiresAt * 1000 ||
-      peekStore.peek(id.subject, id.jti, id.issuedAt) !== false
-    ) {
-      return Promise.resolve(new Response(null, { status: 401 }));
-    }
+  const answer = (req: Request, id: Identity) => {
     // deno-lint-ignore no-explicit-any
     (req as any)[STATE] = { identity: id };
     // deno-lint-ignore no-explicit-any
     return me((req as any)[STATE].identity.subject);
+  };
+  const proto = (req: Request): Promise<Response> => {
+    const c = bearer.read(req);
+    const id = c.token === null ? undefined : protoCache.get(c.token);
+    if (id === undefined || Date.now() >= id.expiresAt * 1000) {
+      return Promise.resolve(new Response(null, { status: 401 }));
+    }
+    const known = peekStore.peek(id.subject, id.jti, id.issuedAt);
+    if (known === false) return answer(req, id); // no promise before here
+    if (known === true) {
+      return Promise.resolve(new Response(null, { status: 401 }));
+    }
+    return peekStore.isRevoked(id.subject, id.jti, id.issuedAt).then((r) =>
+      r ? new Response(null, { status: 401 }) : answer(req, id)
+    );
   };
 
   const routes: Record<string, (req: Request) => Promise<Response>> = {
