@@ -15,7 +15,10 @@
  *
  * - `stateless`: `store: null` (no denylist; the floor);
  * - `exact`: the default, one denylist read per request;
- * - `stale`: `revocationStaleness: 5`.
+ * - `stale`: `revocationStaleness: 5`;
+ * - `redis`, `redis-stale`: the same two with the plain Redis store
+ *   (`stores/redis`, node-redis over RESP) behind its own delaying proxy in
+ *   front of the real Redis.
  *
  * Load: 100 distinct sessions (Bearer), rotated request by request, all
  * verified once before measuring (warm). Round trips are counted at the
@@ -39,23 +42,36 @@ import { createApp } from "../examples/app/app.ts";
 const SECRET = "bench-secret-bench-secret-bench-secret-0123";
 const SESSIONS = 100;
 const STALENESS = 5;
-type Mode = "stateless" | "exact" | "stale";
+type Mode = "stateless" | "exact" | "stale" | "redis" | "redis-stale";
 
 async function serve(): Promise<void> {
   const env = Deno.env.toObject();
   const mode = env.MODE as Mode;
   const secret = SecretProvider.fromValue(SECRET);
-  const remote = new KVSessionStore(
-    new UpstashKV({
-      url: env.UPSTASH_URL,
-      token: env.UPSTASH_TOKEN,
-      prefix: `bench:${crypto.randomUUID()}:`,
-    }),
-  );
+  const prefix = `bench:${crypto.randomUUID()}:`;
+  let remote: KVSessionStore;
+  if (mode.startsWith("redis")) {
+    // RedisKV (node-redis) over its own TCP connection, through the proxy.
+    const { createClient } = await import("@redis/client");
+    const { RedisKV } = await import("../stores/redis/mod.ts");
+    const client = await createClient({
+      url: `redis://127.0.0.1:${env.REDIS_PROXY_PORT}`,
+      disableOfflineQueue: true,
+    }).on("error", () => {}).connect();
+    remote = new KVSessionStore(new RedisKV(client, { prefix }));
+  } else {
+    remote = new KVSessionStore(
+      new UpstashKV({
+        url: env.UPSTASH_URL,
+        token: env.UPSTASH_TOKEN,
+        prefix,
+      }),
+    );
+  }
   const sessions = new SessionManager({
     secret,
     store: mode === "stateless" ? null : remote,
-    revocationStaleness: mode === "stale" ? STALENESS : undefined,
+    revocationStaleness: mode.endsWith("stale") ? STALENESS : undefined,
   });
   const credentials = new MemoryCredentialStore();
   const origin = `http://127.0.0.1:${env.PORT}`;
@@ -114,6 +130,9 @@ async function orchestrate(): Promise<void> {
   const bridgePort = Number(new URL(bridge.url).port);
   const proxy = startDelayProxy(bridgePort, delay);
   const remoteUrl = `http://127.0.0.1:${proxy.port}`;
+  // The plain Redis store (stores/redis, RESP over TCP) through its own
+  // delaying proxy in front of the real Redis.
+  const redisProxy = startDelayProxy(6379, delay);
 
   // One round trip as the server pays it: UpstashKV.getMany of two keys
   // through the proxy, sequentially (and without the proxy, for the delay).
@@ -127,15 +146,29 @@ async function orchestrate(): Promise<void> {
     }
     return times.sort((a, b) => a - b)[100];
   }
+  async function redisRoundTrip(port: number): Promise<number> {
+    const { createClient } = await import("@redis/client");
+    const client = await createClient({ url: `redis://127.0.0.1:${port}` })
+      .on("error", () => {}).connect();
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      await client.sendCommand(["MGET", "a", "b"]);
+      times.push(performance.now() - t);
+    }
+    await client.close();
+    return times.sort((a, b) => a - b)[100];
+  }
   const rtDirect = await roundTrip(bridge.url);
   const rtProxied = await roundTrip(remoteUrl);
+  const rtRedis = await redisRoundTrip(redisProxy.port);
   console.log(
     `one denylist read (UpstashKV.getMany, p50 of 200): direct ${
       rtDirect.toFixed(2)
     } ms, through the ${delay} ms proxy ${rtProxied.toFixed(2)} ms`,
   );
 
-  const modes: Mode[] = ["stateless", "exact", "stale"];
+  const modes: Mode[] = ["stateless", "exact", "stale", "redis", "redis-stale"];
   const servers = await Promise.all(modes.map(async (mode) => {
     const port = freePort();
     const server = spawnServer(
@@ -152,6 +185,7 @@ async function orchestrate(): Promise<void> {
         PORT: String(port),
         UPSTASH_URL: remoteUrl,
         UPSTASH_TOKEN: bridge.token,
+        REDIS_PROXY_PORT: String(redisProxy.port),
       },
     );
     const base = `http://127.0.0.1:${port}`;
@@ -208,6 +242,7 @@ async function orchestrate(): Promise<void> {
   }
   for (const s of servers) await s.server.stop();
   proxy.close();
+  redisProxy.close();
   await bridge.close();
 
   const rows: string[] = [];
@@ -235,7 +270,8 @@ async function orchestrate(): Promise<void> {
   console.log(`
 One denylist read (UpstashKV.getMany, p50 of 200 sequential): direct ${
     rtDirect.toFixed(2)
-  } ms, through the proxy ${rtProxied.toFixed(2)} ms.
+  } ms, through the proxy ${rtProxied.toFixed(2)} ms; Redis MGET (node-redis)
+through its proxy ${rtRedis.toFixed(2)} ms.
 
 | connections | mode | p50 ms (best) | p50 × stateless | p99 ms (best) | req/s (best) | req/s × stateless | store round trips per request |
 |---|---|---|---|---|---|---|---|
