@@ -65,15 +65,22 @@ const LIVE: Promise<boolean> = Promise.resolve(false);
  *
  * @example Usage
  * ```ts
- * import { KVSessionStore, MemoryKV } from "@portcullis/auth";
- * import { StaleSessionStore } from "@portcullis/auth/session/stale";
- * const store = new StaleSessionStore(new KVSessionStore(new MemoryKV()), {
- *   maxStalenessSeconds: 5,
+ * import {
+ *   KVSessionStore,
+ *   MemoryKV,
+ *   SecretProvider,
+ *   SessionManager,
+ * } from "@portcullis/auth";
+ * const sessions = new SessionManager({
+ *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   store: new KVSessionStore(new MemoryKV()),
+ *   revocationStaleness: 5, // wraps the store in a StaleSessionStore
  * });
- * await store.isRevoked("user_1", "some-jti", Date.now()); // asks the store
- * await store.isRevoked("user_1", "some-jti", Date.now()); // from memory
- * await store.revoke("some-jti", 60);
- * await store.isRevoked("user_1", "some-jti", Date.now()); // true at once
+ * const token = await sessions.issue("user_1");
+ * await sessions.resolve(token); // asks the store
+ * await sessions.resolve(token); // answered from memory for up to 5 s
+ * await sessions.revoke(token);
+ * if ((await sessions.resolve(token)) !== null) throw new Error("not revoked");
  * ```
  */
 export class StaleSessionStore implements SessionStore {
