@@ -1,0 +1,131 @@
+/**
+ * RSS of the reference app over time under a bounded `/api/me` load, one
+ * run per user store, to see whether the server's native memory grows with
+ * the number of SQL user lookups (issue 9, item 12).
+ *
+ * ```sh
+ * deno run -A bench/sql_memory.ts                       # every backend, 120 s each
+ * deno run -A bench/sql_memory.ts --backends libsql-file,sqlite-file --seconds 180
+ * ```
+ *
+ * Each run starts `bench/_app_server.ts` with the chosen user store and an
+ * in-memory key-value store (so the user lookup is the only store that
+ * changes), warms it for 10 s, then sends `GET /api/me` with the warm
+ * Bearer tokens of 200 users from `--connections` (16) concurrent clients
+ * for `--seconds`, and reads the server's RSS every `--sample` (10) seconds,
+ * then 15 s more with no load. It prints a Markdown table: RSS at the start
+ * and end of the load, MiB per 100,000 requests over the whole run and over
+ * its second half (a plateau shows as a second-half figure near 0), and the
+ * curve.
+ *
+ * Backends: `memory` (no SQL: the baseline), `libsql-file`,
+ * `libsql-memory` (`@libsql/client`), `sqlite-file`, `sqlite-memory`
+ * (`examples/app/local_sqlite.ts`), `pglite`, `postgres`, `mariadb`.
+ *
+ * @module
+ */
+import { flags, machineNote, runLoad, startApp } from "./_load.ts";
+import type { ServerConfig } from "./_app_server.ts";
+
+const args = flags(Deno.args);
+const seconds = Number(args.seconds ?? 120);
+const sampleSeconds = Number(args.sample ?? 10);
+const connections = Number(args.connections ?? 16);
+const backends = (args.backends ??
+  "memory,libsql-file,libsql-memory,sqlite-file,sqlite-memory,pglite,postgres,mariadb")
+  .split(",") as ServerConfig["users"][];
+
+interface Result {
+  backend: string;
+  requests: number;
+  non200: number;
+  samples: { t: number; rss: number; requests: number }[];
+  idle: number;
+}
+
+async function measure(backend: ServerConfig["users"]): Promise<Result> {
+  const app = await startApp({ users: backend, kv: "memory" });
+  const tokens = app.ready.tokens;
+  const make = (w: number, n: number) => ({
+    kind: "me",
+    request: new Request(`${app.origin}/api/me`, {
+      headers: {
+        authorization: `Bearer ${tokens[(w * 7919 + n) % tokens.length]}`,
+      },
+    }),
+  });
+  try {
+    await runLoad(make, { connections, seconds: 10, windowSeconds: 10 });
+    const samples: Result["samples"] = [{
+      t: 0,
+      rss: app.rssMiB(),
+      requests: 0,
+    }];
+    let requests = 0;
+    let non200 = 0;
+    await runLoad(make, {
+      connections,
+      seconds,
+      windowSeconds: sampleSeconds,
+      onWindow: (w) => {
+        requests += w.count;
+        non200 += w.count - (w.statuses[200] ?? 0);
+        samples.push({
+          t: w.start + sampleSeconds,
+          rss: app.rssMiB(),
+          requests,
+        });
+      },
+    });
+    await new Promise((r) => setTimeout(r, 15_000));
+    const idle = app.rssMiB();
+    return { backend, requests, non200, samples, idle };
+  } finally {
+    await app.stop();
+  }
+}
+
+function perHundredK(a: Result["samples"][number], b: Result["samples"][number]) {
+  const dr = b.requests - a.requests;
+  return dr > 0 ? ((b.rss - a.rss) / dr) * 100_000 : NaN;
+}
+
+const results: Result[] = [];
+for (const backend of backends) {
+  console.error(`measuring ${backend} for ${seconds} s…`);
+  const r = await measure(backend);
+  results.push(r);
+  console.error(
+    `  ${r.requests} requests, RSS ${r.samples[0].rss.toFixed(1)} → ${
+      r.samples.at(-1)!.rss.toFixed(1)
+    } MiB`,
+  );
+}
+
+console.log(
+  `\n${connections} clients, ${seconds} s of GET /api/me per backend after 10 s of warm-up; RSS sampled every ${sampleSeconds} s. ${machineNote()}.\n`,
+);
+console.log(
+  "| users store | requests | non-200 | RSS start → end of load (MiB) | RSS 15 s idle | MiB per 100k requests, whole run | second half |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+for (const r of results) {
+  const first = r.samples[0];
+  const last = r.samples.at(-1)!;
+  const mid = r.samples[Math.floor((r.samples.length - 1) / 2)];
+  console.log(
+    `| ${r.backend} | ${r.requests} | ${r.non200} | ${first.rss.toFixed(1)} → ${
+      last.rss.toFixed(1)
+    } | ${r.idle.toFixed(1)} | ${perHundredK(first, last).toFixed(2)} | ${
+      perHundredK(mid, last).toFixed(2)
+    } |`,
+  );
+}
+console.log("\nCurves (seconds: RSS MiB):\n");
+for (const r of results) {
+  console.log(
+    `- ${r.backend}: ${
+      r.samples.map((s) => `${s.t}: ${s.rss.toFixed(0)}`).join(", ")
+    }`,
+  );
+}
