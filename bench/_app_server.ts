@@ -127,7 +127,9 @@ async function openUsers(config: ServerConfig): Promise<Opened> {
         "../examples/app/local_sqlite.ts"
       );
       const opened = openLocalSQLite(
-        config.users === "sqlite-file" ? `${config.dataDir}/app.db` : ":memory:",
+        config.users === "sqlite-file"
+          ? `${config.dataDir}/app.db`
+          : ":memory:",
       );
       return await sqlStores(opened.db, () => {
         opened.close();
@@ -215,7 +217,7 @@ async function openKV(
       };
     }
     case "redis": {
-      const { createClient } = await import("npm:@redis/client@^6.3.1");
+      const { createClient } = await import("@redis/client");
       const { RedisKV } = await import("../stores/redis/mod.ts");
       const client = createClient({
         socket: {
@@ -232,9 +234,7 @@ async function openKV(
       await client.connect();
       return {
         kv: new RedisKV(client, { prefix: "soak:", timeoutMs: 2000 }),
-        close: async () => {
-          client.destroy();
-        },
+        close: () => Promise.resolve(client.destroy()),
       };
     }
   }

@@ -87,7 +87,9 @@ const make = (w: number, n: number) => {
       }),
       after: (res: Response, body: string) => {
         check("login")(res);
-        if (res.status === 200) c.own = (JSON.parse(body) as { token: string }).token;
+        if (res.status === 200) {
+          c.own = (JSON.parse(body) as { token: string }).token;
+        }
       },
     };
   }
@@ -113,7 +115,9 @@ const make = (w: number, n: number) => {
       }),
       after: (res: Response, body: string) => {
         check("note-create")(res);
-        if (res.status === 201) c.note = (JSON.parse(body) as { id: string }).id;
+        if (res.status === 201) {
+          c.note = (JSON.parse(body) as { id: string }).id;
+        }
       },
     };
   }

@@ -85,7 +85,10 @@ async function measure(backend: ServerConfig["users"]): Promise<Result> {
   }
 }
 
-function perHundredK(a: Result["samples"][number], b: Result["samples"][number]) {
+function perHundredK(
+  a: Result["samples"][number],
+  b: Result["samples"][number],
+) {
   const dr = b.requests - a.requests;
   return dr > 0 ? ((b.rss - a.rss) / dr) * 100_000 : NaN;
 }
