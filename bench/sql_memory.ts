@@ -11,9 +11,10 @@
  * Each run starts `bench/_app_server.ts` with the chosen user store and an
  * in-memory key-value store (so the user lookup is the only store that
  * changes), warms it for 10 s, then sends `GET /api/me` with the warm
- * Bearer tokens of 200 users from `--connections` (16) concurrent clients
- * for `--seconds`, and reads the server's RSS every `--sample` (10) seconds,
- * then 15 s more with no load. It prints a Markdown table: RSS at the start
+ * Bearer tokens of 200 users with `wrk` (apt; one thread, `--connections`
+ * (16) connections, 127.0.0.1) for `--seconds`, and reads the server's RSS
+ * every `--sample` (10) seconds, then 15 s more with no load. wrk reports
+ * only a total, so requests per sample are prorated by time. It prints a Markdown table: RSS at the start
  * and end of the load, MiB per 100,000 requests over the whole run and over
  * its second half (a plateau shows as a second-half figure near 0), and the
  * curve.
@@ -24,7 +25,7 @@
  *
  * @module
  */
-import { flags, machineNote, runLoad, startApp } from "./_load.ts";
+import { flags, machineNote, startApp } from "./_load.ts";
 import type { ServerConfig } from "./_app_server.ts";
 
 const args = flags(Deno.args);
@@ -43,44 +44,71 @@ interface Result {
   idle: number;
 }
 
+/** A wrk Lua script that sends GET /api/me with the tokens in turn. */
+function wrkScript(tokens: string[]): string {
+  return `local tokens = {${tokens.map((t) => JSON.stringify(t)).join(",")}}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", "/api/me", { ["Authorization"] = "Bearer " .. tokens[(i % #tokens) + 1] })
+end
+`;
+}
+
+/** Runs wrk for `seconds`; answers its request count and non-2xx count. */
+async function wrk(
+  origin: string,
+  script: string,
+  seconds: number,
+): Promise<{ requests: number; non2xx: number }> {
+  const out = await new Deno.Command("wrk", {
+    args: [
+      "-t1",
+      `-c${connections}`,
+      `-d${seconds}s`,
+      "-s",
+      script,
+      origin,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0);
+  return { requests, non2xx };
+}
+
 async function measure(backend: ServerConfig["users"]): Promise<Result> {
   const app = await startApp({ users: backend, kv: "memory" });
   const tokens = app.ready.tokens;
-  const make = (w: number, n: number) => ({
-    kind: "me",
-    request: new Request(`${app.origin}/api/me`, {
-      headers: {
-        authorization: `Bearer ${tokens[(w * 7919 + n) % tokens.length]}`,
-      },
-    }),
-  });
+  const script = await Deno.makeTempFile({ suffix: ".lua" });
+  await Deno.writeTextFile(script, wrkScript(tokens));
   try {
-    await runLoad(make, { connections, seconds: 10, windowSeconds: 10 });
+    await wrk(app.origin, script, 10);
     const samples: Result["samples"] = [{
       t: 0,
       rss: app.rssMiB(),
       requests: 0,
     }];
-    let requests = 0;
-    let non200 = 0;
-    await runLoad(make, {
-      connections,
-      seconds,
-      windowSeconds: sampleSeconds,
-      onWindow: (w) => {
-        requests += w.count;
-        non200 += w.count - (w.statuses[200] ?? 0);
-        samples.push({
-          t: w.start + sampleSeconds,
-          rss: app.rssMiB(),
-          requests,
-        });
-      },
-    });
+    const t0 = performance.now();
+    const sampler = setInterval(() => {
+      samples.push({
+        t: Math.round((performance.now() - t0) / 1000),
+        rss: app.rssMiB(),
+        requests: NaN,
+      });
+    }, sampleSeconds * 1000);
+    const { requests, non2xx } = await wrk(app.origin, script, seconds);
+    clearInterval(sampler);
+    samples.push({ t: seconds, rss: app.rssMiB(), requests });
+    // wrk reports only a total: requests at each sample by elapsed time.
+    for (const s of samples) s.requests = (requests * s.t) / seconds;
     await new Promise((r) => setTimeout(r, 15_000));
     const idle = app.rssMiB();
-    return { backend, requests, non200, samples, idle };
+    return { backend, requests, non200: non2xx, samples, idle };
   } finally {
+    await Deno.remove(script);
     await app.stop();
   }
 }
@@ -106,7 +134,7 @@ for (const backend of backends) {
 }
 
 console.log(
-  `\n${connections} clients, ${seconds} s of GET /api/me per backend after 10 s of warm-up; RSS sampled every ${sampleSeconds} s. ${machineNote()}.\n`,
+  `\nwrk, ${connections} connections, ${seconds} s of GET /api/me per backend after 10 s of warm-up; RSS sampled every ${sampleSeconds} s. ${machineNote()}.\n`,
 );
 console.log(
   "| users store | requests | non-200 | RSS start → end of load (MiB) | RSS 15 s idle | MiB per 100k requests, whole run | second half |",
