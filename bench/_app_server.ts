@@ -40,7 +40,7 @@ import {
   SessionManager,
 } from "../mod.ts";
 import type { CredentialStore } from "../lib/authn/credential_store.ts";
-import { MemoryVerificationTokenStore } from "../mod.ts";
+import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import type { VerificationTokenStore } from "../lib/verification/verification_token_store.ts";
 import { createApp } from "../examples/app/app.ts";
 import type { Mailer } from "../examples/app/mailer.ts";
@@ -87,7 +87,7 @@ interface Opened {
 
 async function openUsers(config: ServerConfig): Promise<Opened> {
   const { migrate, SQLCredentialStore, SQLVerificationTokenStore } =
-    await import("../stores/sql.ts");
+    await import("../stores/sql/mod.ts");
   const sqlStores = async (
     db: Parameters<typeof migrate>[0],
     close: () => Promise<void>,
@@ -199,7 +199,7 @@ async function openKV(
     }
     case "upstash": {
       const { Redis } = await import("@upstash/redis");
-      const { UpstashKV } = await import("../stores/upstash.ts");
+      const { UpstashKV } = await import("../stores/upstash/mod.ts");
       // The client retries a failed request 5 times with a growing backoff
       // by default (about 2.5 s in all), which would hold a request past
       // the store deadline while Redis is down: one try, and the session

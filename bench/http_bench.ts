@@ -39,13 +39,13 @@ import {
   KVSessionStore,
   MemoryCredentialStore,
   MemoryKV,
-  MemoryVerificationTokenStore,
   Pbkdf2Hasher,
   requireAuthenticated,
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
-import { UpstashKV } from "../stores/upstash.ts";
+import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
+import { UpstashKV } from "../stores/upstash/mod.ts";
 import { Hono } from "hono";
 import { jwt, sign } from "hono/jwt";
 import { createApp } from "../examples/app/app.ts";

@@ -13,9 +13,9 @@
  */
 import { PasswordAuthenticator } from "../lib/authn/password_authenticator.ts";
 import { Pbkdf2Hasher } from "../lib/authn/pbkdf2_hasher.ts";
-import { BcryptHasher } from "../lib/authn/bcrypt_hasher.ts";
-import { Argon2idHasher } from "../lib/authn/argon2id_hasher.ts";
-import { nobleArgon2idEngine } from "../lib/authn/argon2id_noble_engine.ts";
+import { BcryptHasher } from "../packages/hashers/bcrypt.ts";
+import { Argon2idHasher } from "../packages/hashers/argon2id.ts";
+import { nobleArgon2idEngine } from "../packages/hashers/argon2id_noble.ts";
 import { MemoryCredentialStore } from "../lib/authn/memory_credential_store.ts";
 
 const PASSWORD = "correct horse battery staple";

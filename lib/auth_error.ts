@@ -1,10 +1,12 @@
 /**
  * The one error class portcullis throws for failures a caller must handle.
  *
- * Expected outcomes (a wrong password, a tampered or revoked token) are
- * values, never errors. Programmer mistakes are `TypeError` or `RangeError`
- * at construction time. `AuthError` is for the rest: a store that cannot be
- * reached, a runtime that refuses an operation, input that was rejected.
+ * Expected outcomes (a wrong password, a tampered or revoked token, an email
+ * already taken) are values, never errors. Programmer mistakes are
+ * `TypeError` or `RangeError` at construction time. `AuthError` is for the
+ * rest: a store that cannot be reached, a runtime that refuses an
+ * operation, input that was rejected. Each carries a `code`, and where
+ * several reasons share a code, a `reason`.
  *
  * @module
  */
@@ -19,35 +21,83 @@ export type AuthErrorCode =
   | "MISCONFIGURED";
 
 /**
- * An error with a literal {@linkcode AuthErrorCode}. Messages never contain a
- * secret, a token, a password or a password hash.
+ * The reasons each code can carry.
+ *
+ * | code | reasons |
+ * |---|---|
+ * | `STORE_UNAVAILABLE` | `timeout` (the store missed its deadline), `failed` |
+ * | `INVALID_EMAIL` | `not_a_string`, `empty`, `too_long`, `malformed` (characters, `@` count, local part or domain) |
+ * | `INVALID_PASSWORD` | `not_a_string`, `too_short`, `too_long`, `common`, `unencodable` |
+ * | `INVALID_SUBJECT` | `empty`, `forbidden_character`, `too_long` |
+ * | `RUNTIME_UNSUPPORTED` | `self_test_failed`, `too_slow` |
+ * | `MISCONFIGURED` | `secret_missing`, `secret_weak`, `store_missing` |
+ */
+export interface AuthErrorReasons {
+  /** Reasons of `STORE_UNAVAILABLE`. */
+  STORE_UNAVAILABLE: "timeout" | "failed";
+  /** Reasons of `INVALID_EMAIL`. */
+  INVALID_EMAIL: "not_a_string" | "empty" | "too_long" | "malformed";
+  /** Reasons of `INVALID_PASSWORD`. */
+  INVALID_PASSWORD:
+    | "not_a_string"
+    | "too_short"
+    | "too_long"
+    | "common"
+    | "unencodable";
+  /** Reasons of `INVALID_SUBJECT`. */
+  INVALID_SUBJECT: "empty" | "forbidden_character" | "too_long";
+  /** Reasons of `RUNTIME_UNSUPPORTED`. */
+  RUNTIME_UNSUPPORTED: "self_test_failed" | "too_slow";
+  /** Reasons of `MISCONFIGURED`. */
+  MISCONFIGURED: "secret_missing" | "secret_weak" | "store_missing";
+}
+
+/** Any reason of any code. */
+export type AuthErrorReason = AuthErrorReasons[AuthErrorCode];
+
+/** Options of {@linkcode AuthError}: a `cause` for logs and a `reason`. */
+export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode>
+  extends ErrorOptions {
+  /** Which of the code's reasons applies. */
+  reason?: AuthErrorReasons[C];
+}
+
+/**
+ * An error with a literal {@linkcode AuthErrorCode} and, where the code has
+ * several, a reason. Messages never contain a secret, a token, a password or
+ * a password hash.
  *
  * @example Usage
  * ```ts
  * import { AuthError } from "@portcullis/auth";
- * try {
- *   throw new AuthError("STORE_UNAVAILABLE", "Session store did not answer");
- * } catch (err) {
- *   if (err instanceof AuthError && err.code === "STORE_UNAVAILABLE") {
- *     // answer 503
- *   }
- * }
+ * import assert from "node:assert/strict";
+ *
+ * const err = new AuthError("INVALID_PASSWORD", "Password is too short", {
+ *   reason: "too_short",
+ * });
+ * assert.equal(err.code, "INVALID_PASSWORD");
+ * assert.equal(err.reason, "too_short");
+ * assert.ok(err instanceof Error);
  * ```
  */
-export class AuthError extends Error {
-  /** The machine-readable reason. */
-  readonly code: AuthErrorCode;
+export class AuthError<C extends AuthErrorCode = AuthErrorCode> extends Error {
+  /** The machine-readable kind of failure. */
+  readonly code: C;
+  /** Which of the code's reasons applies, when the code has several. */
+  readonly reason: AuthErrorReasons[C] | undefined;
 
   /**
    * Makes an error with a code.
    *
-   * @param code The machine-readable reason.
+   * @param code The machine-readable kind of failure.
    * @param message A sentence for people, with no secret in it.
-   * @param options `cause` keeps the underlying error for logs.
+   * @param options `cause` keeps the underlying error for logs; `reason`
+   * narrows the code.
    */
-  constructor(code: AuthErrorCode, message: string, options?: ErrorOptions) {
+  constructor(code: C, message: string, options?: AuthErrorOptions<C>) {
     super(message, options);
     this.name = "AuthError";
     this.code = code;
+    this.reason = options?.reason;
   }
 }

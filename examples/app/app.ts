@@ -21,16 +21,18 @@ import {
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
-  OneTimeTokens,
   PasswordAuthenticator,
   type PasswordHasher,
   Pbkdf2Hasher,
   requireAuth,
   type SecretProvider,
   type SessionManager,
-  type VerificationTokenStore,
 } from "@portcullis/auth";
-import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
+import {
+  OneTimeTokens,
+  type VerificationTokenStore,
+} from "@portcullis/auth/verification";
+import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
@@ -63,7 +65,7 @@ export interface AppDeps {
   hasher?: PasswordHasher;
   /**
    * Refuses new passwords; default the common-password list of
-   * `@portcullis/auth/passwords/common`.
+   * `@portcullis/common-passwords`.
    */
   isCompromised?: (password: string) => boolean | Promise<boolean>;
   /** The clock, in unix milliseconds; default `Date.now`. */

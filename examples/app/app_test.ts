@@ -19,7 +19,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { createApp } from "./app.ts";
 import { LogMailer } from "./mailer.ts";
 

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { type PurposeKeys, signToken, verifyToken } from "@portcullis/auth";
+import { type PurposeKeys } from "@portcullis/auth/sessions";
+import { signToken, verifyToken } from "@portcullis/auth/tokens";
 import type { FlashMessage } from "./views/auth/layout.ts";
 
 const PURPOSE = "flash";

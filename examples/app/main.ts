@@ -31,7 +31,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { createApp } from "./app.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";

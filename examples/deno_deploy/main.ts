@@ -24,7 +24,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { type App, type AppDeps, createApp } from "../app/app.ts";
 import { mailerFromEnv } from "../app/mailer.ts";
 

@@ -24,13 +24,15 @@ import {
   identityMiddleware,
   type KeyValueStore,
   normalizeEmail,
-  OneTimeTokens,
   requireAuthenticated,
   type SessionManager,
   signIn,
   signOut,
-  type VerificationTokenStore,
 } from "@portcullis/auth";
+import {
+  OneTimeTokens,
+  type VerificationTokenStore,
+} from "@portcullis/auth/verification";
 import type { Mailer } from "../app/mailer.ts";
 import { readBody } from "../app/request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../app/respond.ts";

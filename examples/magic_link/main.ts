@@ -18,7 +18,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { mailerFromEnv } from "../app/mailer.ts";
 import { createMagicLinkApp } from "./app.ts";
 

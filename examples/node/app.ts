@@ -18,13 +18,13 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import { LibsqlKV } from "@portcullis/auth/stores/libsql-kv";
-import { UpstashKV } from "@portcullis/auth/stores/upstash";
+import { LibsqlKV } from "@portcullis/libsql-kv";
+import { UpstashKV } from "@portcullis/upstash";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { type App, type AppDeps, createApp } from "../app/app.ts";
 import { mailerFromEnv } from "../app/mailer.ts";
 

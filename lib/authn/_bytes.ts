@@ -1,49 +1,22 @@
 /**
- * Byte helpers shared by the hashers: strict PHC base64, base64url for ids,
- * and a constant-time comparison.
+ * Byte helpers shared by the hashers: strict PHC base64 and a constant-time
+ * comparison.
  *
  * Private helper: not exported from `mod.ts`.
  *
  * @module
  */
+import { encodeBase64Unpadded } from "../_common/base64url.ts";
 
 const STANDARD =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const URL_SAFE =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-function encode(bytes: Uint8Array, alphabet: string): string {
-  let out = "";
-  let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-    out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63] +
-      alphabet[(n >>> 6) & 63] + alphabet[n & 63];
-  }
-  const rest = bytes.length - i;
-  if (rest === 1) {
-    const n = bytes[i] << 16;
-    out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63];
-  } else if (rest === 2) {
-    const n = (bytes[i] << 16) | (bytes[i + 1] << 8);
-    out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63] +
-      alphabet[(n >>> 6) & 63];
-  }
-  return out;
-}
 
 /**
  * Encodes bytes as PHC "B64": the standard alphabet (`+`, `/`) without `=`
  * padding, as the PHC string format specification and libargon2 use.
  */
-export function encodePhcBase64(bytes: Uint8Array): string {
-  return encode(bytes, STANDARD);
-}
-
-/** Encodes bytes as unpadded base64url (RFC 4648 §5). */
-export function encodeBase64Url(bytes: Uint8Array): string {
-  return encode(bytes, URL_SAFE);
-}
+export const encodePhcBase64: (bytes: Uint8Array) => string =
+  encodeBase64Unpadded;
 
 /**
  * Decodes PHC "B64" strictly: standard alphabet only, no padding, no

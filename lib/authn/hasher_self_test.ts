@@ -41,7 +41,8 @@ export interface SelfTestReport {
  *
  * @example Usage
  * ```ts
- * import { Pbkdf2Hasher, selfTestHasher } from "@portcullis/auth";
+ * import { Pbkdf2Hasher } from "@portcullis/auth";
+import { selfTestHasher } from "@portcullis/auth/passwords";
  * const hasher = new Pbkdf2Hasher({ iterations: 1000 }); // 600000 by default
  * const { milliseconds } = await selfTestHasher(hasher);
  * console.log(`password hashing takes ${milliseconds.toFixed(0)} ms`);
@@ -68,7 +69,7 @@ export async function selfTestHasher(
       `Password hasher self-test failed: this runtime refused to hash at the configured cost: ${
         err instanceof Error ? err.message : String(err)
       }`,
-      { cause: err },
+      { cause: err, reason: "self_test_failed" },
     );
   }
   const milliseconds = now() - start;
@@ -82,6 +83,7 @@ export async function selfTestHasher(
           ? "a wrong password verified"
           : "a fresh hash already needs a rehash"
       }`,
+      { reason: "self_test_failed" },
     );
   }
   const max = options.maxMilliseconds;
@@ -91,6 +93,7 @@ export async function selfTestHasher(
       `Password hasher self-test took too long: ${
         milliseconds.toFixed(0)
       } ms, over the budget of ${max} ms`,
+      { reason: "too_slow" },
     );
   }
   return { milliseconds };

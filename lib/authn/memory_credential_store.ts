@@ -18,7 +18,7 @@ import type {
  * copied in and out, so changing a returned object changes nothing stored.
  *
  * Nothing survives a restart and nothing is shared between isolates or
- * processes: use `SQLCredentialStore` (`@portcullis/auth/stores/sql`) for an
+ * processes: use `SQLCredentialStore` (`@portcullis/sql`) for an
  * application.
  *
  * @example Usage

@@ -31,8 +31,9 @@ export interface MigrationHasherOptions {
  *
  * @example Usage
  * ```ts
- * import { MigrationHasher, Pbkdf2Hasher } from "@portcullis/auth";
- * import { BcryptHasher } from "@portcullis/auth/hashers/bcrypt";
+ * import { Pbkdf2Hasher } from "@portcullis/auth";
+import { MigrationHasher } from "@portcullis/auth/passwords";
+ * import { BcryptHasher } from "@portcullis/hashers/bcrypt";
  * const hasher = new MigrationHasher({
  *   current: new Pbkdf2Hasher(),
  *   legacy: [new BcryptHasher()],

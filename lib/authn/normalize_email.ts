@@ -40,31 +40,38 @@ const DOMAIN_LABEL =
  */
 export function normalizeEmail(input: string): string {
   if (typeof input !== "string") {
-    throw new AuthError("INVALID_EMAIL", "Email must be a string");
+    throw new AuthError("INVALID_EMAIL", "Email must be a string", {
+      reason: "not_a_string",
+    });
   }
   if (input.length > 4 * MAX_EMAIL_LENGTH) {
-    throw new AuthError("INVALID_EMAIL", "Email is too long");
+    throw new AuthError("INVALID_EMAIL", "Email is too long", {
+      reason: "too_long",
+    });
   }
   if (!input.isWellFormed()) {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email contains an unpaired surrogate",
+      { reason: "malformed" },
     );
   }
   const email = input.normalize("NFKC").trim().toLowerCase();
   if (email.length === 0) {
-    throw new AuthError("INVALID_EMAIL", "Email is empty");
+    throw new AuthError("INVALID_EMAIL", "Email is empty", { reason: "empty" });
   }
   if (email.length > MAX_EMAIL_LENGTH) {
     throw new AuthError(
       "INVALID_EMAIL",
       `Email is too long: ${email.length} characters, at most ${MAX_EMAIL_LENGTH}`,
+      { reason: "too_long" },
     );
   }
   if (FORBIDDEN.test(email)) {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email contains a space, comma, quote, bracket or control character: only one plain address is accepted",
+      { reason: "malformed" },
     );
   }
   const at = email.indexOf("@");
@@ -72,6 +79,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email must contain exactly one @ after normalisation",
+      { reason: "malformed" },
     );
   }
   const local = email.slice(0, at);
@@ -83,6 +91,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email needs 1 to 64 characters before the @, without leading, trailing or doubled dots",
+      { reason: "malformed" },
     );
   }
   const labels = domain.split(".");
@@ -90,6 +99,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email needs a domain of dot-separated labels after the @, such as example.com",
+      { reason: "malformed" },
     );
   }
   return email;

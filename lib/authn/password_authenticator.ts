@@ -10,7 +10,9 @@ import type { PasswordHasher } from "./password_hasher.ts";
 import { Pbkdf2Hasher } from "./pbkdf2_hasher.ts";
 import { normalizeEmail } from "./normalize_email.ts";
 import { PasswordPolicy } from "./password_policy.ts";
-import { cryptoRandomBytes, encodeBase64Url } from "./_bytes.ts";
+import { encodeBase64Url } from "../_common/base64url.ts";
+import { subjectProblem } from "../_common/subject.ts";
+import { cryptoRandomBytes } from "./_bytes.ts";
 
 /** Options of {@linkcode PasswordAuthenticator}. */
 export interface PasswordAuthenticatorOptions {
@@ -52,10 +54,6 @@ export interface ChangePasswordInput {
   /** The new password, checked against the policy. */
   newPassword: string;
 }
-
-// deno-lint-ignore no-control-regex
-const BAD_SUBJECT = /[|\x00-\x1f\x7f]/;
-const encoder = new TextEncoder();
 
 function randomSubject(): string {
   return encodeBase64Url(cryptoRandomBytes(16));
@@ -142,10 +140,7 @@ export class PasswordAuthenticator {
     await this.#checkNew(password);
     const passwordHash = await this.#hasher.hash(password);
     const id = this.#newId();
-    if (
-      typeof id !== "string" || id.length === 0 || BAD_SUBJECT.test(id) ||
-      encoder.encode(id).length > 255
-    ) {
+    if (subjectProblem(id) !== null) {
       throw new AuthError(
         "INVALID_SUBJECT",
         "newId must return 1 to 255 bytes without | or control characters",
@@ -259,6 +254,7 @@ export class PasswordAuthenticator {
       throw new AuthError(
         "INVALID_PASSWORD",
         "Password appears in a list of breached or common passwords: choose another",
+        { reason: "common" },
       );
     }
   }

@@ -34,7 +34,7 @@ const encoder = new TextEncoder();
  *
  * @example Usage
  * ```ts
- * import { PasswordPolicy } from "@portcullis/auth";
+ * import { PasswordPolicy } from "@portcullis/auth/passwords";
  * const policy = new PasswordPolicy({ minLength: 12 });
  * policy.check("correct horse battery"); // passes
  * policy.fits("x".repeat(5000)); // false
@@ -102,12 +102,15 @@ export class PasswordPolicy {
    */
   check(password: string): void {
     if (typeof password !== "string") {
-      throw new AuthError("INVALID_PASSWORD", "Password must be a string");
+      throw new AuthError("INVALID_PASSWORD", "Password must be a string", {
+        reason: "not_a_string",
+      });
     }
     if (!password.isWellFormed()) {
       throw new AuthError(
         "INVALID_PASSWORD",
         "Password contains an unpaired surrogate, which has no UTF-8 form",
+        { reason: "unencodable" },
       );
     }
     const bytes = encoder.encode(password).length;
@@ -115,6 +118,7 @@ export class PasswordPolicy {
       throw new AuthError(
         "INVALID_PASSWORD",
         `Password is too long: ${bytes} bytes, at most ${this.#maxBytes}`,
+        { reason: "too_long" },
       );
     }
     let points = 0;
@@ -123,6 +127,7 @@ export class PasswordPolicy {
       throw new AuthError(
         "INVALID_PASSWORD",
         `Password is too short: ${points} characters, at least ${this.#minLength}`,
+        { reason: "too_short" },
       );
     }
   }

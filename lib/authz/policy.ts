@@ -63,7 +63,22 @@ export interface Policy<A extends string> {
 }
 
 /**
- * Declares a policy; the identity function that fixes its action type.
+ * What `definePolicy` demands when its action type is missing (it would
+ * default to `never`) or is all of `string` (a typo would then pass): an
+ * impossible property whose name says what to write.
+ */
+export type ActionsNamed<A extends string> = [A] extends [never] ? {
+    readonly "definePolicy needs its action names: definePolicy<'view' | 'edit'>({ can })":
+      never;
+  }
+  : string extends A
+    ? { readonly "definePolicy needs literal action names, not string": never }
+  : unknown;
+
+/**
+ * Declares a policy; the identity function that fixes its action type. The
+ * action names are required: `definePolicy({ can })` without them, or with
+ * `string`, does not compile.
  *
  * @param policy The policy.
  * @returns The same policy.
@@ -74,7 +89,9 @@ export interface Policy<A extends string> {
  * const admin = definePolicy<"manage">({ can: (p) => p?.id === "root" });
  * ```
  */
-export function definePolicy<A extends string>(policy: Policy<A>): Policy<A> {
+export function definePolicy<A extends string = never>(
+  policy: Policy<A> & ActionsNamed<A>,
+): Policy<A> {
   return policy;
 }
 
@@ -86,7 +103,7 @@ export function definePolicy<A extends string>(policy: Policy<A>): Policy<A> {
  *
  * @example Usage
  * ```ts
- * import { principal } from "@portcullis/auth";
+ * import { principal } from "@portcullis/auth/policies";
  * principal("user_1").is("user_1"); // true
  * ```
  */
@@ -107,7 +124,8 @@ export function principal(id: string): Principal {
  *
  * @example Usage
  * ```ts
- * import { definePolicy, evaluatePolicy, principal } from "@portcullis/auth";
+ * import { definePolicy } from "@portcullis/auth";
+import { evaluatePolicy, principal } from "@portcullis/auth/policies";
  * const p = definePolicy<"view">({ can: (who) => who !== null });
  * await evaluatePolicy(p, principal("u1"), "view", "n1"); // true
  * await evaluatePolicy(p, null, "view", "n1"); // false

@@ -12,17 +12,43 @@ export interface IdentityContext {
   emit: (event: AuthEvent) => void;
 }
 
+/** How a token reached the server. */
+export type Via = "cookie" | "bearer";
+
+/**
+ * What the request's credentials came to; one of four states, so that no
+ * impossible combination (signed in and invalid, unavailable and signed in)
+ * can be written down.
+ *
+ * - `anonymous`: no token was presented.
+ * - `signedIn`: a token resolved to an identity.
+ * - `invalid`: a token (or a malformed `Authorization` header) was
+ *   presented and did not resolve.
+ * - `unavailable`: a token was presented and the session store could not
+ *   say whether it was revoked; gates answer 503.
+ */
+export type SessionState =
+  | { readonly kind: "anonymous" }
+  | {
+    readonly kind: "signedIn";
+    readonly identity: Identity;
+    readonly via: Via;
+  }
+  | { readonly kind: "invalid"; readonly via: Via }
+  | { readonly kind: "unavailable"; readonly via: Via };
+
+export const ANONYMOUS: SessionState = Object.freeze({ kind: "anonymous" });
+
 export interface RequestState {
-  identity: Identity | null;
-  via: "cookie" | "bearer" | null;
-  /** An Authorization header was present (so the cookie was ignored). */
-  authorization: boolean;
-  /** A token was presented but did not resolve. */
-  invalidToken: boolean;
-  storeUnavailable: boolean;
+  session: SessionState;
   /** signIn or signOut ran: renewal must not overwrite their cookie. */
-  sessionChanged: boolean;
+  changed: boolean;
   context: IdentityContext;
+}
+
+/** The identity of a state, or `null`. */
+export function identityOf(state: RequestState | undefined): Identity | null {
+  return state?.session.kind === "signedIn" ? state.session.identity : null;
 }
 
 // The state rides on the Request itself, under a module-private symbol: a

@@ -23,7 +23,7 @@ export type AuthEvent =
  *
  * @example Usage
  * ```ts
- * import { logAuthEvent } from "@portcullis/auth";
+ * import { logAuthEvent } from "@portcullis/auth/http";
  * logAuthEvent({ type: "misconfigured", message: "AUTH_SECRET is not set" });
  * ```
  */

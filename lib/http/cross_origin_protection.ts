@@ -36,7 +36,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  *
  * @example Usage
  * ```ts
- * import { CrossOriginProtection } from "@portcullis/auth";
+ * import { CrossOriginProtection } from "@portcullis/auth/http";
  * const csrf = new CrossOriginProtection({ trustedOrigins: ["https://admin.example.com"] });
  * csrf.check(new Request("https://example.com/x", {
  *   method: "POST",

@@ -59,7 +59,7 @@ export function errorResponse(
  *
  * @example Usage
  * ```ts
- * import { wantsHtml } from "@portcullis/auth";
+ * import { wantsHtml } from "@portcullis/auth/http";
  * wantsHtml(new Request("https://example.com/", { headers: { accept: "text/html" } })); // true
  * ```
  */
@@ -79,7 +79,7 @@ export function wantsHtml(req: Request): boolean {
  *
  * @example Usage
  * ```ts
- * import { escapeHtml } from "@portcullis/auth";
+ * import { escapeHtml } from "@portcullis/auth/http";
  * escapeHtml("<a href='x'>"); // "&lt;a href=&#39;x&#39;&gt;"
  * ```
  */

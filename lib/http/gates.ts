@@ -5,7 +5,11 @@
  */
 import { evaluatePolicy, type Policy, principal } from "../authz/policy.ts";
 import type { Identity } from "../session/session_manager.ts";
-import { type RequestState, requestStates } from "./_request_state.ts";
+import {
+  identityOf,
+  type RequestState,
+  requestStates,
+} from "./_request_state.ts";
 import { errorResponse, wantsHtml } from "./error_response.ts";
 import type { Middleware } from "./middleware.ts";
 import { safeNextPath } from "./safe_next_path.ts";
@@ -23,7 +27,7 @@ import { safeNextPath } from "./safe_next_path.ts";
  * ```
  */
 export function currentUser(req: Request): string | null {
-  return requestStates.get(req)?.identity?.subject ?? null;
+  return identityOf(requestStates.get(req))?.subject ?? null;
 }
 
 /**
@@ -38,7 +42,7 @@ export function currentUser(req: Request): string | null {
  * ```
  */
 export function currentIdentity(req: Request): Identity | null {
-  return requestStates.get(req)?.identity ?? null;
+  return identityOf(requestStates.get(req));
 }
 
 /**
@@ -74,7 +78,7 @@ export function isAuthenticated(req: Request): boolean {
 export function requireAuthenticated(req: Request): Response | null {
   const state = requestStates.get(req);
   if (state === undefined) return notInstalled(req);
-  if (state.identity !== null) return null;
+  if (state.session.kind === "signedIn") return null;
   return unauthenticated(req, state);
 }
 
@@ -112,8 +116,10 @@ export function requireAuth(options: RequireAuthOptions = {}): Middleware {
   return (req, next) => {
     const state = requestStates.get(req);
     if (state === undefined) return notInstalled(req);
-    if (state.identity !== null) return next();
-    if (!state.storeUnavailable && !state.authorization && isNavigation(req)) {
+    const session = state.session;
+    if (session.kind === "signedIn") return next();
+    const viaHeader = session.kind !== "anonymous" && session.via === "bearer";
+    if (session.kind !== "unavailable" && !viaHeader && isNavigation(req)) {
       const url = new URL(req.url);
       const back = safeNextPath(url.pathname + url.search);
       const sep = target.includes("?") ? "&" : "?";
@@ -163,7 +169,7 @@ export async function requireVerified(req: Request): Promise<Response | null> {
   }
   let verified: boolean;
   try {
-    verified = (await check(state.identity!.subject, req)) === true;
+    verified = (await check(identityOf(state)!.subject, req)) === true;
   } catch (error) {
     state.context.emit({ type: "verification_check_failed", error });
     return unavailable(req);
@@ -196,8 +202,10 @@ export async function allows<A extends string>(
   id: string,
 ): Promise<boolean> {
   const state = requestStates.get(req);
-  if (state === undefined || state.storeUnavailable) return false;
-  const subject = state.identity?.subject;
+  if (state === undefined || state.session.kind === "unavailable") {
+    return false;
+  }
+  const subject = identityOf(state)?.subject;
   return await evaluatePolicy(
     policy,
     subject === undefined ? null : principal(subject),
@@ -231,7 +239,7 @@ export async function authorize<A extends string>(
 ): Promise<Response | null> {
   const state = requestStates.get(req);
   if (state === undefined) return notInstalled(req);
-  if (state.storeUnavailable) return unavailable(req);
+  if (state.session.kind === "unavailable") return unavailable(req);
   return (await allows(req, policy, action, id))
     ? null
     : errorResponse(req, 403, "forbidden", "You are not allowed to do this");
@@ -242,12 +250,12 @@ function isNavigation(req: Request): boolean {
 }
 
 function unauthenticated(req: Request, state: RequestState): Response {
-  if (state.storeUnavailable) return unavailable(req);
+  const session = state.session;
+  if (session.kind === "unavailable") return unavailable(req);
   const headers: Record<string, string> = {};
-  if (state.authorization) {
-    headers["www-authenticate"] = state.invalidToken
-      ? 'Bearer realm="portcullis", error="invalid_token"'
-      : 'Bearer realm="portcullis"';
+  if (session.kind === "invalid" && session.via === "bearer") {
+    headers["www-authenticate"] =
+      'Bearer realm="portcullis", error="invalid_token"';
   }
   return errorResponse(
     req,

@@ -10,17 +10,25 @@ import {
   CookieTransport,
   type CookieTransportOptions,
 } from "../session/cookie_transport.ts";
-import { DenoKV } from "../session/deno_kv.ts";
 import type { KeyValueStore } from "../session/key_value_store.ts";
-import { MemoryKV } from "../session/memory_kv.ts";
 import { SecretProvider } from "../session/secret_provider.ts";
-import { SessionManager } from "../session/session_manager.ts";
+import { type Identity, SessionManager } from "../session/session_manager.ts";
 import { KVSessionStore } from "../session/session_store.ts";
 import {
+  ANONYMOUS,
   type IdentityContext,
   type RequestState,
   requestStates,
+  type SessionState,
+  type Via,
 } from "./_request_state.ts";
+import {
+  type Bindings,
+  bindingsFrom,
+  checkStoreChoice,
+  openStore,
+  readBinding,
+} from "./bindings.ts";
 import { type AuthEvent, logAuthEvent } from "./auth_event.ts";
 import {
   type CrossOriginOptions,
@@ -140,48 +148,30 @@ async function handle(
   csrf: CrossOriginProtection,
   bearer: boolean,
 ): Promise<Response> {
-  const state: RequestState = {
-    identity: null,
-    via: null,
-    authorization: false,
-    invalidToken: false,
-    storeUnavailable: false,
-    sessionChanged: false,
-    context,
-  };
   let token: string | null = null;
+  let via: Via = "cookie";
   const credentials = bearerTransport.read(req);
   if (credentials.present) {
-    state.authorization = true;
+    via = "bearer";
     if (bearer) token = credentials.token;
-    if (token === null) state.invalidToken = true;
   } else if (context.cookie !== null) {
     token = context.cookie.read(req);
   }
-  if (token !== null) {
+  let session: SessionState;
+  if (token === null) {
+    session = credentials.present ? { kind: "invalid", via } : ANONYMOUS;
+  } else {
     try {
-      state.identity = await context.manager.resolve(token);
-      if (state.identity !== null) {
-        state.via = credentials.present ? "bearer" : "cookie";
-      } else state.invalidToken = true;
+      const identity = await context.manager.resolve(token);
+      session = identity === null
+        ? { kind: "invalid", via }
+        : { kind: "signedIn", identity, via };
     } catch (error) {
-      state.identity = null;
-      if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
-        state.storeUnavailable = true;
-        context.emit({
-          type: "store_unavailable",
-          error: error.cause ?? error,
-        });
-      } else {
-        state.invalidToken = true;
-        context.emit({
-          type: "misconfigured",
-          message: String((error as Error)?.message),
-        });
-      }
+      session = failed(error, via, context);
     }
   }
-  if (state.via !== "bearer" && UNSAFE.test(req.method) && !csrf.check(req)) {
+  const bearerIdentity = session.kind === "signedIn" && via === "bearer";
+  if (!bearerIdentity && UNSAFE.test(req.method) && !csrf.check(req)) {
     context.emit({
       type: "cross_origin_rejected",
       method: req.method,
@@ -194,27 +184,46 @@ async function handle(
       "Cross-origin request refused",
     );
   }
+  const state: RequestState = { session, changed: false, context };
   requestStates.set(req, state);
   const response = await next(req);
   // Renewal only where it is on: the common case adds no await.
   if (
-    state.via === "cookie" && !state.sessionChanged &&
-    context.cookie !== null && context.manager.sliding
+    session.kind === "signedIn" && session.via === "cookie" &&
+    context.cookie !== null && context.manager.sliding && !state.changed
   ) {
-    return await renewed(response, state, context.cookie);
+    return await renewed(response, session.identity, state, context.cookie);
   }
   return response;
 }
 
+/** The state of a request whose token could not be resolved. */
+function failed(
+  error: unknown,
+  via: Via,
+  context: IdentityContext,
+): SessionState {
+  if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
+    context.emit({ type: "store_unavailable", error: error.cause ?? error });
+    return { kind: "unavailable", via };
+  }
+  context.emit({
+    type: "misconfigured",
+    message: String((error as Error)?.message),
+  });
+  return { kind: "invalid", via };
+}
+
 async function renewed(
   response: Response,
+  identity: Identity,
   state: RequestState,
   cookie: CookieTransport,
 ): Promise<Response> {
   const manager = state.context.manager;
   let fresh;
   try {
-    fresh = await manager.renew(state.identity!);
+    fresh = await manager.renew(identity);
   } catch {
     return response;
   }
@@ -229,24 +238,19 @@ async function renewed(
 
 function installable(options: InstallableIdentityOptions): Middleware {
   const secretName = options.secretName ?? "AUTH_SECRET";
+  const choice = options.store ?? "deno-kv";
+  checkStoreChoice(choice); // at startup, not on the first request
   const built = new WeakMap<
     object,
     Promise<[IdentityContext, CrossOriginProtection]>
   >();
   const processKey = {};
   return async (req, next, ...rest) => {
-    // A second handler argument is the bindings object (Cloudflare's env) only
-    // when it holds the secret's binding; Deno and Node pass connection info
-    // there, and then the process environment is read.
-    const candidate = rest[0] as Record<string, unknown> | undefined;
-    const env = typeof candidate === "object" && candidate !== null &&
-        typeof candidate[secretName] === "string"
-      ? candidate
-      : null;
+    const env = bindingsFrom(rest, secretName);
     const key = env ?? processKey;
     let ready = built.get(key);
     if (ready === undefined) {
-      ready = build(options, secretName, env);
+      ready = build(options, secretName, choice, env);
       built.set(key, ready);
     }
     let context: IdentityContext, csrf: CrossOriginProtection;
@@ -272,30 +276,17 @@ function installable(options: InstallableIdentityOptions): Middleware {
 async function build(
   options: InstallableIdentityOptions,
   secretName: string,
-  env: Record<string, unknown> | null,
+  choice: "deno-kv" | "memory" | KeyValueStore,
+  env: Bindings | null,
 ): Promise<[IdentityContext, CrossOriginProtection]> {
   const secret = SecretProvider.fromEnv(secretName, env ? { env } : {});
-  const read = (name: string): string | undefined => {
-    if (env) {
-      return typeof env[name] === "string" ? env[name] as string : undefined;
-    }
-    const g = globalThis as {
-      Deno?: { env: { get(n: string): string | undefined } };
-      process?: { env: Record<string, string | undefined> };
-    };
-    return g.Deno?.env.get(name) ?? g.process?.env[name];
-  };
-  let kv: KeyValueStore;
-  const choice = options.store ?? "deno-kv";
-  if (choice === "memory") kv = new MemoryKV();
-  else if (choice === "deno-kv") kv = await DenoKV.open();
-  else kv = choice;
   const manager = new SessionManager({
     secret,
-    store: new KVSessionStore(kv),
+    store: new KVSessionStore(await openStore(choice)),
     lifetimeSeconds: options.lifetimeSeconds,
   });
-  const appOrigin = options.crossOrigin?.appOrigin ?? read("APP_ORIGIN");
+  const appOrigin = options.crossOrigin?.appOrigin ??
+    readBinding(env, "APP_ORIGIN");
   const csrf = new CrossOriginProtection({ ...options.crossOrigin, appOrigin });
   return [makeContext(manager, options), csrf];
 }

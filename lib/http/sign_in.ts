@@ -3,9 +3,12 @@
  *
  * @module
  */
-import type { IssuedSession } from "../session/session_manager.ts";
+import {
+  ISSUE_SESSION,
+  type IssuedSession,
+} from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
-import { requestStates } from "./_request_state.ts";
+import { ANONYMOUS, identityOf, requestStates } from "./_request_state.ts";
 
 /** What {@linkcode signIn} made. */
 export interface SignInResult extends IssuedSession {
@@ -60,13 +63,18 @@ export async function signIn(
     );
   }
   const { manager, cookie } = state.context;
-  if (state.storeUnavailable) throw storeUnavailable("signed in");
-  if (state.identity !== null && manager.revocable) {
-    await manager.revokeIdentity(state.identity);
+  const before = state.session;
+  if (before.kind === "unavailable") throw storeUnavailable("signed in");
+  if (before.kind === "signedIn" && manager.revocable) {
+    await manager.revoke(before.identity);
   }
-  const issued = await manager.issueSession(subject);
-  state.identity = issued.identity;
-  state.sessionChanged = true;
+  const issued = await manager[ISSUE_SESSION](subject);
+  state.session = {
+    kind: "signedIn",
+    identity: issued.identity,
+    via: before.kind === "anonymous" ? "cookie" : before.via,
+  };
+  state.changed = true;
   return {
     ...issued,
     expiresAt: issued.identity.expiresAt,
@@ -100,13 +108,16 @@ export async function signOut(req: Request): Promise<SignOutResult> {
     );
   }
   const { manager, cookie } = state.context;
-  if (state.storeUnavailable) throw storeUnavailable("signed out");
-  let revoked = false;
-  if (state.identity !== null && manager.revocable) {
-    revoked = await manager.revokeIdentity(state.identity);
+  if (state.session.kind === "unavailable") {
+    throw storeUnavailable("signed out");
   }
-  state.identity = null;
-  state.sessionChanged = true;
+  const identity = identityOf(state);
+  let revoked = false;
+  if (identity !== null && manager.revocable) {
+    revoked = await manager.revoke(identity);
+  }
+  state.session = ANONYMOUS;
+  state.changed = true;
   return { revoked, clearCookie: cookie === null ? null : cookie.clear() };
 }
 
@@ -114,5 +125,6 @@ function storeUnavailable(what: string): AuthError {
   return new AuthError(
     "STORE_UNAVAILABLE",
     `Session store did not answer: the request could not be ${what}`,
+    { reason: "failed" },
   );
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { encodeBase64Url } from "./_base64url.ts";
+import { encodeBase64Url } from "../_common/base64url.ts";
 
 /** A secret as given: a string (its UTF-8 bytes are used) or raw bytes. */
 export type SecretInput = string | Uint8Array;

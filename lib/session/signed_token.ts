@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { decodeBase64Url, encodeBase64Url } from "./_base64url.ts";
+import { decodeBase64Url, encodeBase64Url } from "../_common/base64url.ts";
 import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
 
 /** The longest token accepted, in characters (DESIGN.md §5). */
@@ -30,7 +30,8 @@ const encoder = new TextEncoder();
  *
  * @example Usage
  * ```ts
- * import { SecretProvider, signToken, verifyToken } from "@portcullis/auth";
+ * import { SecretProvider } from "@portcullis/auth";
+import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
  * await verifyToken(keys, "flash", token); // the payload bytes
@@ -62,7 +63,8 @@ export async function signToken(
  *
  * @example Usage
  * ```ts
- * import { SecretProvider, verifyToken } from "@portcullis/auth";
+ * import { SecretProvider } from "@portcullis/auth";
+import { verifyToken } from "@portcullis/auth/tokens";
  * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
  * await verifyToken(keys, "flash", "v1.garbage"); // null
  * ```

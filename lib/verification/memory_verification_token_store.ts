@@ -17,12 +17,12 @@ import type {
  * when consumed or replaced.
  *
  * Nothing survives a restart or is shared between isolates: use
- * `SQLVerificationTokenStore` (`@portcullis/auth/stores/sql`) for an
+ * `SQLVerificationTokenStore` (`@portcullis/sql`) for an
  * application.
  *
  * @example Usage
  * ```ts
- * import { MemoryVerificationTokenStore } from "@portcullis/auth";
+ * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
  * const store = new MemoryVerificationTokenStore();
  * await store.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
  * await store.consume("ab", "verify-email"); // the record, once
@@ -40,7 +40,7 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
-   * import { MemoryVerificationTokenStore } from "@portcullis/auth";
+   * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
    * const store = new MemoryVerificationTokenStore();
    * await store.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
    * ```
@@ -61,7 +61,7 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
-   * import { MemoryVerificationTokenStore } from "@portcullis/auth";
+   * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
    * await new MemoryVerificationTokenStore().consume("ab", "verify-email"); // null
    * ```
    */
@@ -83,7 +83,7 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
-   * import { MemoryVerificationTokenStore } from "@portcullis/auth";
+   * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
    * await new MemoryVerificationTokenStore().deleteFor("u1", "verify-email");
    * ```
    */

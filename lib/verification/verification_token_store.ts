@@ -27,7 +27,7 @@ export interface VerificationTokenRecord {
  *
  * @example Usage
  * ```ts
- * import { MemoryVerificationTokenStore } from "@portcullis/auth";
+ * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
  * const store = new MemoryVerificationTokenStore();
  * await store.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
  * await store.consume("ab", "verify-email"); // the record, once

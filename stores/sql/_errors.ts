@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { AuthError } from "../../lib/auth_error.ts";
+import { AuthError } from "@portcullis/auth";
 
 /** The error and its `cause` chain (drizzle wraps driver errors). */
 function chain(err: unknown): Record<string, unknown>[] {
@@ -66,6 +66,6 @@ export function storeError(what: string, err: unknown): AuthError {
   return new AuthError(
     "STORE_UNAVAILABLE",
     `${what} failed: ${code}${message ? ` (${message})` : ""}`,
-    { cause: inner },
+    { cause: inner, reason: "failed" },
   );
 }

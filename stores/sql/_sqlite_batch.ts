@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { VerificationTokenRecord } from "../../lib/verification/verification_token_store.ts";
+import type { VerificationTokenRecord } from "@portcullis/auth/verification";
 import type { DrizzleDatabase as SQLDatabase } from "./dialect.ts";
 
 function tokenTable(name: string) {

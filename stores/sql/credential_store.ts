@@ -5,12 +5,12 @@
  * @module
  */
 import { type SQL, sql } from "drizzle-orm";
+import type { CredentialStore } from "@portcullis/auth";
 import type {
   CreateUserResult,
-  CredentialStore,
   NewUserRecord,
   UserRecord,
-} from "../../lib/authn/credential_store.ts";
+} from "@portcullis/auth/passwords";
 import {
   detectDialect,
   type DrizzleDatabase,
@@ -58,7 +58,7 @@ function toUser(row: Row): UserRecord {
  * @example Usage
  * ```ts
  * import { drizzle } from "drizzle-orm/libsql";
- * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+ * import { migrate, SQLCredentialStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
  * const store = new SQLCredentialStore(db);
@@ -86,7 +86,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * const store = new SQLCredentialStore(db, { tablePrefix: "auth_" });
    * store.dialect; // "sqlite"
@@ -110,7 +110,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLCredentialStore(db).findByEmail("a@example.com"); // null
@@ -131,7 +131,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLCredentialStore(db).findById("u1"); // null
@@ -154,7 +154,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
@@ -200,7 +200,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
@@ -234,7 +234,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);

@@ -77,7 +77,7 @@ function kindOf(value: unknown): SQLDialect | null {
  * @example Usage
  * ```ts
  * import { drizzle } from "drizzle-orm/libsql";
- * import { detectDialect } from "@portcullis/auth/stores/sql";
+ * import { detectDialect } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * detectDialect(db); // "sqlite"
  * db.$client.close();

@@ -50,7 +50,7 @@ export interface SQLTableNames {
  *
  * @example Usage
  * ```ts
- * import { tableNames } from "@portcullis/auth/stores/sql";
+ * import { tableNames } from "@portcullis/sql";
  * tableNames("auth_").users; // "auth_users"
  * ```
  */
@@ -87,7 +87,7 @@ export function tableNames(tablePrefix = ""): SQLTableNames {
  *
  * @example Usage
  * ```ts
- * import { migrationStatements } from "@portcullis/auth/stores/sql";
+ * import { migrationStatements } from "@portcullis/sql";
  * for (const statement of migrationStatements("postgresql")) {
  *   console.log(statement + ";");
  * }
@@ -165,7 +165,7 @@ export function migrationStatements(
  * @example Usage
  * ```ts
  * import { drizzle } from "drizzle-orm/libsql";
- * import { migrate, SQLCredentialStore } from "@portcullis/auth/stores/sql";
+ * import { migrate, SQLCredentialStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
  * const credentials = new SQLCredentialStore(db);

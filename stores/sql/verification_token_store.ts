@@ -8,7 +8,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type {
   VerificationTokenRecord,
   VerificationTokenStore,
-} from "../../lib/verification/verification_token_store.ts";
+} from "@portcullis/auth/verification";
 import {
   detectDialect,
   type DrizzleDatabase,
@@ -61,7 +61,7 @@ function toRecord(row: Row): VerificationTokenRecord {
  * @example Usage
  * ```ts
  * import { drizzle } from "drizzle-orm/libsql";
- * import { migrate, SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+ * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
  * const tokens = new SQLVerificationTokenStore(db);
@@ -93,7 +93,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+   * import { SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * const store = new SQLVerificationTokenStore(db, { tablePrefix: "auth_" });
    * store.dialect; // "sqlite"
@@ -120,7 +120,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLVerificationTokenStore(db).put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
@@ -152,7 +152,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLVerificationTokenStore(db).consume("ab", "verify-email"); // null
@@ -202,7 +202,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLVerificationTokenStore(db).deleteFor("u1", "verify-email");
@@ -228,7 +228,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * @example Usage
    * ```ts
    * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLVerificationTokenStore } from "@portcullis/auth/stores/sql";
+   * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * await new SQLVerificationTokenStore(db).deleteExpired(Date.now());

@@ -12,15 +12,15 @@ import {
   type KeyValueStore,
   KVSessionStore,
   type PasswordHasher,
-  type PutOptions,
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
+import { type PutOptions } from "../../lib/session/mod.ts";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";

@@ -5,7 +5,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import {
   testCredentialStore,
   testVerificationTokenStore,

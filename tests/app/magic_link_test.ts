@@ -15,7 +15,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import {
   createMagicLinkApp,
   MAGIC_LINK_LIMITS,

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import {
   Argon2idHasher,
   hashWasmArgon2idEngine,
-} from "../../lib/authn/argon2id_hasher.ts";
-import { nobleArgon2idEngine } from "../../lib/authn/argon2id_noble_engine.ts";
+} from "../../packages/hashers/argon2id.ts";
+import { nobleArgon2idEngine } from "../../packages/hashers/argon2id_noble.ts";
 import vectors from "../vectors/argon2.json" with { type: "json" };
 import { fixedBytes, hex, unhex } from "./_helpers.ts";
 

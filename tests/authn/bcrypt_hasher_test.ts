@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { BcryptHasher } from "../../lib/authn/bcrypt_hasher.ts";
+import { BcryptHasher } from "../../packages/hashers/bcrypt.ts";
 import { AuthError } from "../../lib/auth_error.ts";
 import vectors from "../vectors/bcrypt_openwall.json" with { type: "json" };
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { commonPasswordCheck } from "../../lib/authn/common_password_check.ts";
+import { commonPasswordCheck } from "../../packages/common_passwords/mod.ts";
 import {
   AuthError,
   MemoryCredentialStore,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PasswordAuthenticator } from "../../lib/authn/password_authenticator.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
-import { BcryptHasher } from "../../lib/authn/bcrypt_hasher.ts";
+import { BcryptHasher } from "../../packages/hashers/bcrypt.ts";
 import { MigrationHasher } from "../../lib/authn/migration_hasher.ts";
 import { MemoryCredentialStore } from "../../lib/authn/memory_credential_store.ts";
 import type { PasswordHasher } from "../../lib/authn/password_hasher.ts";

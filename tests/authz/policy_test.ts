@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { definePolicy, evaluatePolicy, principal } from "../../mod.ts";
+import { definePolicy } from "../../mod.ts";
+import { evaluatePolicy, principal } from "../../lib/authz/mod.ts";
 import type { Policy } from "../../mod.ts";
 
 const owners = new Map([["n1", "alice"]]);

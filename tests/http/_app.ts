@@ -11,12 +11,8 @@ import {
   signIn,
   signOut,
 } from "../../mod.ts";
-import type {
-  AuthEvent,
-  Handler,
-  IdentityOptions,
-  SessionManager,
-} from "../../mod.ts";
+import type { AuthEvent, Handler, SessionManager } from "../../mod.ts";
+import type { IdentityOptions } from "../../lib/http/mod.ts";
 
 export const owners = new Map([["n1", "alice"], ["n2", "bob"]]);
 export const notes = definePolicy<"view" | "edit">({

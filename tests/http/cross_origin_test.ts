@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { CrossOriginProtection } from "../../mod.ts";
+import { CrossOriginProtection } from "../../lib/http/mod.ts";
 import { makeManager } from "../session/_helpers.ts";
 import { makeApp } from "./_app.ts";
 

@@ -5,7 +5,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
-import type { SessionManagerOptions } from "../../mod.ts";
+import type { SessionManagerOptions } from "../../lib/session/mod.ts";
 
 export const SECRET = "test-secret-0123456789-abcdefghijklmnop";
 export const OLD_SECRET = "old-secret-ABCDEFGHIJKLMNOP-0123456789";

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import {
   decodeBase64Url,
   encodeBase64Url,
-} from "../../lib/session/_base64url.ts";
+} from "../../lib/_common/base64url.ts";
 
 Deno.test("base64url round-trips any bytes and matches the standard encoding", () => {
   fc.assert(

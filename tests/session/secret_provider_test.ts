@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { SecretProvider, signToken, verifyToken } from "../../mod.ts";
+import { SecretProvider } from "../../mod.ts";
+import { signToken, verifyToken } from "../../lib/session/signed_token.ts";
 import { OLD_SECRET, SECRET } from "./_helpers.ts";
 
 Deno.test("item 18: a secret shorter than 32 bytes, empty or missing throws at construction", () => {

@@ -9,7 +9,7 @@ import { Miniflare } from "miniflare";
 import {
   CloudflareKV,
   type KVNamespaceLike,
-} from "../../stores/cloudflare_kv.ts";
+} from "../../stores/cloudflare/mod.ts";
 import { testKeyValueStore } from "./_conformance.ts";
 import { missing } from "../support/services.ts";
 

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type Client, createClient } from "@libsql/client";
-import { LIBSQL_KV_TABLE, LibsqlKV } from "../../stores/libsql_kv.ts";
+import { LIBSQL_KV_TABLE, LibsqlKV } from "../../stores/libsql_kv/mod.ts";
 import { testKeyValueStore } from "./_conformance.ts";
 
 /** A clock the tests move by hand. */

@@ -9,7 +9,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { missing } from "../support/services.ts";
 import {
   testCredentialStore,

@@ -11,7 +11,7 @@ import {
   SQLCredentialStore,
   type SQLDatabase,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { AuthError } from "../../lib/auth_error.ts";
 import { scanForPlaintext } from "./sql_scan.ts";
 

@@ -11,7 +11,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { AuthError } from "../../lib/auth_error.ts";
 import {
   testCredentialStore,

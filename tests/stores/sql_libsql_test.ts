@@ -6,7 +6,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { AuthError } from "../../lib/auth_error.ts";
 import {
   testCredentialStore,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { PGlite } from "@electric-sql/pglite";
-import { migrationStatements, type SQLDialect } from "../../stores/sql.ts";
+import { migrationStatements, type SQLDialect } from "../../stores/sql/mod.ts";
 
 const DIALECTS: SQLDialect[] = ["sqlite", "postgresql", "mysql"];
 

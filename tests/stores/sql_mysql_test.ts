@@ -5,7 +5,7 @@ import {
   SQLCredentialStore,
   SQLVerificationTokenStore,
   tableNames,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
 import {
   testCredentialStore,

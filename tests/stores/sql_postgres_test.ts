@@ -4,7 +4,7 @@ import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
 import {
   testCredentialStore,

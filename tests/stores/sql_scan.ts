@@ -11,7 +11,7 @@ import {
   detectDialect,
   type SQLDatabase,
   type SQLDialect,
-} from "../../stores/sql.ts";
+} from "../../stores/sql/mod.ts";
 import { queryRows } from "../../stores/sql/_exec.ts";
 import type { DrizzleDatabase } from "../../stores/sql/dialect.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Redis } from "@upstash/redis";
-import { UpstashKV } from "../../stores/upstash.ts";
+import { UpstashKV } from "../../stores/upstash/mod.ts";
 import { testKeyValueStore } from "./_conformance.ts";
 import { requireTcp } from "../support/services.ts";
 import {

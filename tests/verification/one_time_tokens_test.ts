@@ -11,7 +11,7 @@ import {
 } from "../../lib/verification/one_time_tokens.ts";
 import { MemoryVerificationTokenStore } from "../../lib/verification/memory_verification_token_store.ts";
 import type { VerificationTokenStore } from "../../lib/verification/verification_token_store.ts";
-import { migrate, SQLVerificationTokenStore } from "../../stores/sql.ts";
+import { migrate, SQLVerificationTokenStore } from "../../stores/sql/mod.ts";
 
 const stores: [
   string,

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { escapeHtml } from "@portcullis/auth";
+import { escapeHtml } from "@portcullis/auth/http";
 
 /** Markup that is already safe: produced by {@linkcode html}, never by hand. */
 export class Html {

@@ -16,15 +16,12 @@ import {
   SessionManager,
 } from "@portcullis/auth";
 import { pbkdf2WasmModule } from "./pbkdf2_wasm.ts";
-import {
-  CloudflareKV,
-  type KVNamespaceLike,
-} from "@portcullis/auth/stores/cloudflare-kv";
+import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 import { type App, type AppDeps, createApp } from "../../app/app.ts";
 import { mailerFromEnv } from "../../app/mailer.ts";

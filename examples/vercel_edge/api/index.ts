@@ -17,12 +17,12 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import { UpstashKV } from "@portcullis/auth/stores/upstash";
+import { UpstashKV } from "@portcullis/upstash";
 import {
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-} from "@portcullis/auth/stores/sql";
+} from "@portcullis/sql";
 import { drizzle } from "drizzle-orm/libsql/web";
 import { type App, type AppDeps, createApp } from "../../app/app.ts";
 import { mailerFromEnv } from "../../app/mailer.ts";

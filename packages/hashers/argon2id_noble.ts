@@ -6,7 +6,7 @@
  * @module
  */
 import { argon2idAsync } from "@noble/hashes/argon2.js";
-import type { Argon2idInput } from "./argon2id_hasher.ts";
+import type { Argon2idInput } from "./argon2id.ts";
 
 /**
  * Computes an Argon2id tag in plain JavaScript, with secret `K` and
@@ -21,8 +21,8 @@ import type { Argon2idInput } from "./argon2id_hasher.ts";
  *
  * @example Usage
  * ```ts
- * import { Argon2idHasher } from "@portcullis/auth/hashers/argon2id";
- * import { nobleArgon2idEngine } from "@portcullis/auth/hashers/argon2id-noble";
+ * import { Argon2idHasher } from "@portcullis/hashers/argon2id";
+ * import { nobleArgon2idEngine } from "@portcullis/hashers/argon2id-noble";
  * const hasher = new Argon2idHasher({ engine: nobleArgon2idEngine });
  * const stored = await hasher.hash("correct horse battery");
  * ```

@@ -11,10 +11,8 @@
  * @module
  */
 import type { Client, InValue } from "@libsql/client";
-import type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+import type { KeyValueStore } from "@portcullis/auth";
+import type { PutOptions } from "@portcullis/auth/sessions";
 
 /** The table {@linkcode LibsqlKV} keeps its entries in. */
 export const LIBSQL_KV_TABLE = "portcullis_kv";
@@ -75,7 +73,7 @@ function ttlMillis(ttlSeconds: number): number {
  * @example Usage
  * ```ts
  * import { createClient } from "@libsql/client";
- * import { LibsqlKV } from "@portcullis/auth/stores/libsql-kv";
+ * import { LibsqlKV } from "@portcullis/libsql-kv";
  *
  * const client = createClient({ url: ":memory:" });
  * const kv = new LibsqlKV(client);
@@ -238,7 +236,5 @@ export class LibsqlKV implements KeyValueStore {
 }
 
 /** The key-value protocol this store implements, re-exported so this entry documents itself. */
-export type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+export type { KeyValueStore } from "@portcullis/auth";
+export type { PutOptions } from "@portcullis/auth/sessions";

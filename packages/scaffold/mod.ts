@@ -4,8 +4,8 @@
  * schema, tests) into a directory.
  *
  * ```sh
- * deno run -A jsr:@portcullis/auth/scaffold my-app
- * deno run -A jsr:@portcullis/auth/scaffold my-app --no-verification
+ * deno run -A jsr:@portcullis/scaffold my-app
+ * deno run -A jsr:@portcullis/scaffold my-app --no-verification
  * cd my-app && deno task start
  * ```
  *
@@ -16,7 +16,7 @@
  *
  * @example Usage
  * ```ts ignore
- * import { scaffold } from "@portcullis/auth/scaffold";
+ * import { scaffold } from "@portcullis/scaffold";
  * await scaffold("my-app", { verification: true });
  * ```
  *
@@ -36,7 +36,6 @@ export {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
-  rewriteImports,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */
@@ -104,7 +103,7 @@ async function exists(path: string): Promise<boolean> {
 
 function usage(): never {
   console.error(
-    "Usage: deno run -A jsr:@portcullis/auth/scaffold <dir> [--no-verification] [--force] [--package <jsr: specifier or local path>]",
+    "Usage: deno run -A jsr:@portcullis/scaffold <dir> [--no-verification] [--force] [--package <jsr: specifier or local path>]",
   );
   Deno.exit(2);
 }

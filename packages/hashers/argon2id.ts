@@ -7,13 +7,12 @@
  * @module
  */
 import { argon2id } from "hash-wasm";
-import type { PasswordHasher } from "./password_hasher.ts";
+import type { PasswordHasher } from "@portcullis/auth";
 import {
-  cryptoRandomBytes,
   decodePhcBase64,
   encodePhcBase64,
   timingSafeEqual,
-} from "./_bytes.ts";
+} from "@portcullis/auth/passwords";
 
 /** The inputs of one Argon2id derivation (RFC 9106 §3.1). */
 export interface Argon2idInput {
@@ -49,7 +48,7 @@ export type Argon2idEngine = (input: Argon2idInput) => Promise<Uint8Array>;
  *
  * @example Usage
  * ```ts
- * import { hashWasmArgon2idEngine } from "@portcullis/auth/hashers/argon2id";
+ * import { hashWasmArgon2idEngine } from "@portcullis/hashers/argon2id";
  * const tag = await hashWasmArgon2idEngine({
  *   password: new TextEncoder().encode("password"),
  *   salt: new TextEncoder().encode("somesalt"),
@@ -135,7 +134,7 @@ interface Parsed {
  *
  * @example Usage
  * ```ts
- * import { Argon2idHasher } from "@portcullis/auth/hashers/argon2id";
+ * import { Argon2idHasher } from "@portcullis/hashers/argon2id";
  * const hasher = new Argon2idHasher(); // m=19456, t=2, p=1
  * const stored = await hasher.hash("correct horse battery");
  * await hasher.verify("correct horse battery", stored); // true
@@ -197,7 +196,8 @@ export class Argon2idHasher implements PasswordHasher {
     this.#maxIterations = maxT;
     this.#secret = options.secret;
     this.#engine = options.engine ?? hashWasmArgon2idEngine;
-    this.#randomBytes = options.randomBytes ?? cryptoRandomBytes;
+    this.#randomBytes = options.randomBytes ??
+      ((n) => crypto.getRandomValues(new Uint8Array(n)));
   }
 
   /**

@@ -14,10 +14,8 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+import type { KeyValueStore } from "@portcullis/auth";
+import type { PutOptions } from "@portcullis/auth/sessions";
 
 /**
  * The part of an `@upstash/redis` `Redis` client this store uses, described
@@ -85,7 +83,7 @@ function ttlMillis(ttlSeconds: number): number {
  *
  * @example Usage
  * ```ts ignore
- * import { UpstashKV } from "@portcullis/auth/stores/upstash";
+ * import { UpstashKV } from "@portcullis/upstash";
  *
  * const kv = new UpstashKV({
  *   url: Deno.env.get("UPSTASH_REDIS_REST_URL")!,
@@ -207,7 +205,5 @@ export class UpstashKV implements KeyValueStore {
 }
 
 /** The key-value protocol this store implements, re-exported so this entry documents itself. */
-export type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+export type { KeyValueStore } from "@portcullis/auth";
+export type { PutOptions } from "@portcullis/auth/sessions";

@@ -1,4 +1,6 @@
-// Strict base64url (RFC 4648 §5) without padding. Decoding refuses padding,
+// The one base64 codec of the library, shared by every layer (a neutral
+// internal module, like Deno std's _common64.ts). Strict base64url (RFC 4648
+// §5) without padding. Decoding refuses padding,
 // characters outside the alphabet, impossible lengths and non-canonical
 // trailing bits, so every byte string has exactly one accepted encoding.
 
@@ -7,25 +9,40 @@ const ALPHABET =
 const DECODE = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
 
-/** Encodes bytes as unpadded base64url. */
-export function encodeBase64Url(bytes: Uint8Array): string {
+const STANDARD =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+function encodeWith(bytes: Uint8Array, alphabet: string): string {
   let out = "";
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63] +
-      ALPHABET[(n >> 6) & 63] + ALPHABET[n & 63];
+    out += alphabet[n >> 18] + alphabet[(n >> 12) & 63] +
+      alphabet[(n >> 6) & 63] + alphabet[n & 63];
   }
   const rest = bytes.length - i;
   if (rest === 1) {
     const n = bytes[i] << 16;
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63];
+    out += alphabet[n >> 18] + alphabet[(n >> 12) & 63];
   } else if (rest === 2) {
     const n = (bytes[i] << 16) | (bytes[i + 1] << 8);
-    out += ALPHABET[n >> 18] + ALPHABET[(n >> 12) & 63] +
-      ALPHABET[(n >> 6) & 63];
+    out += alphabet[n >> 18] + alphabet[(n >> 12) & 63] +
+      alphabet[(n >> 6) & 63];
   }
   return out;
+}
+
+/** Encodes bytes as unpadded base64url. */
+export function encodeBase64Url(bytes: Uint8Array): string {
+  return encodeWith(bytes, ALPHABET);
+}
+
+/**
+ * Encodes bytes as unpadded standard base64 (`+`, `/`, no `=`): the PHC
+ * string format's "B64".
+ */
+export function encodeBase64Unpadded(bytes: Uint8Array): string {
+  return encodeWith(bytes, STANDARD);
 }
 
 /**

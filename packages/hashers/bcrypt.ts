@@ -6,9 +6,8 @@
  * @module
  */
 import { encodeBase64, hash as bcryptHash } from "bcryptjs";
-import { AuthError } from "../auth_error.ts";
-import type { PasswordHasher } from "./password_hasher.ts";
-import { cryptoRandomBytes, timingSafeEqual } from "./_bytes.ts";
+import { AuthError, type PasswordHasher } from "@portcullis/auth";
+import { timingSafeEqual } from "@portcullis/auth/passwords";
 
 /** Options of {@linkcode BcryptHasher}. */
 export interface BcryptHasherOptions {
@@ -56,7 +55,7 @@ const encoder = new TextEncoder();
  *
  * @example Usage
  * ```ts
- * import { BcryptHasher } from "@portcullis/auth/hashers/bcrypt";
+ * import { BcryptHasher } from "@portcullis/hashers/bcrypt";
  * const hasher = new BcryptHasher({ cost: 10 });
  * const stored = await hasher.hash("correct horse battery");
  * await hasher.verify("correct horse battery", stored); // true
@@ -95,7 +94,8 @@ export class BcryptHasher implements PasswordHasher {
     this.#cost = cost;
     this.#minCost = minCost;
     this.#maxCost = maxCost;
-    this.#randomBytes = options.randomBytes ?? cryptoRandomBytes;
+    this.#randomBytes = options.randomBytes ??
+      ((n) => crypto.getRandomValues(new Uint8Array(n)));
   }
 
   /**
@@ -113,12 +113,14 @@ export class BcryptHasher implements PasswordHasher {
       throw new AuthError(
         "INVALID_PASSWORD",
         `Password is too long for bcrypt, which would ignore everything after 72 bytes: received ${length} bytes`,
+        { reason: "too_long" },
       );
     }
     if (password.includes("\0")) {
       throw new AuthError(
         "INVALID_PASSWORD",
         "Password contains a NUL character, which bcrypt cannot hash",
+        { reason: "unencodable" },
       );
     }
     const salt = this.#randomBytes(16);

@@ -15,7 +15,7 @@
  *   migrate,
  *   SQLCredentialStore,
  *   SQLVerificationTokenStore,
- * } from "@portcullis/auth/stores/sql";
+ * } from "@portcullis/sql";
  *
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
@@ -26,32 +26,28 @@
  *
  * @module
  */
-export { SQLCredentialStore } from "./sql/credential_store.ts";
-export { SQLVerificationTokenStore } from "./sql/verification_token_store.ts";
+export { SQLCredentialStore } from "./credential_store.ts";
+export { SQLVerificationTokenStore } from "./verification_token_store.ts";
 export {
   migrate,
   migrationStatements,
   type SQLStoreOptions,
   type SQLTableNames,
   tableNames,
-} from "./sql/migrations.ts";
-export {
-  detectDialect,
-  type SQLDatabase,
-  type SQLDialect,
-} from "./sql/dialect.ts";
+} from "./migrations.ts";
+export { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
 
 // The protocols the stores implement, re-exported as types so that this
 // entry's documentation is whole. (`SQLDatabase` names drizzle's database
 // classes, which stay drizzle's: re-exporting them would pull all of
 // drizzle's API into these docs.)
+export type { CredentialStore } from "@portcullis/auth";
 export type {
   CreateUserResult,
-  CredentialStore,
   NewUserRecord,
   UserRecord,
-} from "../lib/authn/credential_store.ts";
+} from "@portcullis/auth/passwords";
 export type {
   VerificationTokenRecord,
   VerificationTokenStore,
-} from "../lib/verification/verification_token_store.ts";
+} from "@portcullis/auth/verification";

@@ -21,10 +21,8 @@
  *
  * @module
  */
-import type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+import type { KeyValueStore } from "@portcullis/auth";
+import type { PutOptions } from "@portcullis/auth/sessions";
 
 /** What a read with metadata answers for one key. */
 export interface KVValueWithMetadata {
@@ -115,7 +113,7 @@ function live(
  *
  * @example Usage
  * ```ts ignore
- * import { CloudflareKV } from "@portcullis/auth/stores/cloudflare-kv";
+ * import { CloudflareKV } from "@portcullis/cloudflare";
  *
  * export default {
  *   async fetch(_req: Request, env: { AUTH_KV: KVNamespace }) {
@@ -213,7 +211,5 @@ export class CloudflareKV implements KeyValueStore {
 }
 
 /** The key-value protocol this store implements, re-exported so this entry documents itself. */
-export type {
-  KeyValueStore,
-  PutOptions,
-} from "../lib/session/key_value_store.ts";
+export type { KeyValueStore } from "@portcullis/auth";
+export type { PutOptions } from "@portcullis/auth/sessions";

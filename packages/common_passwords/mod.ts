@@ -33,7 +33,7 @@ export interface CommonPasswordCheckOptions {
  *
  * @example Usage
  * ```ts
- * import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
+ * import { commonPasswordCheck } from "@portcullis/common-passwords";
  * const isCommon = commonPasswordCheck();
  * isCommon("Password1"); // true
  * isCommon("a long and unusual passphrase"); // false

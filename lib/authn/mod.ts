@@ -1,0 +1,52 @@
+/**
+ * Passwords beyond the main entry: the length policy, migration from
+ * another hash, the startup self-test, the PBKDF2 options, the credential
+ * store's records, and the byte helpers a custom {@linkcode PasswordHasher}
+ * needs (strict PHC base64, a constant-time comparison).
+ *
+ * @example Usage
+ * ```ts
+ * import { PasswordPolicy } from "@portcullis/auth/passwords";
+ * import { AuthError } from "@portcullis/auth";
+ * import assert from "node:assert/strict";
+ *
+ * const policy = new PasswordPolicy({ minLength: 12 });
+ * assert.throws(
+ *   () => policy.check("too short"),
+ *   (e) => e instanceof AuthError && e.reason === "too_short",
+ * );
+ * policy.check("a long enough passphrase"); // no error
+ * ```
+ *
+ * @module
+ */
+import type { PasswordHasher } from "./password_hasher.ts";
+
+export type { PasswordHasher };
+export {
+  DEFAULT_MAX_PASSWORD_BYTES,
+  DEFAULT_MIN_PASSWORD_LENGTH,
+  PasswordPolicy,
+  type PasswordPolicyOptions,
+} from "./password_policy.ts";
+export {
+  MigrationHasher,
+  type MigrationHasherOptions,
+} from "./migration_hasher.ts";
+export {
+  selfTestHasher,
+  type SelfTestOptions,
+  type SelfTestReport,
+} from "./hasher_self_test.ts";
+export type { Pbkdf2HasherOptions, Pbkdf2Route } from "./pbkdf2_hasher.ts";
+export { MAX_EMAIL_LENGTH } from "./normalize_email.ts";
+export type {
+  CreateUserResult,
+  NewUserRecord,
+  UserRecord,
+} from "./credential_store.ts";
+export type {
+  ChangePasswordInput,
+  PasswordAuthenticatorOptions,
+} from "./password_authenticator.ts";
+export { decodePhcBase64, encodePhcBase64, timingSafeEqual } from "./_bytes.ts";

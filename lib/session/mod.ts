@@ -1,0 +1,45 @@
+/**
+ * The session layer's options, constants and store shapes: what a user
+ * needs to configure `SessionManager`, the stores and the transports beyond
+ * the main entry.
+ *
+ * @example Usage
+ * ```ts
+ * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
+ * import { DEFAULT_LIFETIME_SECONDS, type SessionManagerOptions } from "@portcullis/auth/sessions";
+ * import assert from "node:assert/strict";
+ *
+ * const options: SessionManagerOptions = {
+ *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   store: new KVSessionStore(new MemoryKV()),
+ *   lifetimeSeconds: 3600,
+ * };
+ * assert.equal(new SessionManager(options).lifetimeSeconds, 3600);
+ * assert.equal(DEFAULT_LIFETIME_SECONDS, 7 * 24 * 3600);
+ * ```
+ *
+ * @module
+ */
+export {
+  type FromEnvOptions,
+  MIN_SECRET_BYTES,
+  type PurposeKeys,
+  type SecretInput,
+  type SigningKey,
+} from "./secret_provider.ts";
+export {
+  DEFAULT_LIFETIME_SECONDS,
+  type IssuedSession,
+  SESSION_PURPOSE,
+  type SessionManagerOptions,
+  type SlidingOptions,
+} from "./session_manager.ts";
+export {
+  type KVSessionStoreOptions,
+  MIN_REVOCATION_TTL_SECONDS,
+} from "./session_store.ts";
+export type { PutOptions } from "./key_value_store.ts";
+export type { MemoryKVOptions } from "./memory_kv.ts";
+export type { DenoKvAtomicLike, DenoKvLike, DenoKVOptions } from "./deno_kv.ts";
+export type { CookieTransportOptions } from "./cookie_transport.ts";
+export type { BearerCredentials } from "./bearer_transport.ts";

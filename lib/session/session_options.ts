@@ -1,0 +1,143 @@
+/**
+ * The options of {@linkcode SessionManager}, checked once at construction.
+ *
+ * @module
+ */
+import type { SecretProvider } from "./secret_provider.ts";
+import type { SessionStore } from "./session_store.ts";
+
+/** Options of sliding renewal; see {@linkcode SessionManagerOptions.sliding}. */
+export interface SlidingOptions {
+  /** The least time between two renewals, in seconds; default 3600. */
+  renewAfterSeconds?: number;
+  /**
+   * The absolute lifetime of a session, however active, in seconds. Required:
+   * a sliding session without a cap never ends.
+   */
+  absoluteLifetimeSeconds: number;
+}
+
+/** Options of `SessionManager`. */
+export interface SessionManagerOptions {
+  /** The keys. */
+  secret: SecretProvider;
+  /**
+   * Where revocations live. `null` is the explicit stateless choice: tokens
+   * then cannot be revoked before they expire, and `revoke` throws.
+   */
+  store: SessionStore | null;
+  /** Lifetime of a token, in seconds; default 7 days. */
+  lifetimeSeconds?: number;
+  /** Opt-in sliding renewal of cookie sessions; off by default. */
+  sliding?: SlidingOptions;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+  /** The random source; default `crypto.getRandomValues`. */
+  randomBytes?: (length: number) => Uint8Array;
+  /**
+   * How many verified tokens to remember, so a token seen before skips the
+   * MAC; default 10000, 0 turns it off. The cache holds only what the MAC
+   * proved; expiry and revocation are checked on every request regardless.
+   */
+  cacheSize?: number;
+  /**
+   * The deadline of each store call, in milliseconds; default 2000. A store
+   * that has not answered by then counts as unavailable (`STORE_UNAVAILABLE`
+   * with reason `timeout`, and the gates answer 503), so a hanging store
+   * never holds requests forever.
+   */
+  storeTimeoutMs?: number;
+  /**
+   * How far in the future a token's issue time may lie, in seconds, before
+   * the token is refused; default 60. A token "issued" later than the clock
+   * would otherwise survive `revokeAll`.
+   */
+  clockSkewSeconds?: number;
+}
+
+/** The default token lifetime: 7 days, in seconds. */
+export const DEFAULT_LIFETIME_SECONDS = 7 * 24 * 3600;
+
+/** The options after checking, with every default filled in. */
+export interface CheckedOptions {
+  secret: SecretProvider;
+  store: SessionStore | null;
+  lifetime: number;
+  sliding: Required<SlidingOptions> | null;
+  now: () => number;
+  random: (length: number) => Uint8Array;
+  cacheSize: number;
+  storeTimeoutMs: number;
+  skewMs: number;
+}
+
+/**
+ * Checks the options and fills in defaults; misuse throws here, not per
+ * request.
+ */
+export function checkOptions(options: SessionManagerOptions): CheckedOptions {
+  if (!options?.secret || typeof options.secret.keys !== "function") {
+    throw new TypeError(
+      "SessionManager needs a secret: pass secret: SecretProvider.fromEnv()",
+    );
+  }
+  if (options.store === undefined) {
+    throw new TypeError(
+      "SessionManager needs a store: pass a SessionStore, or store: null to choose stateless tokens that cannot be revoked",
+    );
+  }
+  const lifetime = positiveInt(
+    options.lifetimeSeconds ?? DEFAULT_LIFETIME_SECONDS,
+    "lifetimeSeconds",
+  );
+  let sliding: Required<SlidingOptions> | null = null;
+  if (options.sliding) {
+    const absolute = positiveInt(
+      options.sliding.absoluteLifetimeSeconds,
+      "sliding.absoluteLifetimeSeconds",
+    );
+    if (absolute < lifetime) {
+      throw new RangeError(
+        `sliding.absoluteLifetimeSeconds must be at least lifetimeSeconds: received ${absolute}`,
+      );
+    }
+    sliding = {
+      absoluteLifetimeSeconds: absolute,
+      renewAfterSeconds: positiveInt(
+        options.sliding.renewAfterSeconds ?? 3600,
+        "sliding.renewAfterSeconds",
+      ),
+    };
+  }
+  return {
+    secret: options.secret,
+    store: options.store,
+    lifetime,
+    sliding,
+    now: options.now ?? Date.now,
+    random: options.randomBytes ??
+      ((n) => crypto.getRandomValues(new Uint8Array(n))),
+    cacheSize: options.cacheSize ?? 10_000,
+    storeTimeoutMs: options.storeTimeoutMs ?? 2000,
+    skewMs: 1000 *
+      nonNegative(options.clockSkewSeconds ?? 60, "clockSkewSeconds"),
+  };
+}
+
+function positiveInt(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(
+      `${name} must be a positive whole number of seconds: received ${value}`,
+    );
+  }
+  return value;
+}
+
+function nonNegative(value: number, name: string): number {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(
+      `${name} must be 0 or more seconds: received ${value}`,
+    );
+  }
+  return value;
+}

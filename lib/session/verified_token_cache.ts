@@ -1,0 +1,52 @@
+/**
+ * A bounded memory of tokens whose MAC was already verified, so a token seen
+ * before skips the HMAC. It holds only what the MAC proved (the parsed
+ * payload); expiry and revocation are still checked on every request by the
+ * manager. Keyed by the exact token string.
+ *
+ * @module
+ */
+import type { Identity } from "./session_payload.ts";
+
+/**
+ * Remembers up to `capacity` verified tokens; the oldest entry leaves first.
+ * A capacity of 0 remembers nothing.
+ */
+export class VerifiedTokenCache {
+  #capacity: number;
+  #entries = new Map<string, Identity>();
+
+  /** @param capacity How many tokens to remember (0 turns it off). */
+  constructor(capacity: number) {
+    if (!Number.isSafeInteger(capacity) || capacity < 0) {
+      throw new RangeError(
+        `cacheSize must be a whole number of tokens, 0 or more: received ${capacity}`,
+      );
+    }
+    this.#capacity = capacity;
+  }
+
+  /** How many tokens are remembered now. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The identity a token was verified to carry, if remembered. */
+  get(token: string): Identity | undefined {
+    return this.#entries.get(token);
+  }
+
+  /** Remembers a verified token, evicting the oldest when full. */
+  set(token: string, identity: Identity): void {
+    if (this.#capacity === 0) return;
+    if (this.#entries.size >= this.#capacity) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+    this.#entries.set(token, identity);
+  }
+
+  /** Forgets every token (for a change of keys). */
+  clear(): void {
+    this.#entries.clear();
+  }
+}
