@@ -11,7 +11,9 @@
  * It makes `userCount` verified users (one password, hashed once with the
  * app's default hasher), issues one session per user, prints one JSON line
  * `{"ready":true,"tokens":[…],"emails":[…],"password":"…"}` on stdout and
- * serves until it is killed. Rate limits are raised far above the traffic
+ * serves until it is killed. `GET /__bench/memory` runs a full garbage
+ * collection (the parent starts it with `--expose-gc`) and answers
+ * `Deno.memoryUsage()`. Rate limits are raised far above the traffic
  * (every bench client comes from 127.0.0.1, one address); everything else
  * is the app's default.
  *
@@ -292,9 +294,20 @@ async function main(): Promise<void> {
     emails.push(email);
   }
 
+  // deno-lint-ignore no-explicit-any
+  const gc = (globalThis as any).gc as (() => void) | undefined;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: config.port, onListen() {} },
-    app,
+    (req, info) => {
+      // Bench only: a full GC, then the process's memory figures, so a
+      // sampler can tell memory that garbage collection gives back from
+      // memory that stays.
+      if (new URL(req.url).pathname === "/__bench/memory") {
+        gc?.();
+        return Response.json({ ...Deno.memoryUsage(), gc: gc !== undefined });
+      }
+      return app(req, info);
+    },
   );
   const stop = async () => {
     await server.shutdown();

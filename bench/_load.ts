@@ -15,6 +15,11 @@ export interface AppProcess {
   readonly pid: number;
   /** The server's resident set size, in MiB (from /proc). */
   rssMiB(): number;
+  /**
+   * RSS and heap after a full garbage collection in the server (MiB),
+   * read through the bench server's `/__bench/memory`.
+   */
+  memoryAfterGC(): Promise<{ rss: number; heapUsed: number; external: number }>;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
 }
@@ -45,6 +50,7 @@ export async function startApp(
     args: [
       "run",
       "-A",
+      "--v8-flags=--expose-gc",
       new URL("./_app_server.ts", import.meta.url).pathname,
       JSON.stringify(full),
     ],
@@ -72,6 +78,16 @@ export async function startApp(
     origin: `http://127.0.0.1:${port}`,
     pid: child.pid,
     rssMiB: () => rssOf(child.pid),
+    async memoryAfterGC() {
+      const res = await fetch(`http://127.0.0.1:${port}/__bench/memory`);
+      const m = await res.json() as Record<string, number>;
+      const mib = (n: number) => n / 1048576;
+      return {
+        rss: mib(m.rss),
+        heapUsed: mib(m.heapUsed),
+        external: mib(m.external),
+      };
+    },
     async stop() {
       try {
         child.kill("SIGTERM");

@@ -57,6 +57,7 @@ const clients: ClientState[] = Array.from(
 );
 const unexpected: Record<string, number> = {};
 const rss: number[] = [];
+const gcRss: Promise<number>[] = [];
 
 function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
@@ -148,6 +149,7 @@ try {
     windowSeconds: 60,
     onWindow: (w, i) => {
       rss[i] = app.rssMiB();
+      gcRss[i] = app.memoryAfterGC().then((m) => m.rss, () => NaN);
       const fivexx = Object.entries(w.statuses)
         .filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
       console.error(
@@ -159,9 +161,11 @@ try {
       );
     },
   });
+  await Promise.all(gcRss);
 } finally {
   await app.stop();
 }
+const gcRssMiB = await Promise.all(gcRss);
 
 let total = 0;
 let fivexx = 0;
@@ -171,9 +175,9 @@ console.log(
   `\nSoak: ${minutes} min, ${connections} clients, users \`${users}\`, key-value \`${kv}\`. ${machineNote()}.\n`,
 );
 console.log(
-  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) |",
+  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) | RSS after a full GC (MiB) |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
 windows.forEach((w, i) => {
   const five = Object.entries(w.statuses)
     .filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
@@ -186,18 +190,30 @@ windows.forEach((w, i) => {
       w.statuses[0] ?? 0
     } | ${percentile(w.latencies, 50).toFixed(2)} | ${
       percentile(w.latencies, 99).toFixed(2)
-    } | ${w.max.toFixed(0)} | ${rss[i]?.toFixed(1) ?? "-"} |`,
+    } | ${w.max.toFixed(0)} | ${rss[i]?.toFixed(1) ?? "-"} | ${
+      gcRssMiB[i]?.toFixed(1) ?? "-"
+    } |`,
   );
 });
 const first = rss[0];
 const last = rss[windows.length - 1];
 const growth = ((last - first) / first) * 100;
+const gcFirst = gcRssMiB[0];
+const gcLast = gcRssMiB[windows.length - 1];
+const gcGrowth = ((gcLast - gcFirst) / gcFirst) * 100;
 console.log(
   `\nTotal ${total} requests (${
     Object.entries(kinds).map(([k, c]) => `${k} ${c}`).join(", ")
   }); 5xx: ${fivexx}; network errors: ${failed}; unexpected statuses: ${
     JSON.stringify(unexpected)
   }.`,
+);
+console.log(
+  `After a full GC: minute 1 ${
+    gcFirst.toFixed(1)
+  } MiB, minute ${windows.length} ${gcLast.toFixed(1)} MiB, growth ${
+    gcGrowth.toFixed(1)
+  }%.`,
 );
 console.log(
   `RSS minute 1: ${first.toFixed(1)} MiB, minute ${windows.length}: ${

@@ -36,11 +36,29 @@ const backends = (args.backends ??
   "memory,libsql-file,libsql-memory,sqlite-file,sqlite-memory,pglite,postgres,mariadb")
   .split(",") as ServerConfig["users"][];
 
+/** RSS as /proc reads it, then RSS and JS heap after a forced full GC. */
+interface Sample {
+  t: number;
+  rss: number;
+  gcRss: number;
+  heap: number;
+  requests: number;
+}
+
+async function sample(
+  app: Awaited<ReturnType<typeof startApp>>,
+  t: number,
+): Promise<Sample> {
+  const rss = app.rssMiB();
+  const m = await app.memoryAfterGC();
+  return { t, rss, gcRss: m.rss, heap: m.heapUsed, requests: NaN };
+}
+
 interface Result {
   backend: string;
   requests: number;
   non200: number;
-  samples: { t: number; rss: number; requests: number }[];
+  samples: Sample[];
   idle: number;
 }
 
@@ -86,26 +104,22 @@ async function measure(backend: ServerConfig["users"]): Promise<Result> {
   await Deno.writeTextFile(script, wrkScript(tokens));
   try {
     await wrk(app.origin, script, 10);
-    const samples: Result["samples"] = [{
-      t: 0,
-      rss: app.rssMiB(),
-      requests: 0,
-    }];
+    const samples: Sample[] = [await sample(app, 0)];
     const t0 = performance.now();
+    const pending: Promise<void>[] = [];
     const sampler = setInterval(() => {
-      samples.push({
-        t: Math.round((performance.now() - t0) / 1000),
-        rss: app.rssMiB(),
-        requests: NaN,
-      });
+      const t = Math.round((performance.now() - t0) / 1000);
+      pending.push(sample(app, t).then((s) => void samples.push(s)));
     }, sampleSeconds * 1000);
     const { requests, non2xx } = await wrk(app.origin, script, seconds);
     clearInterval(sampler);
-    samples.push({ t: seconds, rss: app.rssMiB(), requests });
+    await Promise.all(pending);
+    samples.push(await sample(app, seconds));
+    samples.sort((a, b) => a.t - b.t);
     // wrk reports only a total: requests at each sample by elapsed time.
     for (const s of samples) s.requests = (requests * s.t) / seconds;
     await new Promise((r) => setTimeout(r, 15_000));
-    const idle = app.rssMiB();
+    const idle = (await app.memoryAfterGC()).rss;
     return { backend, requests, non200: non2xx, samples, idle };
   } finally {
     await Deno.remove(script);
@@ -113,12 +127,9 @@ async function measure(backend: ServerConfig["users"]): Promise<Result> {
   }
 }
 
-function perHundredK(
-  a: Result["samples"][number],
-  b: Result["samples"][number],
-) {
+function perHundredK(a: Sample, b: Sample): number {
   const dr = b.requests - a.requests;
-  return dr > 0 ? ((b.rss - a.rss) / dr) * 100_000 : NaN;
+  return dr > 0 ? ((b.gcRss - a.gcRss) / dr) * 100_000 : NaN;
 }
 
 const results: Result[] = [];
@@ -127,36 +138,38 @@ for (const backend of backends) {
   const r = await measure(backend);
   results.push(r);
   console.error(
-    `  ${r.requests} requests, RSS ${r.samples[0].rss.toFixed(1)} → ${
-      r.samples.at(-1)!.rss.toFixed(1)
-    } MiB`,
+    `  ${r.requests} requests, RSS after GC ${
+      r.samples[0].gcRss.toFixed(1)
+    } → ${r.samples.at(-1)!.gcRss.toFixed(1)} MiB`,
   );
 }
 
 console.log(
-  `\nwrk, ${connections} connections, ${seconds} s of GET /api/me per backend after 10 s of warm-up; RSS sampled every ${sampleSeconds} s. ${machineNote()}.\n`,
+  `\nwrk, ${connections} connections, ${seconds} s of GET /api/me per backend after 10 s of warm-up; every ${sampleSeconds} s the server runs a full GC and reports its RSS. ${machineNote()}.\n`,
 );
 console.log(
-  "| users store | requests | non-200 | RSS start → end of load (MiB) | RSS 15 s idle | MiB per 100k requests, whole run | second half |",
+  "| users store | requests | non-2xx | RSS after GC, start → end of load (MiB) | JS heap after GC, start → end | RSS after GC, 15 s idle | MiB per 100k requests, whole run | second half |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const r of results) {
   const first = r.samples[0];
   const last = r.samples.at(-1)!;
   const mid = r.samples[Math.floor((r.samples.length - 1) / 2)];
   console.log(
-    `| ${r.backend} | ${r.requests} | ${r.non200} | ${first.rss.toFixed(1)} → ${
-      last.rss.toFixed(1)
+    `| ${r.backend} | ${r.requests} | ${r.non200} | ${
+      first.gcRss.toFixed(1)
+    } → ${last.gcRss.toFixed(1)} | ${first.heap.toFixed(1)} → ${
+      last.heap.toFixed(1)
     } | ${r.idle.toFixed(1)} | ${perHundredK(first, last).toFixed(2)} | ${
       perHundredK(mid, last).toFixed(2)
     } |`,
   );
 }
-console.log("\nCurves (seconds: RSS MiB):\n");
+console.log("\nCurves (seconds: RSS after GC, MiB):\n");
 for (const r of results) {
   console.log(
     `- ${r.backend}: ${
-      r.samples.map((s) => `${s.t}: ${s.rss.toFixed(0)}`).join(", ")
+      r.samples.map((s) => `${s.t}: ${s.gcRss.toFixed(0)}`).join(", ")
     }`,
   );
 }
