@@ -36,6 +36,8 @@ const minutes = Number(args.minutes ?? 10);
 const connections = Number(args.connections ?? 16);
 const users = (args.users ?? "sqlite-file") as ServerConfig["users"];
 const kv = (args.kv ?? "denokv") as ServerConfig["kv"];
+// `--logins false`: no login or logout (to tell their share of the memory).
+const logins = args.logins !== "false";
 
 const app = await startApp({ users, kv });
 const { tokens, emails, password } = app.ready;
@@ -58,6 +60,7 @@ const clients: ClientState[] = Array.from(
 const unexpected: Record<string, number> = {};
 const rss: number[] = [];
 const gcRss: Promise<number>[] = [];
+const gcHeap: Promise<number>[] = [];
 
 function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
@@ -75,7 +78,7 @@ const make = (w: number, n: number) => {
       unexpected[key] = (unexpected[key] ?? 0) + 1;
     }
   };
-  if (r === 0 && c.own === null) {
+  if (r === 0 && c.own === null && logins) {
     return {
       kind: "login",
       request: new Request(`${app.origin}/login`, {
@@ -94,7 +97,7 @@ const make = (w: number, n: number) => {
       },
     };
   }
-  if (r === 0 && c.own !== null) {
+  if (r === 0 && c.own !== null && logins) {
     const own = c.own;
     c.own = null;
     return {
@@ -139,7 +142,7 @@ const make = (w: number, n: number) => {
 };
 
 console.error(
-  `soak: ${minutes} min, ${connections} clients, users ${users}, kv ${kv}, app pid ${app.pid}`,
+  `soak: ${minutes} min, ${connections} clients, users ${users}, kv ${kv}, logins ${logins}, app pid ${app.pid}`,
 );
 let windows: Window[];
 try {
@@ -149,7 +152,9 @@ try {
     windowSeconds: 60,
     onWindow: (w, i) => {
       rss[i] = app.rssMiB();
-      gcRss[i] = app.memoryAfterGC().then((m) => m.rss, () => NaN);
+      const m = app.memoryAfterGC();
+      gcRss[i] = m.then((m) => m.rss, () => NaN);
+      gcHeap[i] = m.then((m) => m.heapUsed, () => NaN);
       const fivexx = Object.entries(w.statuses)
         .filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
       console.error(
@@ -166,18 +171,23 @@ try {
   await app.stop();
 }
 const gcRssMiB = await Promise.all(gcRss);
+const gcHeapMiB = await Promise.all(gcHeap);
 
 let total = 0;
 let fivexx = 0;
 let failed = 0;
 const kinds: Record<string, number> = {};
 console.log(
-  `\nSoak: ${minutes} min, ${connections} clients, users \`${users}\`, key-value \`${kv}\`. ${machineNote()}.\n`,
+  `\nSoak: ${minutes} min, ${connections} clients, users \`${users}\`, key-value \`${kv}\`${
+    logins ? "" : ", no logins or logouts"
+  }. ${machineNote()}.\n`,
 );
 console.log(
-  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) | RSS after a full GC (MiB) |",
+  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) | RSS after a full GC (MiB) | JS heap after it (MiB) |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log(
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+);
 windows.forEach((w, i) => {
   const five = Object.entries(w.statuses)
     .filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
@@ -192,7 +202,7 @@ windows.forEach((w, i) => {
       percentile(w.latencies, 99).toFixed(2)
     } | ${w.max.toFixed(0)} | ${rss[i]?.toFixed(1) ?? "-"} | ${
       gcRssMiB[i]?.toFixed(1) ?? "-"
-    } |`,
+    } | ${gcHeapMiB[i]?.toFixed(1) ?? "-"} |`,
   );
 });
 const first = rss[0];
