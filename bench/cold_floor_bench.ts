@@ -15,7 +15,12 @@
 // 6. cold resolve with the in-memory denylist (+ one denylist read);
 // 7. the same on tokens as issued (ropes of their base64url pieces; a
 //    header value is flat, so 6 is the figure that counts).
-import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "../mod.ts";
+import {
+  KVSessionStore,
+  MemoryKV,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
 import { decodeBase64Url } from "../lib/_common/base64url.ts";
 import { verifyToken } from "../lib/session/signed_token.ts";
 

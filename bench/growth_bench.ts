@@ -20,7 +20,16 @@
  *
  * @module
  */
-import { DenoKV, KVSessionStore, MemoryCredentialStore, MemoryKV, PasswordAuthenticator, Pbkdf2Hasher, SecretProvider, SessionManager } from "../mod.ts";
+import {
+  DenoKV,
+  KVSessionStore,
+  MemoryCredentialStore,
+  MemoryKV,
+  PasswordAuthenticator,
+  Pbkdf2Hasher,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 
 const SECRET = "bench-secret-bench-secret-bench-secret-0123";

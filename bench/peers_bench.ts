@@ -34,7 +34,17 @@
  *
  * @module
  */
-import { compose, currentUser, identityMiddleware, KVSessionStore, MemoryCredentialStore, MemoryKV, requireAuthenticated, SecretProvider, SessionManager } from "../mod.ts";
+import {
+  compose,
+  currentUser,
+  identityMiddleware,
+  KVSessionStore,
+  MemoryCredentialStore,
+  MemoryKV,
+  requireAuthenticated,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
 
 const BETTER_AUTH = "1.7.25";
 const AUTH_CORE = "0.41.3";

@@ -27,7 +27,14 @@
  *
  * @module
  */
-import { KVSessionStore, MemoryCredentialStore, MemoryKV, Pbkdf2Hasher, SecretProvider, SessionManager } from "../mod.ts";
+import {
+  KVSessionStore,
+  MemoryCredentialStore,
+  MemoryKV,
+  Pbkdf2Hasher,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 import { createApp } from "../examples/app/app.ts";

@@ -11,7 +11,19 @@
  *
  * @module
  */
-import { BearerTransport, compose, CookieTransport, currentUser, identityMiddleware, KVSessionStore, MemoryCredentialStore, MemoryKV, requireAuthenticated, SecretProvider, SessionManager } from "../mod.ts";
+import {
+  BearerTransport,
+  compose,
+  CookieTransport,
+  currentUser,
+  identityMiddleware,
+  KVSessionStore,
+  MemoryCredentialStore,
+  MemoryKV,
+  requireAuthenticated,
+  SecretProvider,
+  SessionManager,
+} from "../mod.ts";
 import { StaleSessionStore } from "../lib/session/stale_session_store.ts";
 import type { Identity } from "../lib/session/session_manager.ts";
 

@@ -2,9 +2,9 @@
  * The app on Deno: `deno run -A main.ts` (or `deno task start`).
  *
  * Embedded defaults, each overridable by an environment variable:
- * - users and verification tokens in a libSQL file, `./data/app.db`
- *   (`DATABASE_URL`, for example a Turso URL with `DATABASE_AUTH_TOKEN`);
- *   the schema is migrated on start;
+ * - users and verification tokens in a SQLite file, `./data/app.db`
+ *   (`DATABASE_URL`: a `file:` path, or a Turso URL with
+ *   `DATABASE_AUTH_TOKEN`); the schema is migrated on start;
  * - the session denylist, rate limits and notes in Deno KV,
  *   `./data/kv.sqlite3` (`KV_PATH`);
  * - mail through Resend when `RESEND_API_KEY` is set (`MAIL_FROM`,
@@ -33,6 +33,7 @@ import {
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import { createApp } from "./app.ts";
+import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
 
@@ -90,12 +91,21 @@ if (production && !env.RESEND_API_KEY && env.MAIL_TRANSPORT !== "log") {
   );
 }
 
+const databaseUrl = env.DATABASE_URL ?? `file:${dataDir}/app.db`;
+// A local file through node:sqlite with its statements prepared once (see
+// local_sqlite.ts: @libsql/client's per-query native statements grow the
+// process on Deno); a remote database (Turso) through @libsql/client.
+const local = /^file:|^:memory:$/.test(databaseUrl);
 if (!env.DATABASE_URL) await privateFile(`${dataDir}/app.db`);
-const client = createClient({
-  url: env.DATABASE_URL ?? `file:${dataDir}/app.db`,
-  authToken: env.DATABASE_AUTH_TOKEN,
-});
-const db = drizzle(client);
+const db = local
+  ? openLocalSQLite(
+    databaseUrl.startsWith("file://")
+      ? decodeURIComponent(new URL(databaseUrl).pathname)
+      : databaseUrl.replace(/^file:/, ""),
+  ).db
+  : drizzle(
+    createClient({ url: databaseUrl, authToken: env.DATABASE_AUTH_TOKEN }),
+  );
 await migrate(db);
 
 const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { AuthError, DenoKV, KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "../../mod.ts";
+import {
+  AuthError,
+  DenoKV,
+  KVSessionStore,
+  MemoryKV,
+  SecretProvider,
+  SessionManager,
+} from "../../mod.ts";
 import type { KeyValueStore } from "../../mod.ts";
 import type { PutOptions } from "../../lib/session/mod.ts";
 import { StaleSessionStore } from "../../lib/session/stale_session_store.ts";
