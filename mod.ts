@@ -152,6 +152,12 @@ export {
   type RedeemedToken,
   type RedeemOptions,
 } from "./lib/verification/one_time_tokens.ts";
+export {
+  EMAIL_CHANGE_PURPOSE,
+  EMAIL_VERIFICATION_PURPOSE,
+  PASSWORD_RESET_PURPOSE,
+  PURPOSE_TTL_MS,
+} from "./lib/verification/token_purposes.ts";
 
 // HTTP glue
 export {

@@ -600,6 +600,36 @@ export function testVerificationTokenStore(
         );
 
         await t.step(
+          "find() reads a record without consuming it, and only for its purpose",
+          async () => {
+            const r = record({ purpose: "password-reset" });
+            await store.put(r);
+            assert.equal(
+              await store.find(randomHash(), "password-reset"),
+              null,
+            );
+            assert.equal(await store.find(r.tokenHash, PURPOSE), null);
+            assert.deepEqual(
+              await store.find(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.deepEqual(
+              await store.find(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.equal(
+              await store.consume(r.tokenHash, "email-change"),
+              null,
+            );
+            assert.deepEqual(
+              await store.consume(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.equal(await store.find(r.tokenHash, "password-reset"), null);
+          },
+        );
+
+        await t.step(
           "records keep unicode emails and subjects exactly",
           async () => {
             const r = record({
