@@ -103,6 +103,8 @@ export type {
   CreateUserResult,
   CredentialStore,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "./lib/authn/credential_store.ts";
 export { MemoryCredentialStore } from "./lib/authn/memory_credential_store.ts";

@@ -49,6 +49,8 @@ export type {
   CreateUserResult,
   CredentialStore,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "../lib/authn/credential_store.ts";
 export type {
