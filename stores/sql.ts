@@ -28,6 +28,12 @@
  */
 export { SQLCredentialStore } from "./sql/credential_store.ts";
 export { SQLVerificationTokenStore } from "./sql/verification_token_store.ts";
+export { SQLAuthEventStore } from "./sql/auth_event_store.ts";
+export {
+  lifecycleMigrationStatements,
+  lifecycleTableNames,
+  type SQLLifecycleTableNames,
+} from "./sql/lifecycle_migrations.ts";
 export {
   migrate,
   migrationStatements,
@@ -53,6 +59,11 @@ export type {
   UpdateEmailResult,
   UserRecord,
 } from "../lib/authn/credential_store.ts";
+export type {
+  SecurityEvent,
+  SecurityEventType,
+} from "../lib/events/security_event.ts";
+export type { SecurityEventStore } from "../lib/events/security_event_store.ts";
 export type {
   VerificationTokenRecord,
   VerificationTokenStore,
