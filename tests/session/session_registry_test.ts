@@ -1,0 +1,179 @@
+/**
+ * SessionRegistry: a subject's live sessions over the key-value store, with
+ * revocation through the denylist and no store round trip on an ordinary
+ * request.
+ */
+import assert from "node:assert/strict";
+import {
+  type KeyValueStore,
+  KVSessionStore,
+  MemoryKV,
+  type PutOptions,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { SessionRegistry } from "@portcullis/auth/session-registry";
+
+class CountingKV implements KeyValueStore {
+  calls: string[] = [];
+  constructor(readonly inner: KeyValueStore) {}
+  getMany(keys: readonly string[]) {
+    this.calls.push("getMany");
+    return this.inner.getMany(keys);
+  }
+  put(key: string, value: string, options?: PutOptions) {
+    this.calls.push("put");
+    return this.inner.put(key, value, options);
+  }
+  delete(key: string) {
+    this.calls.push("delete");
+    return this.inner.delete(key);
+  }
+}
+
+function setup() {
+  let t = Date.UTC(2026, 0, 1);
+  const now = () => t;
+  const memory = new MemoryKV({ now });
+  const kv = new CountingKV(memory);
+  const revocations = new KVSessionStore(memory);
+  const manager = new SessionManager({
+    secret: SecretProvider.fromValue(
+      "test-secret-with-enough-entropy-0123456789abcdef",
+    ),
+    store: revocations,
+    now,
+  });
+  const deferred: Promise<unknown>[] = [];
+  const registry = new SessionRegistry({
+    kv,
+    manager,
+    revocations,
+    now,
+    defer: (p) => void deferred.push(p),
+  });
+  return {
+    kv,
+    manager,
+    registry,
+    deferred,
+    advance: (ms: number) => void (t += ms),
+    now,
+  };
+}
+
+Deno.test("SessionRegistry lists a subject's sessions newest first with id, times and user agent", async () => {
+  const { manager, registry, advance, now } = setup();
+  const a = await manager.issueSession("u1");
+  await registry.add(a.identity, "Firefox\r\n");
+  advance(1000);
+  const b = await manager.issueSession("u1");
+  await registry.add(b.identity, null);
+  const other = await manager.issueSession("u2");
+  await registry.add(other.identity, "Curl");
+  const list = await registry.list("u1");
+  assert.deepEqual(list, [
+    {
+      id: b.identity.jti,
+      createdAt: now(),
+      lastSeenAt: now(),
+      userAgent: null,
+      expiresAt: b.identity.expiresAt,
+    },
+    {
+      id: a.identity.jti,
+      createdAt: now() - 1000,
+      lastSeenAt: now() - 1000,
+      userAgent: "Firefox",
+      expiresAt: a.identity.expiresAt,
+    },
+  ]);
+  assert.deepEqual((await registry.list("u2")).map((s) => s.id), [
+    other.identity.jti,
+  ]);
+  assert.deepEqual(await registry.list("nobody"), []);
+});
+
+Deno.test("SessionRegistry.revoke() ends that session only; another subject's or an unknown id answers false", async () => {
+  const { manager, registry } = setup();
+  const a = await manager.issueSession("u1");
+  const b = await manager.issueSession("u1");
+  const c = await manager.issueSession("u2");
+  for (const s of [a, b, c]) await registry.add(s.identity, null);
+  assert.equal(await registry.revoke("u1", c.identity.jti), false);
+  assert.ok(await manager.resolve(c.token), "u2's session untouched");
+  assert.equal(await registry.revoke("u1", "x".repeat(30)), false);
+  assert.equal(await registry.revoke("u1", a.identity.jti), true);
+  assert.equal(await manager.resolve(a.token), null);
+  assert.ok(await manager.resolve(b.token));
+  assert.deepEqual((await registry.list("u1")).map((s) => s.id), [
+    b.identity.jti,
+  ]);
+  assert.equal(await registry.revoke("u1", a.identity.jti), false);
+});
+
+Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and sessions that expired", async () => {
+  const { manager, registry, advance } = setup();
+  const a = await manager.issueSession("u1");
+  const b = await manager.issueSession("u1");
+  await registry.add(a.identity, null);
+  await registry.add(b.identity, null);
+  await manager.revoke(a.token); // a logout elsewhere
+  assert.deepEqual((await registry.list("u1")).map((s) => s.id), [
+    b.identity.jti,
+  ]);
+  await manager.revokeAll("u1"); // sign out everywhere
+  assert.deepEqual(await registry.list("u1"), []);
+  const c = await manager.issueSession("u1");
+  await registry.add(c.identity, null);
+  assert.equal((await registry.list("u1")).length, 1);
+  advance(manager.lifetimeSeconds * 1000);
+  assert.deepEqual(await registry.list("u1"), []);
+});
+
+Deno.test("SessionRegistry.seen() adds no store round trip to an ordinary request: one deferred write per session an hour", async () => {
+  const { kv, manager, registry, deferred, advance, now } = setup();
+  const s = await manager.issueSession("u1");
+  await registry.add(s.identity, "Firefox");
+  kv.calls.length = 0;
+  for (let i = 0; i < 1000; i++) {
+    registry.seen(s.identity, "Firefox");
+    advance(3);
+  }
+  assert.deepEqual(kv.calls, [], "no store call within the hour");
+  assert.equal(deferred.length, 0);
+  advance(3600 * 1000);
+  registry.seen(s.identity, "Firefox");
+  registry.seen(s.identity, "Firefox");
+  assert.equal(deferred.length, 1, "one write, handed to defer");
+  await Promise.all(deferred);
+  assert.deepEqual(kv.calls, ["getMany", "put"]);
+  const [info] = await registry.list("u1");
+  assert.equal(info.lastSeenAt, now());
+  assert.equal(info.userAgent, "Firefox");
+});
+
+Deno.test("SessionRegistry.seen() puts back an entry the list lost", async () => {
+  const { manager, registry, deferred } = setup();
+  const s = await manager.issueSession("u1");
+  registry.seen(s.identity, "Agent");
+  await Promise.all(deferred);
+  const [info] = await registry.list("u1");
+  assert.equal(info.id, s.identity.jti);
+  assert.equal(info.userAgent, "Agent");
+});
+
+Deno.test("SessionRegistry: misuse throws clear errors", () => {
+  const { kv, manager } = setup();
+  assert.throws(() => new SessionRegistry({} as never), TypeError);
+  assert.throws(
+    () =>
+      new SessionRegistry({
+        kv,
+        manager,
+        revocations: new KVSessionStore(kv),
+        touchEverySeconds: 0,
+      }),
+    RangeError,
+  );
+});
