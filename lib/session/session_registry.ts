@@ -7,6 +7,7 @@
 import type { KeyValueStore } from "./key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
+import { readSessions, type Sessions, writeSessions } from "./_session_list.ts";
 
 /** One live session as {@linkcode SessionRegistry.list} answers it. */
 export interface SessionInfo {
@@ -45,9 +46,6 @@ export interface SessionRegistryOptions {
   maxPerSubject?: number;
 }
 
-type Entry = { c: number; l: number; u: string | null; e: number };
-type Sessions = Record<string, Entry>;
-
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const REMEMBERED = 10_000;
@@ -62,10 +60,10 @@ const REMEMBERED = 10_000;
  * jti there through the manager, and `list` leaves out sessions the
  * denylist refuses (a per-subject sign-out everywhere included).
  *
- * A subject's sessions are one JSON value, read and written back; two
- * sign-ins of one subject in the same instant can lose one entry from the
- * list (never from the denylist: the session stays revocable by
- * "sign out everywhere"), and its next hourly `seen` puts it back.
+ * A subject's sessions are one JSON value, read and written back: two
+ * sign-ins of one subject in the same instant can lose one list entry (the
+ * session stays revocable by a sign-out everywhere); the next hourly
+ * `seen` puts it back.
  *
  * @example Usage
  * ```ts
@@ -268,15 +266,8 @@ export class SessionRegistry {
     this.#lastWrite.set(jti, at);
   }
 
-  async #read(subject: string): Promise<Sessions> {
-    const [raw] = await this.#kv.getMany([this.#prefix + subject]);
-    if (raw === null) return {};
-    try {
-      const data = JSON.parse(raw);
-      return typeof data === "object" && data !== null ? data : {};
-    } catch {
-      return {};
-    }
+  #read(subject: string): Promise<Sessions> {
+    return readSessions(this.#kv, this.#prefix + subject);
   }
 
   async #update(
@@ -285,24 +276,23 @@ export class SessionRegistry {
   ): Promise<void> {
     const all = await this.#read(subject);
     change(all);
-    const nowS = this.#now() / 1000;
-    const ids = Object.keys(all).filter((id) => all[id].e > nowS)
-      .sort((a, b) => all[b].c - all[a].c).slice(0, this.#max);
-    if (ids.length === 0) return await this.#kv.delete(this.#prefix + subject);
-    const kept: Sessions = {};
-    let until = 0;
-    for (const id of ids) {
-      kept[id] = all[id];
-      until = Math.max(until, all[id].e);
-    }
-    await this.#kv.put(this.#prefix + subject, JSON.stringify(kept), {
-      ttlSeconds: Math.max(60, Math.ceil(until - nowS)),
+    await writeSessions(this.#kv, this.#prefix + subject, all, {
+      nowS: this.#now() / 1000,
+      max: this.#max,
     });
   }
 }
 
 function cleanUserAgent(value: string | null): string | null {
-  if (value === null) return null;
-  const clean = value.replace(CONTROL, "").trim().slice(0, 256);
+  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
   return clean === "" ? null : clean;
 }
+
+// The types this entry's API names, so its documentation is whole.
+export type { KeyValueStore, PutOptions } from "./key_value_store.ts";
+export type {
+  Identity,
+  IssuedSession,
+  SessionManager,
+} from "./session_manager.ts";
+export type { SessionStore } from "./session_store.ts";
