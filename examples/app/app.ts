@@ -7,10 +7,15 @@
  *
  * Routes (DESIGN.md §10): `GET /`, `GET|POST /register`, `GET|POST /login`,
  * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
- * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
- * verification `GET|POST /verify` and `POST /verify/resend` (`GET /verify`
- * only shows a confirmation form and `POST /verify` redeems the token: a
- * deliberate deviation from DESIGN.md §10, where `GET` redeemed).
+ * `POST /api/notes`, `GET|PUT /api/notes/:id`; with email verification
+ * `GET|POST /verify` (the owner's signed-in browser is verified by the
+ * `GET`; any other `GET` gets a form that posts the token) and
+ * `POST /verify/resend`; and the account lifecycle
+ * (`routes/lifecycle_routes.ts`): `GET|POST /password/forgot`,
+ * `GET|POST /password/reset`, `POST /account/email`,
+ * `GET|POST /account/email/confirm`, `POST /account/delete`,
+ * `GET /api/sessions`, `DELETE /api/sessions/:id`, `GET /api/activity`, and
+ * `GET /style.css`.
  *
  * @module
  */
@@ -18,9 +23,11 @@ import {
   AuthError,
   compose,
   type CredentialStore,
+  currentIdentity,
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
+  KVSessionStore,
   OneTimeTokens,
   PasswordAuthenticator,
   type PasswordHasher,
@@ -28,8 +35,16 @@ import {
   requireAuth,
   type SecretProvider,
   type SessionManager,
+  type SessionStore,
   type VerificationTokenStore,
 } from "@portcullis/auth";
+import {
+  MemorySecurityEventStore,
+  type SecurityEventHook,
+  SecurityEvents,
+  type SecurityEventStore,
+} from "@portcullis/auth/events";
+import { SessionRegistry } from "@portcullis/auth/session-registry";
 import { commonPasswordCheck } from "@portcullis/auth/passwords/common";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
@@ -39,6 +54,7 @@ import { RateLimiter } from "./rate_limit.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
+import { lifecycleRoute } from "./routes/lifecycle_routes.ts";
 // [verification] begin
 import { confirmVerify, resend, verify } from "./routes/verify.ts";
 // [verification] end
@@ -86,6 +102,25 @@ export interface AppDeps {
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * Where security events are kept for the activity page:
+   * `SQLAuthEventStore` in production; default in memory (lost on restart).
+   */
+  events?: SecurityEventStore;
+  /** Also receives every security event (an audit log, alerts). */
+  onSecurityEvent?: SecurityEventHook;
+  /**
+   * The denylist `sessions` uses, for "my sessions"; default a
+   * `KVSessionStore` over `kv` (right when the sessions use that store with
+   * the default prefix).
+   */
+  sessionStore?: SessionStore;
+  /**
+   * Runs work after the answer (mail whose timing must not show, last-seen
+   * writes); default: start it and log a failure. Pass Workers'
+   * `ctx.waitUntil` there.
+   */
+  defer?: (work: Promise<unknown>) => void;
 }
 
 /** The app: a Web-standard handler. */
@@ -100,6 +135,8 @@ export const DEFAULT_LIMITS: RateLimits = {
   registerPerAddress: { max: 10, windowSeconds: 60 * 60 },
   resendPerAccount: { max: 3, windowSeconds: 60 * 60 },
   verifyPerAddress: { max: 30, windowSeconds: 15 * 60 },
+  resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
+  resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
 };
 
 const NOTE_PATH = /^\/api\/notes\/([^/]+)$/;
@@ -124,6 +161,28 @@ export function createApp(deps: AppDeps): App {
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const notes = new NoteStore(deps.kv);
+  const defer = deps.defer ??
+    ((work: Promise<unknown>) =>
+      void work.catch((error) =>
+        log(`background work failed: ${(error as Error)?.message}`)
+      ));
+  const eventStore = deps.events ?? new MemorySecurityEventStore();
+  const extraHook = deps.onSecurityEvent;
+  const events = new SecurityEvents({
+    hook: async (event) => {
+      await eventStore.append(event);
+      await extraHook?.(event);
+    },
+    now,
+    onError: log,
+  });
+  const registry = new SessionRegistry({
+    kv: deps.kv,
+    manager: deps.sessions,
+    revocations: deps.sessionStore ?? new KVSessionStore(deps.kv),
+    now,
+    defer,
+  });
   const ctx: AppContext = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -147,6 +206,10 @@ export function createApp(deps: AppDeps): App {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    events,
+    eventStore,
+    registry,
+    defer,
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
@@ -193,6 +256,8 @@ export function createApp(deps: AppDeps): App {
       case "/api/notes":
         return only("POST", () => createNote(ctx, req));
     }
+    const lifecycle = lifecycleRoute(ctx, req, path, method);
+    if (lifecycle !== null) return lifecycle;
     const note = NOTE_PATH.exec(path);
     if (note !== null) {
       if (method === "GET") return getNote(ctx, req, note[1]);
@@ -215,6 +280,12 @@ export function createApp(deps: AppDeps): App {
     let res: Response;
     try {
       res = await handler(req, ...rest);
+      // "My sessions": at most one deferred write per session an hour, no
+      // store round trip on this request.
+      const identity = currentIdentity(req);
+      if (identity !== null) {
+        registry.seen(identity, req.headers.get("user-agent"));
+      }
     } catch (error) {
       if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
         log(`store unavailable: ${error.message}`);
@@ -280,7 +351,7 @@ function setSecurityHeaders(headers: Headers): void {
   if ((headers.get("content-type") ?? "").startsWith("text/html")) {
     headers.set(
       "content-security-policy",
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
 }

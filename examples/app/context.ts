@@ -10,6 +10,11 @@ import {
   type Policy,
   type SessionManager,
 } from "@portcullis/auth";
+import type {
+  SecurityEvents,
+  SecurityEventStore,
+} from "@portcullis/auth/events";
+import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
@@ -29,6 +34,10 @@ export interface Passwords {
     subject: string,
     input: { currentPassword: string; newPassword: string },
   ): Promise<boolean>;
+  /** Throws `AuthError` `INVALID_PASSWORD` for a refused new password. */
+  checkNewPassword(password: string): Promise<void>;
+  /** Sets a password without the current one (after a reset). */
+  changePassword(subject: string, newPassword: string): Promise<boolean>;
 }
 
 /** The single-use token operations the routes use (`OneTimeTokens`). */
@@ -43,6 +52,14 @@ export interface SingleUseTokens {
     purpose: string,
     options?: { currentEmail?: (subject: string) => Promise<string | null> },
   ): Promise<{ subject: string; email: string } | null>;
+  /** Checks a token like `redeem` without consuming it. */
+  peek(
+    token: string,
+    purpose: string,
+    options?: { currentEmail?: (subject: string) => Promise<string | null> },
+  ): Promise<{ subject: string; email: string } | null>;
+  /** Removes a subject's outstanding tokens of one purpose. */
+  revokeFor(subject: string, purpose: string): Promise<void>;
 }
 
 /** How many hits each rate limit allows, and per how long. */
@@ -67,6 +84,10 @@ export interface RateLimits {
   resendPerAccount: { max: number; windowSeconds: number };
   /** Verification emails and link redemptions per client address. */
   verifyPerAddress: { max: number; windowSeconds: number };
+  /** Password-reset mails per address asked for. */
+  resetPerEmail: { max: number; windowSeconds: number };
+  /** Password-reset mails and reset attempts per client address. */
+  resetPerAddress: { max: number; windowSeconds: number };
 }
 
 /** The app's parts, shared by the routes. */
@@ -101,6 +122,14 @@ export interface AppContext {
   log: (line: string) => void;
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
+  /** Security events: the one hook, and where the activity page reads them. */
+  events: SecurityEvents;
+  /** The stored security events. */
+  eventStore: SecurityEventStore;
+  /** "My sessions". */
+  registry: SessionRegistry;
+  /** Runs work off the response's path (mail that must not time the answer). */
+  defer: (work: Promise<unknown>) => void;
 }
 
 /** Builds one {@linkcode Limit}. */

@@ -2,7 +2,7 @@
  * The app on Deno: `deno run -A main.ts` (or `deno task start`).
  *
  * Embedded defaults, each overridable by an environment variable:
- * - users and verification tokens in a libSQL file, `./data/app.db`
+ * - users, single-use tokens and security events in a libSQL file, `./data/app.db`
  *   (`DATABASE_URL`, for example a Turso URL with `DATABASE_AUTH_TOKEN`);
  *   the schema is migrated on start;
  * - the session denylist, rate limits and notes in Deno KV,
@@ -29,6 +29,7 @@ import {
 } from "@portcullis/auth";
 import {
   migrate,
+  SQLAuthEventStore,
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "@portcullis/auth/stores/sql";
@@ -93,8 +94,11 @@ await migrate(db);
 
 const kv = await DenoKV.open(env.KV_PATH ?? `${dataDir}/kv.sqlite3`);
 const cookieSecure = env.COOKIE_SECURE !== "false";
+const sessionStore = new KVSessionStore(kv);
 const app = createApp({
-  sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+  sessions: new SessionManager({ secret, store: sessionStore }),
+  sessionStore,
+  events: new SQLAuthEventStore(db),
   secret,
   credentials: new SQLCredentialStore(db),
   tokens: new SQLVerificationTokenStore(db),

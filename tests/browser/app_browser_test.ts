@@ -74,7 +74,7 @@ Deno.test({
       assert.equal(landing?.status(), 200);
       assert.equal(
         (await landing?.allHeaders())?.["referrer-policy"],
-        "no-referrer",
+        "strict-origin",
       );
       assert.equal(new URL(page.url()).pathname, "/verify");
       assert.equal(await page.isVisible("#verified"), false);

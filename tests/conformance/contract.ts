@@ -374,14 +374,14 @@ export async function runContract(
 
   let token = "";
   await check(
-    "GET /verify with the mailed link only shows a confirmation (nothing consumed, no-referrer)",
+    "GET /verify with the mailed link only shows a confirmation (nothing consumed, strict-origin)",
     async () => {
       const link = await options.mail.link(alice.email);
       const url = new URL(link);
       token = url.searchParams.get("token") ?? "";
       const r = await call("GET", url.pathname + url.search);
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+      assert.equal(r.headers.get("referrer-policy"), "strict-origin");
       assert.equal(r.headers.get("set-cookie"), null);
       const me = await call("GET", "/api/me", { bearer: alice.token });
       assert.equal(me.json().verified, false);

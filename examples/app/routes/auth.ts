@@ -10,11 +10,12 @@ import {
   errorResponse,
   requireAuthenticated,
   safeNextPath,
-  signIn,
   signOut,
 } from "@portcullis/auth";
 import { type AppContext, emailKey, limit } from "../context.ts";
 import { readBody } from "../request_body.ts";
+import { record, startSession, subjectOfEmail } from "../lifecycle.ts";
+import { passwordAdvice } from "./password_advice.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
 import { loginPage } from "../views/auth/login.ts";
@@ -70,7 +71,8 @@ export async function register(
   if (result.kind === "emailTaken") {
     return refuse(409, "email_taken", "That email is already registered");
   }
-  const session = await signIn(req, result.subject);
+  const session = await startSession(ctx, req, result.subject);
+  await record(ctx, "registered", result.subject, req);
   const welcome = ["Your account is ready."];
   // [verification] begin
   const user = await ctx.credentials.findById(result.subject);
@@ -118,10 +120,14 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     perEmail,
     limit("login-address", ctx.clientAddress(req), ctx.limits.loginPerAddress),
   ]);
-  if (wait > 0) return tooManyRequests(req, wait);
+  if (wait > 0) {
+    await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
+    return tooManyRequests(req, wait);
+  }
 
   const subject = await ctx.passwords.authenticate(email, password);
   if (subject === null) {
+    await record(ctx, "login_failed", await subjectOfEmail(ctx, email), req);
     return form
       ? page(loginPage({ next, error: INVALID_CREDENTIALS, flash: null }), 401)
       : json(
@@ -130,7 +136,8 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       );
   }
   await ctx.limiter.reset([perEmail]);
-  const session = await signIn(req, subject);
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "login", subject, req);
   if (form) return redirect(next, [session.setCookie]);
   return json({ token: session.token, expiresAt: session.expiresAt });
 }
@@ -147,6 +154,7 @@ export async function logout(ctx: AppContext, req: Request): Promise<Response> {
   const denied = requireAuthenticated(req);
   if (denied !== null && (bearer || denied.status === 503)) return denied;
   let clearCookie: string | null;
+  const ending = currentIdentity(req);
   try {
     ({ clearCookie } = await signOut(req));
   } catch (error) {
@@ -155,6 +163,10 @@ export async function logout(ctx: AppContext, req: Request): Promise<Response> {
       return logoutUnavailable(req);
     }
     throw error;
+  }
+  if (ending !== null) {
+    await ctx.registry.remove(ending.subject, ending.jti).catch(() => {});
+    await record(ctx, "logout", ending.subject, req);
   }
   if (bearer) return new Response(null, { status: 204 });
   return redirect("/login", [
@@ -252,7 +264,9 @@ export async function changePassword(
   }
   await ctx.limiter.reset([perAccount]);
   await ctx.sessions.revokeAll(subject);
-  const session = await signIn(req, subject);
+  await ctx.registry.clear(subject).catch(() => {});
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "password_changed", subject, req);
   if (!form) {
     return json({ token: session.token, expiresAt: session.expiresAt });
   }
@@ -264,11 +278,4 @@ export async function changePassword(
         "Your password is changed and every other session is signed out.",
     }),
   ]);
-}
-
-/** What to tell a user whose new password was refused. */
-function passwordAdvice(reason: string): string {
-  return /common|breached/.test(reason)
-    ? "That password is too common: choose another"
-    : "Passwords need at least 8 characters";
 }

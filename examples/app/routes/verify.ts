@@ -1,11 +1,13 @@
 /**
- * Email verification: sending the link, `GET /verify` (a confirmation form),
- * `POST /verify` (redeems the token), `POST /verify/resend`.
+ * Email verification: sending the link, `GET /verify` (the owner's browser
+ * is verified; others get a confirmation form), `POST /verify` (redeems
+ * the token), `POST /verify/resend`.
  *
  * @module
  */
 import {
   currentUser,
+  EMAIL_VERIFICATION_PURPOSE,
   errorResponse,
   requireAuthenticated,
   safeNextPath,
@@ -17,9 +19,11 @@ import { html } from "../views/html.ts";
 import { layout } from "../views/auth/layout.ts";
 import { messagePage } from "../views/auth/message.ts";
 import { verifyEmail } from "../views/emails/verify_email.ts";
+import { record } from "../lifecycle.ts";
+import { strictOrigin } from "./password.ts";
 
 /** The purpose verification tokens are minted for. */
-export const VERIFY_PURPOSE = "verify-email";
+export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;
 
 /**
  * Mints a verification token (older links of the user stop working) and
@@ -52,24 +56,34 @@ export async function sendVerificationLink(
 }
 
 /**
- * `GET /verify?token=…`: a confirmation page with a button that posts the
- * token to `POST /verify`. Nothing is consumed and no cookie is set, so a
- * mail scanner or link preview that fetches the link verifies nobody (an
- * account pre-registered under someone else's address would otherwise be
- * "confirmed" without its owner). `HEAD` answers the same page's headers.
- * A request without a token gets the 400 page. Sends
- * `Referrer-Policy: no-referrer`, so the token does not leak onwards.
- *
- * This deliberately deviates from DESIGN.md §10, whose `GET /verify` consumed
- * the token: redemption moved to `POST /verify`.
+ * `GET /verify?token=…`. The owner's signed-in browser (its session's
+ * subject owns the token) is verified at once: the token is consumed,
+ * `verified_at` stamped, a flash set, 303 to `/`. Any other GET (a mail
+ * scanner or link preview, another browser, an anonymous one) consumes
+ * nothing and gets a page whose button posts the token to `POST /verify`,
+ * so fetching a link verifies nobody (an account pre-registered under
+ * someone else's address would otherwise be "confirmed" without its
+ * owner). An unknown, used or expired token: the 400 page. Sends
+ * `Referrer-Policy: strict-origin`: the token never leaves in a referrer,
+ * and the form's `Origin` header stays real.
  */
 export async function confirmVerify(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
   const token = new URL(req.url).searchParams.get("token") ?? "";
-  if (token === "") return await refused(ctx, req);
+  const check = {
+    currentEmail: async (subject: string) =>
+      (await ctx.credentials.findById(subject))?.email ?? null,
+  };
+  const found = token === ""
+    ? null
+    : await ctx.tokens.peek(token, VERIFY_PURPOSE, check);
+  if (found === null) return await refused(ctx, req);
   const user = currentUser(req);
+  if (user !== null && user === found.subject) {
+    return await redeemAndStamp(ctx, req, token, false);
+  }
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
@@ -89,9 +103,6 @@ export async function confirmVerify(
  * `verified_at`, flashes and redirects (303) to `/`. An unknown, used,
  * expired or mismatched token gets a 400 page (JSON for JSON clients) and
  * changes nothing. Never signs anyone in. Limited per address.
- *
- * Deviation from DESIGN.md §10 (deliberate): §10 redeems on `GET /verify`;
- * here `GET` only shows the confirmation form ({@linkcode confirmVerify}).
  */
 export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   const perAddress = [
@@ -105,7 +116,20 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   if (wait > 0) return noReferrer(tooManyRequests(req, wait));
 
   const body = await readBody(req);
-  const token = body?.fields.token ?? "";
+  return await redeemAndStamp(
+    ctx,
+    req,
+    body?.fields.token ?? "",
+    body?.kind === "json",
+  );
+}
+
+async function redeemAndStamp(
+  ctx: AppContext,
+  req: Request,
+  token: string,
+  json: boolean,
+): Promise<Response> {
   const redeemed = token === "" ? null : await ctx.tokens.redeem(
     token,
     VERIFY_PURPOSE,
@@ -120,7 +144,8 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
       redeemed.email,
       Math.max(1, Math.floor(ctx.now())),
     );
-  if (!stamped) return await refused(ctx, req, body?.kind === "json");
+  if (!stamped) return await refused(ctx, req, json);
+  await record(ctx, "verified", redeemed.subject, req);
   return noReferrer(redirect("/", [
     await ctx.flash.set({
       kind: "notice",
@@ -189,6 +214,5 @@ export async function resend(ctx: AppContext, req: Request): Promise<Response> {
 }
 
 function noReferrer(res: Response): Response {
-  res.headers.set("referrer-policy", "no-referrer");
-  return res;
+  return strictOrigin(res);
 }
