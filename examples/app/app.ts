@@ -116,11 +116,12 @@ export interface AppDeps {
    */
   sessionStore?: SessionStore;
   /**
-   * Runs work after the answer (mail whose timing must not show, last-seen
-   * writes); default: start it and log a failure. Pass Workers'
-   * `ctx.waitUntil` there.
+   * Keeps work going after the answer (mail whose timing must not show,
+   * last-seen writes), given the work and the handler's extra arguments.
+   * Default: hands it to the `waitUntil` of an extra argument that has one
+   * (Cloudflare's `ctx`), and logs a failure.
    */
-  defer?: (work: Promise<unknown>) => void;
+  defer?: (work: Promise<unknown>, ...rest: unknown[]) => void;
 }
 
 /** The app: a Web-standard handler. */
@@ -161,11 +162,20 @@ export function createApp(deps: AppDeps): App {
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const notes = new NoteStore(deps.kv);
-  const defer = deps.defer ??
-    ((work: Promise<unknown>) =>
-      void work.catch((error) =>
-        log(`background work failed: ${(error as Error)?.message}`)
-      ));
+  const extraArgs = new WeakMap<Request, unknown[]>();
+  const deferWith = (rest: unknown[], work: Promise<unknown>): void => {
+    const logged = work.catch((error) =>
+      log(`background work failed: ${(error as Error)?.message}`)
+    );
+    if (deps.defer) return deps.defer(logged, ...rest);
+    const host = rest.find((r) =>
+      typeof (r as { waitUntil?: unknown })?.waitUntil === "function"
+    ) as { waitUntil(p: Promise<unknown>): void } | undefined;
+    host?.waitUntil(logged);
+  };
+  // Routes that defer work are all POSTs: GETs (the hot path) record nothing.
+  const defer = (req: Request, work: Promise<unknown>): void =>
+    deferWith(extraArgs.get(req) ?? [], work);
   const eventStore = deps.events ?? new MemorySecurityEventStore();
   const extraHook = deps.onSecurityEvent;
   const events = new SecurityEvents({
@@ -181,7 +191,6 @@ export function createApp(deps: AppDeps): App {
     manager: deps.sessions,
     revocations: deps.sessionStore ?? new KVSessionStore(deps.kv),
     now,
-    defer,
   });
   const ctx: AppContext = {
     sessions: deps.sessions,
@@ -277,15 +286,17 @@ export function createApp(deps: AppDeps): App {
 
   return async (req, ...rest) => {
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
+    if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
     let res: Response;
     try {
       res = await handler(req, ...rest);
       // "My sessions": at most one deferred write per session an hour, no
       // store round trip on this request.
       const identity = currentIdentity(req);
-      if (identity !== null) {
-        registry.seen(identity, req.headers.get("user-agent"));
-      }
+      const touch = identity === null
+        ? null
+        : registry.seen(identity, req.headers.get("user-agent"));
+      if (touch !== null) deferWith(rest, touch);
     } catch (error) {
       if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
         log(`store unavailable: ${error.message}`);

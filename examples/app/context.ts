@@ -128,8 +128,8 @@ export interface AppContext {
   eventStore: SecurityEventStore;
   /** "My sessions". */
   registry: SessionRegistry;
-  /** Runs work off the response's path (mail that must not time the answer). */
-  defer: (work: Promise<unknown>) => void;
+  /** Keeps work going after the answer (mail that must not time it). */
+  defer: (req: Request, work: Promise<unknown>) => void;
 }
 
 /** Builds one {@linkcode Limit}. */

@@ -33,11 +33,6 @@ export interface SessionRegistryOptions {
   revocations: SessionStore;
   /** The least time between two last-seen writes, in seconds; default 3600. */
   touchEverySeconds?: number;
-  /**
-   * Runs a last-seen write off the request's path; default: start it and
-   * let it finish on its own. On Cloudflare Workers pass `ctx.waitUntil`.
-   */
-  defer?: (work: Promise<unknown>) => void;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
   /** Key prefix; default `"portcullis:sessions:"`. */
@@ -54,9 +49,9 @@ const REMEMBERED = 10_000;
  * Lists and revokes a subject's sessions. The app calls
  * {@linkcode SessionRegistry.add} after each sign-in and
  * {@linkcode SessionRegistry.seen} on authenticated requests; `seen`
- * writes at most once an hour per session and isolate, off the request's
- * path, so an ordinary authenticated request costs no store round trip
- * (one map lookup). Revocation stays the denylist's job: `revoke` puts the
+ * writes at most once an hour per session and isolate, and the caller does
+ * not wait for it, so an ordinary authenticated request costs no store
+ * round trip (one map lookup). Revocation stays the denylist's job: `revoke` puts the
  * jti there through the manager, and `list` leaves out sessions the
  * denylist refuses (a per-subject sign-out everywhere included).
  *
@@ -89,7 +84,6 @@ export class SessionRegistry {
   #manager: SessionManager;
   #revocations: SessionStore;
   #touchMs: number;
-  #defer: (work: Promise<unknown>) => void;
   #now: () => number;
   #prefix: string;
   #max: number;
@@ -126,8 +120,6 @@ export class SessionRegistry {
     this.#manager = options.manager;
     this.#revocations = options.revocations;
     this.#touchMs = every * 1000;
-    this.#defer = options.defer ??
-      ((work) => void work.catch(() => {}));
     this.#now = options.now ?? Date.now;
     this.#prefix = options.prefix ?? "portcullis:sessions:";
     this.#max = max;
@@ -154,20 +146,24 @@ export class SessionRegistry {
   }
 
   /**
-   * Notes that a session was used. Answers at once: when the last write for
-   * this session (in this isolate) is less than `touchEverySeconds` old
-   * nothing is written; otherwise one write is handed to `defer`.
+   * Notes that a session was used. Answers at once, without touching the
+   * store: `null` when the last write for this session (in this isolate)
+   * is less than `touchEverySeconds` old; otherwise the write it started,
+   * which never rejects (`true` when written). Do not await it on the
+   * request's path: answer first (on Cloudflare Workers hand it to
+   * `ctx.waitUntil`).
    *
    * @param identity The request's identity.
    * @param userAgent The client's `User-Agent`, or `null` (used only when
    * the entry was lost and is put back).
+   * @returns `null`, or the started write.
    */
-  seen(identity: Identity, userAgent: string | null): void {
+  seen(identity: Identity, userAgent: string | null): Promise<boolean> | null {
     const now = Math.floor(this.#now());
     const last = this.#lastWrite.get(identity.jti);
-    if (last !== undefined && now - last < this.#touchMs) return;
+    if (last !== undefined && now - last < this.#touchMs) return null;
     this.#remember(identity.jti, now);
-    this.#defer(this.#update(identity.subject, (all) => {
+    return this.#update(identity.subject, (all) => {
       const entry = all[identity.jti];
       all[identity.jti] = entry
         ? { ...entry, l: now, e: Math.max(entry.e, identity.expiresAt) }
@@ -177,7 +173,7 @@ export class SessionRegistry {
           u: cleanUserAgent(userAgent),
           e: identity.expiresAt,
         };
-    }));
+    }).then(() => true, () => false);
   }
 
   /**
