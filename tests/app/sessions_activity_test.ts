@@ -388,3 +388,20 @@ Deno.test("GET /style.css is the app's own stylesheet; every page links it and t
     );
   }
 });
+
+Deno.test("POST /account/sessions/revoke of this browser's own session signs it out and clears its cookie (303 to /login)", async () => {
+  await using app = await startApp();
+  const b = new Browser(app.origin);
+  await b.post("/register", { email: "self@example.com", password: PASSWORD });
+  const list = await b.fetch("/api/sessions", {
+    headers: { accept: "application/json" },
+  });
+  const [own] = (await list.json()).sessions as SessionJson[];
+  const res = await b.post("/account/sessions/revoke", { id: own.id });
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/login");
+  assert.equal(b.cookies.has("__Host-session"), false);
+  const again = await b.fetch("/account");
+  assert.equal(again.status, 303, "signed out");
+  await again.body?.cancel();
+});

@@ -236,7 +236,9 @@ async function confirm(
       : errorResponse(req, 409, "email_taken", TAKEN);
   }
   if (result.kind !== "updated") {
-    return errorResponse(req, 400, "invalid_link", REFUSED);
+    return kind === "form"
+      ? await refusedPage(ctx, req, 400)
+      : errorResponse(req, 400, "invalid_link", REFUSED);
   }
   // Links sent to the old address stop working.
   for (const purpose of [EMAIL_VERIFICATION_PURPOSE, PASSWORD_RESET_PURPOSE]) {

@@ -10,6 +10,7 @@ import {
   currentIdentity,
   errorResponse,
   requireAuthenticated,
+  signOut,
 } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
 import { record, startSession } from "../lifecycle.ts";
@@ -139,7 +140,10 @@ export async function revokeSessionForm(
     return errorResponse(req, 404, "not_found", "No such session");
   }
   const own = id === currentIdentity(req)!.jti;
+  // This browser's own session: its cookie goes too.
+  const clear = own ? (await signOut(req)).clearCookie : null;
   return redirect(own ? "/login" : "/account", [
+    clear,
     await ctx.flash.set({
       kind: "notice",
       message: own ? "You are signed out." : "That session is signed out.",
