@@ -22,7 +22,7 @@
  * } from "@portcullis/auth";
  *
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const handler = compose(
@@ -134,9 +134,14 @@ export {
 } from "./lib/authn/password_policy.ts";
 export {
   type ChangePasswordInput,
+  type LoginOptions,
+  type LoginResult,
   PasswordAuthenticator,
   type PasswordAuthenticatorOptions,
+  type PasswordThrottle,
+  type RegisterRejectionReason,
   type RegisterResult,
+  type VerifiedPassword,
 } from "./lib/authn/password_authenticator.ts";
 
 // Single-use tokens
@@ -195,6 +200,7 @@ export {
   requireVerified,
 } from "./lib/http/gates.ts";
 export {
+  type CheckedCredential,
   signIn,
   type SignInResult,
   signOut,

@@ -37,17 +37,30 @@ export type AuthErrorCode =
 export class AuthError extends Error {
   /** The machine-readable reason. */
   readonly code: AuthErrorCode;
+  /**
+   * Where one code covers several causes, which one, for callers to switch
+   * on instead of reading the message: `INVALID_PASSWORD` carries
+   * `passwordTooShort`, `passwordTooLong`, `passwordMalformed` or
+   * `passwordCommon`.
+   */
+  readonly reason: string | undefined;
 
   /**
    * Makes an error with a code.
    *
    * @param code The machine-readable reason.
    * @param message A sentence for people, with no secret in it.
-   * @param options `cause` keeps the underlying error for logs.
+   * @param options `cause` keeps the underlying error for logs; `reason`
+   * names the cause within the code.
    */
-  constructor(code: AuthErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    code: AuthErrorCode,
+    message: string,
+    options?: ErrorOptions & { reason?: string },
+  ) {
     super(message, options);
     this.name = "AuthError";
     this.code = code;
+    this.reason = options?.reason;
   }
 }

@@ -4,9 +4,14 @@
  *
  * @module
  */
-import { signIn, type SignInResult } from "@portcullis/auth";
+import {
+  type CheckedCredential,
+  normalizeEmail,
+  signIn,
+  type SignInResult,
+} from "@portcullis/auth";
 import type { SecurityEventType } from "@portcullis/auth/events";
-import { type AppContext, emailKey } from "./context.ts";
+import type { AppContext } from "./context.ts";
 
 /**
  * Signs the request in (`signIn`: a new session, the presented one
@@ -14,15 +19,29 @@ import { type AppContext, emailKey } from "./context.ts";
  *
  * @param ctx The app.
  * @param req The request.
- * @param subject The user.
- * @returns What `signIn` answered.
+ * @param who The user, or a checked credential (`login`'s `ok`).
+ * @returns What `signIn` answered (`null`: the credential changed
+ * meanwhile; answer it as a wrong password).
  */
 export async function startSession(
   ctx: AppContext,
   req: Request,
-  subject: string,
-): Promise<SignInResult> {
-  const session = await signIn(req, subject);
+  who: string,
+): Promise<SignInResult>;
+export async function startSession(
+  ctx: AppContext,
+  req: Request,
+  who: CheckedCredential,
+): Promise<SignInResult | null>;
+export async function startSession(
+  ctx: AppContext,
+  req: Request,
+  who: string | CheckedCredential,
+): Promise<SignInResult | null> {
+  const session = typeof who === "string"
+    ? await signIn(req, who)
+    : await signIn(req, who);
+  if (session === null) return null;
   try {
     await ctx.registry.add(session.identity, req.headers.get("user-agent"));
   } catch (error) {
@@ -63,10 +82,9 @@ export async function subjectOfEmail(
   ctx: AppContext,
   email: string,
 ): Promise<string | null> {
-  const key = emailKey(email);
-  if (key === "invalid") return null;
   try {
-    return (await ctx.credentials.findByEmail(key))?.id ?? null;
+    return (await ctx.credentials.findByEmail(normalizeEmail(email)))?.id ??
+      null;
   } catch {
     return null;
   }

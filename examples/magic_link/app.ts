@@ -34,7 +34,7 @@ import {
 import type { Mailer } from "../app/mailer.ts";
 import { readBody } from "../app/request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../app/respond.ts";
-import { type Limit, RateLimiter } from "../app/rate_limit.ts";
+import { type Limit, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { html } from "../app/views/html.ts";
 import { layout } from "../app/views/auth/layout.ts";
 
@@ -105,7 +105,7 @@ export function createMagicLinkApp(
     ttlMs: MAGIC_LINK_TTL_MS,
     now: deps.now,
   });
-  const limiter = new RateLimiter(deps.kv, deps.now ?? Date.now);
+  const limiter = new SlidingWindowLimiter(deps.kv, { now: deps.now });
   const log = deps.log ?? console.log;
   if (deps.clientAddress === undefined) {
     log(
@@ -222,7 +222,11 @@ export function createMagicLinkApp(
             </form>
           `,
         }));
-        res.headers.set("referrer-policy", "no-referrer");
+        // strict-origin, not no-referrer: the token stays out of any
+        // Referer (only the origin is sent), and the form's POST carries
+        // this origin in Origin rather than "null", which the cross-origin
+        // check refuses where the browser sends no Sec-Fetch-Site.
+        res.headers.set("referrer-policy", "strict-origin");
         return res;
       }
       case "POST /magic-link/callback": {

@@ -31,7 +31,7 @@ const encoder = new TextEncoder();
  * @example Usage
  * ```ts
  * import { SecretProvider, signToken, verifyToken } from "@portcullis/auth";
- * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
  * await verifyToken(keys, "flash", token); // the payload bytes
  * ```
@@ -63,7 +63,7 @@ export async function signToken(
  * @example Usage
  * ```ts
  * import { SecretProvider, verifyToken } from "@portcullis/auth";
- * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
  * await verifyToken(keys, "flash", "v1.garbage"); // null
  * ```
  */

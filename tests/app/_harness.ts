@@ -23,6 +23,7 @@ import {
   SQLVerificationTokenStore,
 } from "../../stores/sql.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
@@ -40,6 +41,8 @@ export interface TestApp {
   credentials: SQLCredentialStore;
   /** The sessions. */
   sessions: SessionManager;
+  /** A handle on the app's login throttle (same store, same keys). */
+  throttle: LoginThrottle;
   /** The last verification link mailed to `email`. */
   lastLink(email: string): string;
   /**
@@ -59,6 +62,11 @@ export interface StartOptions {
   sessionKv?: (kv: KeyValueStore) => KeyValueStore;
   /** Wraps the key-value store the app gets (limits, notes, sessions list). */
   appKv?: (kv: KeyValueStore) => KeyValueStore;
+  /**
+   * The host name of the app's origin (`APP_ORIGIN`), default `localhost`;
+   * a browser test maps it to 127.0.0.1.
+   */
+  host?: string;
 }
 
 /**
@@ -80,7 +88,7 @@ export async function startApp(
   await migrate(db);
   const kv = await DenoKV.open(`${dir}/kv.sqlite3`, { now });
   const secret = SecretProvider.fromValue(
-    "test-secret-with-enough-entropy-0123456789abcdef",
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
   );
   const sessionStore = new KVSessionStore(options.sessionKv?.(kv) ?? kv);
   const sessions = new SessionManager({ secret, store: sessionStore, now });
@@ -98,7 +106,7 @@ export async function startApp(
     onListen: () => ready.resolve(),
   }, (req, info) => app!(req, info));
   await ready.promise;
-  origin = `http://localhost:${server.addr.port}`;
+  origin = `http://${options.host ?? "localhost"}:${server.addr.port}`;
   app = createApp({
     sessions,
     secret,
@@ -134,6 +142,7 @@ export async function startApp(
     logs,
     credentials,
     sessions,
+    throttle: new LoginThrottle({ store: kv, now }),
     advance: (ms) => {
       t += ms;
     },

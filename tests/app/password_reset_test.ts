@@ -276,28 +276,46 @@ Deno.test("SECURITY item 43: of concurrent resets with one token exactly one suc
   assert.equal(results.filter((r) => r.status === 400).length, 7);
 });
 
-Deno.test("SECURITY item 45: a password reset lifts the account's login throttle", async () => {
+Deno.test("SECURITY item 45: past the account's hard stop even the right password is refused, and a password reset lifts it", async () => {
   await using app = await startApp({
-    limits: { loginPerEmail: { max: 3, windowSeconds: 900 } },
+    limits: {
+      loginPerAccount: {
+        freeFailures: 10,
+        baseDelaySeconds: 1,
+        maxDelaySeconds: 60,
+        hardStop: 3,
+      },
+    },
   });
   await registerJson(app.origin, "t@example.com", OLD);
   for (let i = 0; i < 3; i++) {
     const r = await api(app.origin, "POST", "/login", {
       email: "t@example.com",
       password: "wrong guess!",
-    });
+    }, { "x-test-client": `198.51.100.${10 + i}` });
     assert.equal(r.status, 401);
   }
   const locked = await api(app.origin, "POST", "/login", {
     email: "t@example.com",
     password: OLD,
   });
-  assert.equal(locked.status, 429, "the owner is throttled too");
+  assert.equal(locked.status, 429, "the hard stop holds the owner too");
+  app.advance(3600 * 1000);
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "t@example.com",
+      password: OLD,
+    })).status,
+    429,
+    "time alone does not lift it",
+  );
   await api(app.origin, "POST", "/password/forgot", { email: "t@example.com" });
   const token = tokenOf(await app.awaitLink("t@example.com", 2));
   assert.equal(
-    (await api(app.origin, "POST", "/password/reset", { token, password: NEW }))
-      .status,
+    (await api(app.origin, "POST", "/password/reset", {
+      token,
+      password: NEW,
+    })).status,
     200,
   );
   assert.equal(

@@ -57,10 +57,18 @@ async function checkPassword(
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
   const user = await ctx.credentials.findById(subject);
-  const ok = user !== null &&
-    await ctx.passwords.authenticate(user.email, body.fields.password ?? "") ===
-      subject;
-  if (ok) return { email: user.email };
+  // Through the login throttle too: a session must not buy extra guesses.
+  const result = user === null
+    ? null
+    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
+      address: ctx.clientAddress(req),
+    });
+  if (result?.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  if (result?.kind === "ok" && result.subject === subject) {
+    return { email: user!.email };
+  }
   return await refuse(ctx, body, subject, {
     status: 401,
     code: "invalid_credentials",

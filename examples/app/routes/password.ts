@@ -10,7 +10,7 @@ import {
   normalizeEmail,
   PASSWORD_RESET_PURPOSE,
 } from "@portcullis/auth";
-import { type AppContext, emailKey, limit } from "../context.ts";
+import { type AppContext, limit } from "../context.ts";
 import { record } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
@@ -54,7 +54,7 @@ export async function forgot(ctx: AppContext, req: Request): Promise<Response> {
       : json({ error: "invalid_email", message }, 422);
   }
   const wait = await ctx.limiter.take([
-    limit("reset-email", emailKey(email), ctx.limits.resetPerEmail),
+    limit("reset-email", email, ctx.limits.resetPerEmail),
     limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
@@ -168,8 +168,10 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
     password,
   );
   if (!changed) return strictOrigin(refused(req, form));
+  // The reset lifts the account's login throttle (its hard stop too) and
+  // its password-check count.
+  await ctx.throttle.reset(redeemed.email);
   await ctx.limiter.reset([
-    limit("login-email", emailKey(redeemed.email), ctx.limits.loginPerEmail),
     limit(
       "password-change-account",
       redeemed.subject,

@@ -20,7 +20,6 @@ import { layout } from "../views/auth/layout.ts";
 import { messagePage } from "../views/auth/message.ts";
 import { verifyEmail } from "../views/emails/verify_email.ts";
 import { record } from "../lifecycle.ts";
-import { strictOrigin } from "./password.ts";
 
 /** The purpose verification tokens are minted for. */
 export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;
@@ -87,7 +86,7 @@ export async function confirmVerify(
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
-  return noReferrer(page(layout({
+  return strictOrigin(page(layout({
     title: "Confirm your email address",
     email,
     body: html`<h1>Confirm your email address</h1>
@@ -113,7 +112,7 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
     ),
   ];
   const wait = await ctx.limiter.take(perAddress);
-  if (wait > 0) return noReferrer(tooManyRequests(req, wait));
+  if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
 
   const body = await readBody(req);
   return await redeemAndStamp(
@@ -146,7 +145,7 @@ async function redeemAndStamp(
     );
   if (!stamped) return await refused(ctx, req, json);
   await record(ctx, "verified", redeemed.subject, req);
-  return noReferrer(redirect("/", [
+  return strictOrigin(redirect("/", [
     await ctx.flash.set({
       kind: "notice",
       message: "Thank you: your email address is verified.",
@@ -163,13 +162,13 @@ async function refused(
   json = false,
 ): Promise<Response> {
   if (json) {
-    return noReferrer(errorResponse(req, 400, "invalid_link", REFUSED));
+    return strictOrigin(errorResponse(req, 400, "invalid_link", REFUSED));
   }
   const user = currentUser(req);
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
-  return noReferrer(page(
+  return strictOrigin(page(
     messagePage({ title: "This link does not work", message: REFUSED, email }),
     400,
   ));
@@ -213,6 +212,7 @@ export async function resend(ctx: AppContext, req: Request): Promise<Response> {
   return redirect(back, [await ctx.flash.set({ kind: "notice", message })]);
 }
 
-function noReferrer(res: Response): Response {
-  return strictOrigin(res);
+function strictOrigin(res: Response): Response {
+  res.headers.set("referrer-policy", "strict-origin");
+  return res;
 }
