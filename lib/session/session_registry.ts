@@ -68,7 +68,9 @@ const REMEMBERED = 10_000;
  * const kv = new MemoryKV();
  * const revocations = new KVSessionStore(kv);
  * const manager = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue(
+ *     btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))),
+ *   ),
  *   store: revocations,
  * });
  * const registry = new SessionRegistry({ kv, manager, revocations });

@@ -13,6 +13,7 @@ import {
   SessionManager,
 } from "@portcullis/auth";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
+import { SECRET } from "./_helpers.ts";
 
 class CountingKV implements KeyValueStore {
   calls: string[] = [];
@@ -38,9 +39,7 @@ function setup() {
   const kv = new CountingKV(memory);
   const revocations = new KVSessionStore(memory);
   const manager = new SessionManager({
-    secret: SecretProvider.fromValue(
-      "test-secret-with-enough-entropy-0123456789abcdef",
-    ),
+    secret: SecretProvider.fromValue(SECRET),
     store: revocations,
     now,
   });
