@@ -211,6 +211,27 @@ export async function runContract(
     }
   });
 
+  await check(
+    "POST /register with a body that is not JSON or a form answers 415 and registers nobody",
+    async () => {
+      const target = email("mediatype");
+      for (const type of ["text/plain", "image/png"]) {
+        const res = await fetch(base + "/register", {
+          method: "POST",
+          headers: { "content-type": type, accept: "application/json" },
+          body: JSON.stringify({ email: target, password: PASSWORD }),
+        });
+        const text = await res.text();
+        assert.equal(res.status, 415, `${type}: ${text}`);
+        assert.equal(JSON.parse(text).error, "unsupported_media_type");
+      }
+      const login = await call("POST", "/login", {
+        json: { email: target, password: PASSWORD },
+      });
+      assert.equal(login.status, 401, "nobody was registered");
+    },
+  );
+
   await check("POST /login (JSON) answers 200 {token, expiresAt}", async () => {
     const r = await call("POST", "/login", {
       json: { email: alice.email, password: PASSWORD },

@@ -284,6 +284,8 @@ function advice(reason: RegisterRejectionReason | undefined): string {
       return "That password is too common: choose another";
     case "passwordTooLong":
       return "That password is too long";
+    case "passwordMalformed":
+      return "That password holds characters that cannot be stored";
     default:
       return "Passwords need at least 8 characters";
   }

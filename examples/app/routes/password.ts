@@ -138,7 +138,7 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
     await ctx.passwords.checkNewPassword(password);
   } catch (error) {
     if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
-      const message = passwordAdvice(error.message);
+      const message = passwordAdvice(error.reason);
       return strictOrigin(
         form
           ? page(

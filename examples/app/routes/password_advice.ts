@@ -5,13 +5,21 @@
  */
 
 /**
- * The advice for a refused new password.
+ * The advice for a refused new password, from the `AuthError`'s `reason`.
  *
- * @param reason The `AuthError` message.
+ * @param reason The refusal's reason (`passwordTooShort`, `passwordCommon`,
+ * …), or `undefined`.
  * @returns One sentence for the form.
  */
-export function passwordAdvice(reason: string): string {
-  return /common|breached/.test(reason)
-    ? "That password is too common: choose another"
-    : "Passwords need at least 8 characters";
+export function passwordAdvice(reason: string | undefined): string {
+  switch (reason) {
+    case "passwordCommon":
+      return "That password is too common: choose another";
+    case "passwordTooLong":
+      return "That password is too long";
+    case "passwordMalformed":
+      return "That password holds characters that cannot be stored";
+    default:
+      return "Passwords need at least 8 characters";
+  }
 }
