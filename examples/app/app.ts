@@ -7,10 +7,15 @@
  *
  * Routes: `GET /`, `GET|POST /register`, `GET|POST /login`,
  * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
- * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
- * verification `GET|POST /verify` and `POST /verify/resend` (`GET /verify`
- * only shows a confirmation form and `POST /verify` redeems the token: a
- * deliberate choice: mail scanners open links, and must not verify).
+ * `POST /api/notes`, `GET|PUT /api/notes/:id`; with email verification
+ * `GET|POST /verify` (the owner's signed-in browser is verified by the
+ * `GET`; any other `GET` gets a form that posts the token) and
+ * `POST /verify/resend`; and the account lifecycle
+ * (`routes/lifecycle_routes.ts`): `GET|POST /password/forgot`,
+ * `GET|POST /password/reset`, `POST /account/email`,
+ * `GET|POST /account/email/confirm`, `POST /account/delete`,
+ * `GET /api/sessions`, `DELETE /api/sessions/:id`, `GET /api/activity`, and
+ * `GET /style.css`.
  *
  * @module
  */
@@ -18,20 +23,30 @@ import {
   AuthError,
   compose,
   type CredentialStore,
+  currentIdentity,
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
+  KVSessionStore,
   PasswordAuthenticator,
   type PasswordHasher,
   Pbkdf2Hasher,
   requireAuth,
   type SecretProvider,
   type SessionManager,
+  type SessionStore,
 } from "@portcullis/auth";
 import {
   OneTimeTokens,
   type VerificationTokenStore,
 } from "@portcullis/auth/verification";
+import {
+  MemorySecurityEventStore,
+  type SecurityEventHook,
+  SecurityEvents,
+  type SecurityEventStore,
+} from "@portcullis/auth/events";
+import { SessionRegistry } from "@portcullis/auth/session-registry";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
@@ -42,6 +57,7 @@ import { notePolicy, NoteStore } from "./notes.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
+import { lifecycleRoute } from "./routes/lifecycle_routes.ts";
 // [verification] begin
 import { confirmVerify, resend, verify } from "./routes/verify.ts";
 // [verification] end
@@ -89,6 +105,26 @@ export interface AppDeps {
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * Where security events are kept for the activity page:
+   * `SQLAuthEventStore` in production; default in memory (lost on restart).
+   */
+  events?: SecurityEventStore;
+  /** Also receives every security event (an audit log, alerts). */
+  onSecurityEvent?: SecurityEventHook;
+  /**
+   * The denylist `sessions` uses, for "my sessions"; default a
+   * `KVSessionStore` over `kv` (right when the sessions use that store with
+   * the default prefix).
+   */
+  sessionStore?: SessionStore;
+  /**
+   * Keeps work going after the answer (mail whose timing must not show,
+   * last-seen writes), given the work and the handler's extra arguments.
+   * Default: hands it to the `waitUntil` of an extra argument that has one
+   * (Cloudflare's `ctx`), and logs a failure.
+   */
+  defer?: (work: Promise<unknown>, ...rest: unknown[]) => void;
 }
 
 /** The app: a Web-standard handler. */
@@ -108,6 +144,8 @@ export const DEFAULT_LIMITS: RateLimits = {
   registerPerAddress: { max: 10, windowSeconds: 60 * 60 },
   resendPerAccount: { max: 3, windowSeconds: 60 * 60 },
   verifyPerAddress: { max: 30, windowSeconds: 15 * 60 },
+  resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
+  resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
 };
 
 const NOTE_PATH = /^\/api\/notes\/([^/]+)$/;
@@ -143,6 +181,36 @@ export function createApp(deps: AppDeps): App {
     perAddress: limits.loginPerAddress,
     now,
   });
+  const extraArgs = new WeakMap<Request, unknown[]>();
+  const deferWith = (rest: unknown[], work: Promise<unknown>): void => {
+    const logged = work.catch((error) =>
+      log(`background work failed: ${(error as Error)?.message}`)
+    );
+    if (deps.defer) return deps.defer(logged, ...rest);
+    const host = rest.find((r) =>
+      typeof (r as { waitUntil?: unknown })?.waitUntil === "function"
+    ) as { waitUntil(p: Promise<unknown>): void } | undefined;
+    host?.waitUntil(logged);
+  };
+  // Routes that defer work are all POSTs: GETs (the hot path) record nothing.
+  const defer = (req: Request, work: Promise<unknown>): void =>
+    deferWith(extraArgs.get(req) ?? [], work);
+  const eventStore = deps.events ?? new MemorySecurityEventStore();
+  const extraHook = deps.onSecurityEvent;
+  const events = new SecurityEvents({
+    hook: async (event) => {
+      await eventStore.append(event);
+      await extraHook?.(event);
+    },
+    now,
+    onError: log,
+  });
+  const registry = new SessionRegistry({
+    kv: deps.kv,
+    manager: deps.sessions,
+    revocations: deps.sessionStore ?? new KVSessionStore(deps.kv),
+    now,
+  });
   const ctx: AppContext = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -171,6 +239,10 @@ export function createApp(deps: AppDeps): App {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    events,
+    eventStore,
+    registry,
+    defer,
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
@@ -228,6 +300,8 @@ export function createApp(deps: AppDeps): App {
       case "/api/notes":
         return only("POST", () => createNote(ctx, req));
     }
+    const lifecycle = lifecycleRoute(ctx, req, path, method);
+    if (lifecycle !== null) return lifecycle;
     const note = NOTE_PATH.exec(path);
     if (note !== null) {
       if (method === "GET") return getNote(ctx, req, note[1]);
@@ -247,9 +321,17 @@ export function createApp(deps: AppDeps): App {
 
   return async (req, ...rest) => {
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
+    if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
     let res: Response;
     try {
       res = await handler(req, ...rest);
+      // "My sessions": at most one deferred write per session an hour, no
+      // store round trip on this request.
+      const identity = currentIdentity(req);
+      const touch = identity === null
+        ? null
+        : registry.seen(identity, req.headers.get("user-agent"));
+      if (touch !== null) deferWith(rest, touch);
     } catch (error) {
       if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
         log(`store unavailable: ${error.message}`);
@@ -316,7 +398,7 @@ function setSecurityHeaders(headers: Headers, hsts: boolean): void {
   if ((headers.get("content-type") ?? "").startsWith("text/html")) {
     headers.set(
       "content-security-policy",
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
 }

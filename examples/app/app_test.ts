@@ -17,6 +17,7 @@ import {
 } from "@portcullis/auth";
 import {
   migrate,
+  SQLAuthEventStore,
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
@@ -39,6 +40,7 @@ async function setup() {
     secret,
     credentials: new SQLCredentialStore(db),
     tokens: new SQLVerificationTokenStore(db),
+    events: new SQLAuthEventStore(db),
     kv,
     mailer: new LogMailer((line) => mail.push(line)),
     appOrigin: ORIGIN,
@@ -175,5 +177,92 @@ Deno.test("a cross-site form post is refused", async () => {
     }),
   );
   assert.equal(res.status, 403);
+  close();
+});
+
+/** The token of the last link mailed to `to`, waiting for mail sent late. */
+async function mailedToken(mail: string[], to: string, count: number) {
+  for (let i = 0; i < 200; i++) {
+    const lines = mail.filter((l) => l.includes(`to=${to} `));
+    if (lines.length >= count) {
+      const link = lines.at(-1)!.match(/link=(\S+)/)![1];
+      return new URL(link).searchParams.get("token")!;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no mail to ${to}`);
+}
+
+Deno.test("the account lifecycle: reset a password, list and end sessions, read the activity, change the email, delete the account", async () => {
+  const { call, mail, close } = await setup();
+  const password = "correct horse";
+  const first = await call("POST", "/register", {
+    email: "life@example.com",
+    password,
+  });
+  assert.equal(first.res.status, 201);
+
+  // With email verification the registration mailed a link already.
+  const sent = mail.filter((l) => l.includes("to=life@example.com ")).length;
+  const forgot = await call("POST", "/password/forgot", {
+    email: "life@example.com",
+  });
+  assert.equal(forgot.res.status, 202);
+  const reset = await call("POST", "/password/reset", {
+    token: await mailedToken(mail, "life@example.com", sent + 1),
+    password: "a brand new passphrase",
+  });
+  assert.equal(reset.res.status, 200);
+  assert.equal(
+    (await call("GET", "/api/me", undefined, first.json.token)).res.status,
+    401,
+  );
+
+  const login = async () =>
+    (await call("POST", "/login", {
+      email: "life@example.com",
+      password: "a brand new passphrase",
+    })).json.token as string;
+  const token = await login();
+  const other = await login();
+  const sessions = (await call("GET", "/api/sessions", undefined, token)).json
+    .sessions as { id: string; current: boolean }[];
+  assert.equal(sessions.length, 2);
+  const otherId = sessions.find((s) => !s.current)!.id;
+  assert.equal(
+    (await call("DELETE", `/api/sessions/${otherId}`, undefined, token)).res
+      .status,
+    204,
+  );
+  assert.equal(
+    (await call("GET", "/api/me", undefined, other)).res.status,
+    401,
+  );
+
+  const activity = await call("GET", "/api/activity", undefined, token);
+  assert.equal(activity.json.events[0].type, "session_revoked");
+
+  const change = await call("POST", "/account/email", {
+    password: "a brand new passphrase",
+    email: "moved@example.com",
+  }, token);
+  assert.equal(change.res.status, 202);
+  const confirmed = await call("POST", "/account/email/confirm", {
+    token: await mailedToken(mail, "moved@example.com", 1),
+  });
+  assert.equal(confirmed.res.status, 200);
+  assert.equal(
+    (await call("GET", "/api/me", undefined, token)).json.email,
+    "moved@example.com",
+  );
+
+  const deleted = await call("POST", "/account/delete", {
+    password: "a brand new passphrase",
+  }, token);
+  assert.equal(deleted.res.status, 204);
+  assert.equal(
+    (await call("GET", "/api/me", undefined, token)).res.status,
+    401,
+  );
   close();
 });

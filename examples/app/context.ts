@@ -16,6 +16,11 @@ import type {
   LoginThrottle,
   SlidingWindowLimiter,
 } from "@portcullis/auth/throttle";
+import type {
+  SecurityEvents,
+  SecurityEventStore,
+} from "@portcullis/auth/events";
+import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
@@ -35,6 +40,10 @@ export interface Passwords {
     subject: string,
     input: { currentPassword: string; newPassword: string },
   ): Promise<boolean>;
+  /** Throws `AuthError` `INVALID_PASSWORD` for a refused new password. */
+  checkNewPassword(password: string): Promise<void>;
+  /** Sets a password without the current one (after a reset). */
+  changePassword(subject: string, newPassword: string): Promise<boolean>;
 }
 
 /** The single-use token operations the routes use (`OneTimeTokens`). */
@@ -49,6 +58,14 @@ export interface SingleUseTokens {
     purpose: string,
     options?: { currentEmail?: (subject: string) => Promise<string | null> },
   ): Promise<{ subject: string; email: string } | null>;
+  /** Checks a token like `redeem` without consuming it. */
+  peek(
+    token: string,
+    purpose: string,
+    options?: { currentEmail?: (subject: string) => Promise<string | null> },
+  ): Promise<{ subject: string; email: string } | null>;
+  /** Removes a subject's outstanding tokens of one purpose. */
+  revokeFor(subject: string, purpose: string): Promise<void>;
 }
 
 /**
@@ -85,6 +102,10 @@ export interface RateLimits {
   resendPerAccount: { max: number; windowSeconds: number };
   /** Verification emails and link redemptions per client address. */
   verifyPerAddress: { max: number; windowSeconds: number };
+  /** Password-reset mails per address asked for. */
+  resetPerEmail: { max: number; windowSeconds: number };
+  /** Password-reset mails and reset attempts per client address. */
+  resetPerAddress: { max: number; windowSeconds: number };
 }
 
 /** The app's parts, shared by the routes. */
@@ -121,6 +142,14 @@ export interface AppContext {
   log: (line: string) => void;
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
+  /** Security events: the one hook, and where the activity page reads them. */
+  events: SecurityEvents;
+  /** The stored security events. */
+  eventStore: SecurityEventStore;
+  /** "My sessions". */
+  registry: SessionRegistry;
+  /** Keeps work going after the answer (mail that must not time it). */
+  defer: (req: Request, work: Promise<unknown>) => void;
 }
 
 /** Builds one {@linkcode Limit}. */

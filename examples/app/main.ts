@@ -2,9 +2,9 @@
  * The app on Deno: `deno run -A main.ts` (or `deno task start`).
  *
  * Embedded defaults, each overridable by an environment variable:
- * - users and verification tokens in a SQLite file, `./data/app.db`
- *   (`DATABASE_URL`: a `file:` path, or a Turso URL with
- *   `DATABASE_AUTH_TOKEN`); the schema is migrated on start;
+ * - users, single-use tokens and security events in a libSQL file, `./data/app.db`
+ *   (`DATABASE_URL`, for example a Turso URL with `DATABASE_AUTH_TOKEN`);
+ *   the schema is migrated on start;
  * - the session denylist, rate limits and notes in Deno KV,
  *   `./data/kv.sqlite3` (`KV_PATH`);
  * - mail through Resend when `RESEND_API_KEY` is set (`MAIL_FROM`,
@@ -29,6 +29,7 @@ import {
 } from "@portcullis/auth";
 import {
   migrate,
+  SQLAuthEventStore,
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
@@ -112,8 +113,11 @@ const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;
 await privateFile(kvPath);
 const kv = await DenoKV.open(kvPath);
 const cookieSecure = env.COOKIE_SECURE !== "false";
+const sessionStore = new KVSessionStore(kv);
 const app = createApp({
-  sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+  sessions: new SessionManager({ secret, store: sessionStore }),
+  sessionStore,
+  events: new SQLAuthEventStore(db),
   secret,
   credentials: new SQLCredentialStore(db),
   tokens: new SQLVerificationTokenStore(db),

@@ -61,7 +61,37 @@ export class NoteStore {
       .replace(/\//g, "_").replace(/=+$/, "");
     const note = { id, owner, text };
     await this.#kv.put(`note:${id}`, JSON.stringify(note));
+    // The owner's index, so deleting an account can find its notes (the
+    // key-value protocol cannot list keys).
+    const ids = await this.#ownedBy(owner);
+    ids.push(id);
+    await this.#kv.put(`notes-of:${owner}`, JSON.stringify(ids));
     return note;
+  }
+
+  /**
+   * Deletes every note of an owner (the account is being deleted).
+   *
+   * @param owner The subject.
+   */
+  async deleteOwnedBy(owner: string): Promise<void> {
+    for (const id of await this.#ownedBy(owner)) {
+      const note = await this.find(id);
+      if (note !== null && note.owner === owner) {
+        await this.#kv.delete(`note:${id}`);
+      }
+    }
+    await this.#kv.delete(`notes-of:${owner}`);
+  }
+
+  async #ownedBy(owner: string): Promise<string[]> {
+    const [raw] = await this.#kv.getMany([`notes-of:${owner}`]);
+    try {
+      const ids = raw === null ? [] : JSON.parse(raw);
+      return Array.isArray(ids) ? ids.filter((x) => typeof x === "string") : [];
+    } catch {
+      return [];
+    }
   }
 
   /**

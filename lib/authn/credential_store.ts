@@ -33,6 +33,32 @@ export interface NewUserRecord {
 /** The outcome of {@linkcode CredentialStore.create}. */
 export type CreateUserResult = { kind: "created" } | { kind: "emailTaken" };
 
+/** Options of {@linkcode CredentialStore.updateEmail}. */
+export interface UpdateEmailOptions {
+  /**
+   * The new address's verification time in unix milliseconds; `0` (the
+   * default) leaves it unverified. An email-change link proves the new
+   * address, so its confirmation passes the time of redemption.
+   */
+  verifiedAt?: number;
+  /**
+   * When given, the change happens only while the stored email is still
+   * this one (a compare-and-set against a change made meanwhile).
+   */
+  expectedEmail?: string;
+}
+
+/**
+ * The outcome of {@linkcode CredentialStore.updateEmail}: `updated`;
+ * `emailTaken` when another user holds the address (the unique index
+ * refused it); `notFound` when no user has that id (or, with
+ * `expectedEmail`, the stored email is no longer the expected one).
+ */
+export type UpdateEmailResult =
+  | { kind: "updated" }
+  | { kind: "emailTaken" }
+  | { kind: "notFound" };
+
 /**
  * A small domain store for users. "Not found" is `null`, never an error; a
  * backend that cannot be reached throws. Emails arrive already normalised.
@@ -95,4 +121,27 @@ export interface CredentialStore {
    * @returns `true` when a row changed.
    */
   markVerified(id: string, email: string, at: number): Promise<boolean>;
+  /**
+   * Moves a user to a new (normalised) address. The unique index on
+   * `email` decides races: of concurrent moves (or registrations) to one
+   * address exactly one succeeds, the others answer `emailTaken`.
+   *
+   * @param id The subject id.
+   * @param email The new, normalised email.
+   * @param options The new address's verification time, and the expected
+   * current address.
+   * @returns `updated`, `emailTaken` or `notFound`.
+   */
+  updateEmail(
+    id: string,
+    email: string,
+    options?: UpdateEmailOptions,
+  ): Promise<UpdateEmailResult>;
+  /**
+   * Removes a user. The address can be registered again afterwards.
+   *
+   * @param id The subject id.
+   * @returns `true` when a user was removed, `false` for an unknown id.
+   */
+  deleteUser(id: string): Promise<boolean>;
 }

@@ -7,6 +7,8 @@ import type {
   CreateUserResult,
   CredentialStore,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "./credential_store.ts";
 
@@ -162,6 +164,78 @@ export class MemoryCredentialStore implements CredentialStore {
     const user = this.#byId.get(id);
     if (!user || user.email !== email) return Promise.resolve(false);
     user.verifiedAt = at;
+    return Promise.resolve(true);
+  }
+
+  /**
+   * Moves a user to a new address unless another user holds it; check and
+   * write happen in one synchronous step, so of concurrent moves to one
+   * address exactly one succeeds.
+   *
+   * @param id The subject id.
+   * @param email The new, normalised email.
+   * @param options The verification time of the new address (default 0)
+   * and the expected current address.
+   * @returns `updated`, `emailTaken` or `notFound`.
+   * @throws {RangeError} When `verifiedAt` is not a whole number ≥ 0.
+   *
+   * @example Usage
+   * ```ts
+   * import { MemoryCredentialStore } from "@portcullis/auth";
+   * const store = new MemoryCredentialStore();
+   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+   * await store.updateEmail("u1", "b@example.com"); // { kind: "updated" }
+   * ```
+   */
+  updateEmail(
+    id: string,
+    email: string,
+    options: UpdateEmailOptions = {},
+  ): Promise<UpdateEmailResult> {
+    const verifiedAt = options.verifiedAt ?? 0;
+    if (!Number.isSafeInteger(verifiedAt) || verifiedAt < 0) {
+      return Promise.reject(
+        new RangeError(
+          `verifiedAt must be a whole number of milliseconds, 0 or more: received ${verifiedAt}`,
+        ),
+      );
+    }
+    const user = this.#byId.get(id);
+    if (
+      !user ||
+      (options.expectedEmail !== undefined &&
+        user.email !== options.expectedEmail)
+    ) {
+      return Promise.resolve({ kind: "notFound" });
+    }
+    const holder = this.#idByEmail.get(email);
+    if (holder !== undefined && holder !== id) {
+      return Promise.resolve({ kind: "emailTaken" });
+    }
+    this.#idByEmail.delete(user.email);
+    user.email = email;
+    user.verifiedAt = verifiedAt;
+    this.#idByEmail.set(email, id);
+    return Promise.resolve({ kind: "updated" });
+  }
+
+  /**
+   * Removes a user; its address can be registered again.
+   *
+   * @param id The subject id.
+   * @returns `true` when a user was removed.
+   *
+   * @example Usage
+   * ```ts
+   * import { MemoryCredentialStore } from "@portcullis/auth";
+   * await new MemoryCredentialStore().deleteUser("u1"); // false
+   * ```
+   */
+  deleteUser(id: string): Promise<boolean> {
+    const user = this.#byId.get(id);
+    if (!user) return Promise.resolve(false);
+    this.#byId.delete(id);
+    this.#idByEmail.delete(user.email);
     return Promise.resolve(true);
   }
 }

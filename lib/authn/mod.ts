@@ -43,6 +43,8 @@ export { MAX_EMAIL_LENGTH } from "./normalize_email.ts";
 export type {
   CreateUserResult,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "./credential_store.ts";
 export type {

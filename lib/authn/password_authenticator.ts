@@ -270,6 +270,19 @@ export class PasswordAuthenticator {
     return changed;
   }
 
+  /**
+   * Checks a new password against the policy and the compromised-password
+   * check without storing anything: a flow that spends a single-use token
+   * (a password reset) checks first, so a refused password leaves the
+   * token usable.
+   *
+   * @param password The new password.
+   * @throws {AuthError} `INVALID_PASSWORD` when it is refused.
+   */
+  async checkNewPassword(password: string): Promise<void> {
+    await this.#checkNew(password);
+  }
+
   async #checkNew(password: string): Promise<void> {
     this.#policy.check(password);
     if (await this.#isCompromised(password)) {

@@ -76,6 +76,29 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
   }
 
   /**
+   * Reads the record of a token of the given purpose without consuming it.
+   *
+   * @param tokenHash The hex SHA-256 of the presented token.
+   * @param purpose The purpose the caller expects.
+   * @returns A copy of the record, or `null` when unknown, used or of
+   * another purpose.
+   *
+   * @example Usage
+   * ```ts
+   * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
+   * await new MemoryVerificationTokenStore().find("ab", "verify-email"); // null
+   * ```
+   */
+  find(
+    tokenHash: string,
+    purpose: string,
+  ): Promise<VerificationTokenRecord | null> {
+    const record = this.#byHash.get(tokenHash);
+    if (!record || record.purpose !== purpose) return Promise.resolve(null);
+    return Promise.resolve({ ...record });
+  }
+
+  /**
    * Removes every token of a subject and purpose.
    *
    * @param subject The subject.

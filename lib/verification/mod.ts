@@ -30,3 +30,9 @@ export {
   type RedeemedToken,
   type RedeemOptions,
 } from "./one_time_tokens.ts";
+export {
+  EMAIL_CHANGE_PURPOSE,
+  EMAIL_VERIFICATION_PURPOSE,
+  PASSWORD_RESET_PURPOSE,
+  PURPOSE_TTL_MS,
+} from "./token_purposes.ts";

@@ -3,7 +3,12 @@
  *
  * @module
  */
-import type { VerificationTokenStore } from "./verification_token_store.ts";
+import { PURPOSE_TTL_MS } from "./token_purposes.ts";
+import { checkPurpose, toBase64Url } from "./_token_text.ts";
+import type {
+  VerificationTokenRecord,
+  VerificationTokenStore,
+} from "./verification_token_store.ts";
 
 /** The default life of a single-use token: 24 hours, in milliseconds. */
 export const ONE_TIME_TOKEN_TTL_MS: number = 24 * 60 * 60 * 1000;
@@ -12,8 +17,17 @@ export const ONE_TIME_TOKEN_TTL_MS: number = 24 * 60 * 60 * 1000;
 export interface OneTimeTokensOptions {
   /** Where the token hashes live; needs an atomic `consume`. */
   store: VerificationTokenStore;
-  /** How long a token works, in milliseconds; default 24 hours. */
+  /**
+   * How long a token of a purpose without its own life works, in
+   * milliseconds; default 24 hours.
+   */
   ttlMs?: number;
+  /**
+   * How long tokens of a given purpose work, in milliseconds; merged over
+   * `PURPOSE_TTL_MS` (`password-reset` 1 hour, `email-change` and
+   * `verify-email` 24 hours).
+   */
+  purposeTtlMs?: Record<string, number>;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
   /** The random source; default `crypto.getRandomValues`. */
@@ -50,14 +64,14 @@ export interface RedeemOptions {
 
 const TOKEN_BYTES = 32;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-const PURPOSE_SHAPE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /**
  * Issues and redeems single-use tokens (OWASP ASVS 6.5.1; docs/security.md):
  * - a token is 256 bits from the CSPRNG, base64url (43 characters);
  * - only its SHA-256 (lower-case hex) is stored, with the subject, the
  *   email it was sent to and its purpose;
- * - it expires 24 hours after issue;
+ * - it expires after its purpose's life (`PURPOSE_TTL_MS`: 1 hour for
+ *   `password-reset`, otherwise 24 hours);
  * - issuing a token removes the subject's older tokens of that purpose, so
  *   only the newest link works;
  * - redeeming consumes it atomically (of two concurrent redemptions exactly
@@ -81,6 +95,7 @@ const PURPOSE_SHAPE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export class OneTimeTokens {
   #store: VerificationTokenStore;
   #ttl: number;
+  #purposeTtl: Record<string, number>;
   #now: () => number;
   #random: (length: number) => Uint8Array;
 
@@ -94,7 +109,8 @@ export class OneTimeTokens {
   constructor(options: OneTimeTokensOptions) {
     if (
       !options?.store || typeof options.store.consume !== "function" ||
-      typeof options.store.put !== "function"
+      typeof options.store.put !== "function" ||
+      typeof options.store.find !== "function"
     ) {
       throw new TypeError(
         "OneTimeTokens needs a store: pass a VerificationTokenStore with an atomic consume",
@@ -108,6 +124,16 @@ export class OneTimeTokens {
     }
     this.#store = options.store;
     this.#ttl = ttl;
+    this.#purposeTtl = { ...PURPOSE_TTL_MS };
+    for (const [purpose, ms] of Object.entries(options.purposeTtlMs ?? {})) {
+      checkPurpose(purpose);
+      if (!Number.isSafeInteger(ms) || ms <= 0) {
+        throw new RangeError(
+          `purposeTtlMs["${purpose}"] must be a positive whole number of milliseconds: received ${ms}`,
+        );
+      }
+      this.#purposeTtl[purpose] = ms;
+    }
     this.#now = options.now ?? Date.now;
     this.#random = options.randomBytes ??
       ((n) => crypto.getRandomValues(new Uint8Array(n)));
@@ -147,7 +173,7 @@ export class OneTimeTokens {
       subject: input.subject,
       email: input.email,
       createdAt,
-      expiresAt: createdAt + this.#ttl,
+      expiresAt: createdAt + (this.#purposeTtl[input.purpose] ?? this.#ttl),
     });
     return token;
   }
@@ -174,6 +200,55 @@ export class OneTimeTokens {
       await hashOneTimeToken(token),
       purpose,
     );
+    return await this.#accept(record, purpose, options);
+  }
+
+  /**
+   * Tells what a token would redeem to, without consuming it: for a page
+   * that only shows a form (a `GET` of a mailed link must not use it up,
+   * since mail scanners fetch links) or a check made before the work a
+   * token guards (a new password is validated before the reset token is
+   * spent). The same checks as {@linkcode OneTimeTokens.redeem}; the
+   * token stays usable.
+   *
+   * @param token The token from the link (untrusted input).
+   * @param purpose The purpose the caller expects.
+   * @param options The current-email check.
+   * @returns The subject and email, or `null` when `redeem` would refuse.
+   * @throws Whatever the store throws when it cannot be reached.
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { MemoryVerificationTokenStore } from "./memory_verification_token_store.ts";
+   * import { OneTimeTokens } from "./one_time_tokens.ts";
+   * const tokens = new OneTimeTokens({ store: new MemoryVerificationTokenStore() });
+   * const token = await tokens.issue({ subject: "u1", email: "a@example.com", purpose: "password-reset" });
+   * assert.equal((await tokens.peek(token, "password-reset"))?.subject, "u1");
+   * assert.equal((await tokens.redeem(token, "password-reset"))?.subject, "u1");
+   * ```
+   */
+  async peek(
+    token: string,
+    purpose: string,
+    options: RedeemOptions = {},
+  ): Promise<RedeemedToken | null> {
+    checkPurpose(purpose);
+    if (typeof token !== "string" || !TOKEN_SHAPE.test(token)) return null;
+    const record = await this.#store.find(
+      await hashOneTimeToken(token),
+      purpose,
+    );
+    return await this.#accept(record, purpose, options);
+  }
+
+  async #accept(
+    record: VerificationTokenRecord | null,
+    purpose: string,
+    options: RedeemOptions,
+  ): Promise<RedeemedToken | null> {
+    // The store filters by purpose; checking again here keeps a store that
+    // forgot to from turning one kind of token into another.
     if (record === null || record.purpose !== purpose) return null;
     if (this.#now() >= record.expiresAt) return null;
     if (options.currentEmail !== undefined) {
@@ -219,23 +294,4 @@ export async function hashOneTimeToken(token: string): Promise<string> {
     hex += b.toString(16).padStart(2, "0");
   }
   return hex;
-}
-
-function checkPurpose(purpose: unknown): void {
-  if (typeof purpose !== "string" || !PURPOSE_SHAPE.test(purpose)) {
-    throw new TypeError(
-      `Token purpose must be lower-case letters, digits and "-": received "${
-        String(purpose)
-      }"`,
-    );
-  }
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(
-    /=+$/,
-    "",
-  );
 }

@@ -55,6 +55,19 @@ export interface VerificationTokenStore {
     purpose: string,
   ): Promise<VerificationTokenRecord | null>;
   /**
+   * Reads the record of a token without consuming it, for a page that only
+   * shows a form (a `GET` must never use a token up).
+   *
+   * @param tokenHash The hex SHA-256 of the presented token.
+   * @param purpose The purpose the caller expects.
+   * @returns The record, or `null` when unknown, used or of another purpose.
+   * Expiry is checked by the caller.
+   */
+  find(
+    tokenHash: string,
+    purpose: string,
+  ): Promise<VerificationTokenRecord | null>;
+  /**
    * Removes every token of a subject and purpose.
    *
    * @param subject The subject.

@@ -9,8 +9,11 @@ import type { CredentialStore } from "@portcullis/auth";
 import type {
   CreateUserResult,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "@portcullis/auth/passwords";
+import { deleteUserRow, updateUserEmail } from "./_user_lifecycle.ts";
 import {
   detectDialect,
   type DrizzleDatabase,
@@ -253,6 +256,61 @@ export class SQLCredentialStore implements CredentialStore {
       sql`verified_at = ${at}`,
       sql`id = ${id} AND email = ${email}`,
     );
+  }
+
+  /**
+   * Moves a user to a new address; the unique index makes a race for one
+   * address end in exactly one `updated` on every dialect.
+   *
+   * @param id The subject id.
+   * @param email The new, normalised email.
+   * @param options `verifiedAt` (default 0) and `expectedEmail`.
+   * @returns `updated`, `emailTaken` or `notFound`.
+   * @throws {AuthError} `STORE_UNAVAILABLE` for any other failure.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * const store = new SQLCredentialStore(db);
+   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+   * await store.updateEmail("u1", "b@example.com"); // { kind: "updated" }
+   * db.$client.close();
+   * ```
+   */
+  updateEmail(
+    id: string,
+    email: string,
+    options: UpdateEmailOptions = {},
+  ): Promise<UpdateEmailResult> {
+    return updateUserEmail(this.#db, this.dialect, this.#names, {
+      id,
+      email,
+      options,
+    });
+  }
+
+  /**
+   * Removes a user; the address can be registered again.
+   *
+   * @param id The subject id.
+   * @returns `true` when a row went.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * await new SQLCredentialStore(db).deleteUser("u1"); // false
+   * db.$client.close();
+   * ```
+   */
+  deleteUser(id: string): Promise<boolean> {
+    return deleteUserRow(this.#db, this.dialect, this.#names, id);
   }
 
   async #findOne(where: SQL): Promise<UserRecord | null> {

@@ -12,6 +12,7 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { execute } from "./_exec.ts";
+import { lifecycleMigrationStatements } from "./lifecycle_migrations.ts";
 
 /** Options shared by the SQL stores and {@linkcode migrate}. */
 export interface SQLStoreOptions {
@@ -155,7 +156,8 @@ export function migrationStatements(
 }
 
 /**
- * Creates the stores' tables and indexes if they do not exist yet. Safe to
+ * Creates the stores' tables and indexes if they do not exist yet
+ * (migrations 0001 and 0002, the account-lifecycle tables). Safe to
  * call at every start-up and from several processes; it never drops or
  * alters anything.
  *
@@ -177,7 +179,11 @@ export async function migrate(
   options: SQLStoreOptions = {},
 ): Promise<void> {
   const dialect = options.dialect ?? detectDialect(db);
-  for (const statement of migrationStatements(dialect, options)) {
+  const statements = [
+    ...migrationStatements(dialect, options),
+    ...lifecycleMigrationStatements(dialect, options),
+  ];
+  for (const statement of statements) {
     await execute(db as DrizzleDatabase, dialect, sql.raw(statement));
   }
 }

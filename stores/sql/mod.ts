@@ -28,6 +28,12 @@
  */
 export { SQLCredentialStore } from "./credential_store.ts";
 export { SQLVerificationTokenStore } from "./verification_token_store.ts";
+export { SQLAuthEventStore } from "./auth_event_store.ts";
+export {
+  lifecycleMigrationStatements,
+  lifecycleTableNames,
+  type SQLLifecycleTableNames,
+} from "./lifecycle_migrations.ts";
 export {
   migrate,
   migrationStatements,
@@ -45,8 +51,12 @@ export type { CredentialStore } from "@portcullis/auth";
 export type {
   CreateUserResult,
   NewUserRecord,
+  UpdateEmailOptions,
+  UpdateEmailResult,
   UserRecord,
 } from "@portcullis/auth/passwords";
+export type { SecurityEvent, SecurityEventType } from "@portcullis/auth/events";
+export type { SecurityEventStore } from "@portcullis/auth/events";
 export type {
   VerificationTokenRecord,
   VerificationTokenStore,

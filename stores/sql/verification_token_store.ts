@@ -193,6 +193,41 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
   }
 
   /**
+   * Reads the record of a token of the given purpose without consuming it
+   * (for a page that only shows a form).
+   *
+   * @param tokenHash The hex SHA-256 of the presented token.
+   * @param purpose The purpose the caller expects.
+   * @returns The record, or `null` when unknown, used or of another purpose.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * await new SQLVerificationTokenStore(db).find("ab", "verify-email"); // null
+   * db.$client.close();
+   * ```
+   */
+  async find(
+    tokenHash: string,
+    purpose: string,
+  ): Promise<VerificationTokenRecord | null> {
+    try {
+      const rows = await queryRows(
+        this.#db,
+        this.dialect,
+        sql`SELECT ${TOKEN_COLUMNS} FROM ${this.#table} WHERE token_hash = ${tokenHash} AND purpose = ${purpose}`,
+      );
+      return rows.length > 0 ? toRecord(rows[0]) : null;
+    } catch (err) {
+      throw storeError("Reading a single-use token", err);
+    }
+  }
+
+  /**
    * Removes every token of a subject and purpose.
    *
    * @param subject The subject.

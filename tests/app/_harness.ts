@@ -18,6 +18,7 @@ import {
 import type { PutOptions } from "../../lib/session/mod.ts";
 import {
   migrate,
+  SQLAuthEventStore,
   SQLCredentialStore,
   SQLVerificationTokenStore,
 } from "../../stores/sql/mod.ts";
@@ -44,6 +45,11 @@ export interface TestApp {
   throttle: LoginThrottle;
   /** The last verification link mailed to `email`. */
   lastLink(email: string): string;
+  /**
+   * Waits (at most 2 s) until `count` mails went to `email`, for mail sent
+   * after the answer; answers the last one's link.
+   */
+  awaitLink(email: string, count?: number): Promise<string>;
   /** Stops the server and removes the files. */
   close(): Promise<void>;
   /** `Symbol.asyncDispose` for `await using`. */
@@ -54,6 +60,8 @@ export interface TestApp {
 export interface StartOptions {
   /** Wraps the key-value store the sessions' denylist lives in. */
   sessionKv?: (kv: KeyValueStore) => KeyValueStore;
+  /** Wraps the key-value store the app gets (limits, notes, sessions list). */
+  appKv?: (kv: KeyValueStore) => KeyValueStore;
   /**
    * The host name of the app's origin (`APP_ORIGIN`), default `localhost`;
    * a browser test maps it to 127.0.0.1.
@@ -82,11 +90,8 @@ export async function startApp(
   const secret = SecretProvider.fromValue(
     "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
   );
-  const sessions = new SessionManager({
-    secret,
-    store: new KVSessionStore(options.sessionKv?.(kv) ?? kv),
-    now,
-  });
+  const sessionStore = new KVSessionStore(options.sessionKv?.(kv) ?? kv);
+  const sessions = new SessionManager({ secret, store: sessionStore, now });
   const credentials = new SQLCredentialStore(db);
   const mail: string[] = [];
   const logs: string[] = [];
@@ -107,7 +112,9 @@ export async function startApp(
     secret,
     credentials,
     tokens: new SQLVerificationTokenStore(db),
-    kv,
+    kv: options.appKv?.(kv) ?? kv,
+    sessionStore,
+    events: new SQLAuthEventStore(db),
     mailer: new LogMailer((line) => mail.push(line)),
     appOrigin: origin,
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
@@ -122,6 +129,12 @@ export async function startApp(
     kv.close();
     client.close();
     await Deno.remove(dir, { recursive: true });
+  };
+  const lastLink = (email: string): string => {
+    const line = mail.findLast((l) => l.includes(`to=${email} `));
+    const link = line?.match(/link=(\S+)/)?.[1];
+    if (!link) throw new Error(`No mail to ${email}`);
+    return link;
   };
   return {
     origin,
@@ -138,6 +151,15 @@ export async function startApp(
       const link = line?.match(/link=(\S+)/)?.[1];
       if (!link) throw new Error(`No mail to ${email}`);
       return link;
+    },
+    async awaitLink(email, count = 1) {
+      for (let i = 0; i < 200; i++) {
+        if (mail.filter((l) => l.includes(`to=${email} `)).length >= count) {
+          return lastLink(email);
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`No mail to ${email}`);
     },
     close,
     [Symbol.asyncDispose]: close,

@@ -248,7 +248,7 @@ Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confi
   const res = await b.post("/verify", { token });
   assert.equal(res.status, 303);
   assert.equal(res.headers.get("location"), "/");
-  assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+  assert.equal(res.headers.get("referrer-policy"), "strict-origin");
   assert.ok(
     !res.headers.getSetCookie().some((c) => c.startsWith("__Host-session=")),
     "redemption signs nobody in",
@@ -261,7 +261,7 @@ Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confi
   for (const bad of [token, "nope", "", "A".repeat(43)]) {
     const refused = await b.post("/verify", { token: bad });
     assert.equal(refused.status, 400, bad);
-    assert.equal(refused.headers.get("referrer-policy"), "no-referrer");
+    assert.equal(refused.headers.get("referrer-policy"), "strict-origin");
     assert.match(await refused.text(), /does not work/);
   }
   const json = await api(app.origin, "POST", "/verify", { token: "nope" });

@@ -405,6 +405,8 @@ Deno.test("hardening finding 1: with revokeSessions, a password write revokes be
     findByEmail: (e) => inner.findByEmail(e),
     findById: (id) => inner.findById(id),
     markVerified: (...a) => inner.markVerified(...a),
+    updateEmail: (...a) => inner.updateEmail(...a),
+    deleteUser: (id) => inner.deleteUser(id),
     updatePasswordHash: (id, hash, expected) => {
       events.push("write");
       return inner.updatePasswordHash(id, hash, expected);

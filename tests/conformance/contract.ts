@@ -16,6 +16,7 @@ import {
   type HasherReport,
 } from "./_hasher.ts";
 import type { MailSink } from "./mail_sink.ts";
+import { runLifecycleContract } from "./lifecycle_contract.ts";
 
 /** Options of {@linkcode runContract}. */
 export interface ContractOptions {
@@ -568,6 +569,14 @@ export async function runContract(
       );
     },
   );
+
+  await runLifecycleContract({
+    call,
+    check,
+    email,
+    mail: options.mail,
+    password: PASSWORD,
+  });
 
   return result;
 }

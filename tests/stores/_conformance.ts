@@ -448,6 +448,188 @@ export function testCredentialStore(
             assert.equal(got.passwordHash, "$h");
           },
         );
+
+        await t.step(
+          "updateEmail() moves a user to a new address and sets its verification",
+          async () => {
+            const id = randomId();
+            const old = randomEmail("old");
+            const next = randomEmail("new");
+            await store.create({
+              id,
+              email: old,
+              passwordHash: "$h",
+              createdAt: 7,
+            });
+            await store.markVerified(id, old, 1_000);
+            assert.deepEqual(await store.updateEmail(id, next), {
+              kind: "updated",
+            });
+            assert.equal(await store.findByEmail(old), null);
+            const moved = (await store.findByEmail(next))!;
+            assert.deepEqual(moved, {
+              id,
+              email: next,
+              passwordHash: "$h",
+              verifiedAt: 0,
+              createdAt: 7,
+            });
+            const third = randomEmail("third");
+            const at = 1_767_225_600_999;
+            assert.deepEqual(
+              await store.updateEmail(id, third, { verifiedAt: at }),
+              { kind: "updated" },
+            );
+            assert.equal((await store.findById(id))!.verifiedAt, at);
+            assert.equal((await store.findById(id))!.email, third);
+            // The freed address can be registered again.
+            assert.deepEqual(
+              await store.create({
+                id: randomId(),
+                email: old,
+                passwordHash: "$o",
+                createdAt: 8,
+              }),
+              { kind: "created" },
+            );
+          },
+        );
+
+        await t.step(
+          "updateEmail() to a taken address answers emailTaken and changes nothing; unknown ids and stale expectations answer notFound",
+          async () => {
+            const a = randomId();
+            const b = randomId();
+            const emailA = randomEmail("a");
+            const emailB = randomEmail("b");
+            await store.create({
+              id: a,
+              email: emailA,
+              passwordHash: "$a",
+              createdAt: 1,
+            });
+            await store.create({
+              id: b,
+              email: emailB,
+              passwordHash: "$b",
+              createdAt: 1,
+            });
+            assert.deepEqual(await store.updateEmail(a, emailB), {
+              kind: "emailTaken",
+            });
+            assert.equal((await store.findById(a))!.email, emailA);
+            assert.equal((await store.findByEmail(emailB))!.id, b);
+            assert.deepEqual(
+              await store.updateEmail(randomId(), randomEmail()),
+              { kind: "notFound" },
+            );
+            assert.deepEqual(
+              await store.updateEmail(a, randomEmail(), {
+                expectedEmail: randomEmail("stale"),
+              }),
+              { kind: "notFound" },
+            );
+            assert.equal((await store.findById(a))!.email, emailA);
+            assert.deepEqual(
+              await store.updateEmail(a, emailA, { expectedEmail: emailA }),
+              { kind: "updated" },
+              "moving to the address one already has is no conflict",
+            );
+          },
+        );
+
+        await t.step(
+          `${n} users racing to updateEmail() to one address: exactly one wins`,
+          async () => {
+            const target = randomEmail("prize");
+            const users = Array.from({ length: n }, () => ({
+              id: randomId(),
+              email: randomEmail("racer"),
+            }));
+            for (const u of users) {
+              await store.create({ ...u, passwordHash: "$r", createdAt: 1 });
+            }
+            const results = await Promise.all(
+              users.map((u) => store.updateEmail(u.id, target)),
+            );
+            const winners = results.flatMap((r, i) =>
+              r.kind === "updated" ? [i] : []
+            );
+            assert.equal(winners.length, 1, JSON.stringify(results));
+            assert.equal(
+              results.filter((r) => r.kind === "emailTaken").length,
+              n - 1,
+            );
+            assert.equal(
+              (await store.findByEmail(target))!.id,
+              users[winners[0]].id,
+            );
+            for (const [i, u] of users.entries()) {
+              if (i === winners[0]) continue;
+              assert.equal((await store.findById(u.id))!.email, u.email);
+            }
+          },
+        );
+
+        await t.step(
+          "a registration and an email change racing for one address: exactly one wins",
+          async () => {
+            for (let round = 0; round < 5; round++) {
+              const target = randomEmail("contest");
+              const mover = randomId();
+              await store.create({
+                id: mover,
+                email: randomEmail("mover"),
+                passwordHash: "$m",
+                createdAt: 1,
+              });
+              const [created, moved] = await Promise.all([
+                store.create({
+                  id: randomId(),
+                  email: target,
+                  passwordHash: "$n",
+                  createdAt: 2,
+                }),
+                store.updateEmail(mover, target),
+              ]);
+              const wins = Number(created.kind === "created") +
+                Number(moved.kind === "updated");
+              assert.equal(wins, 1, JSON.stringify([created, moved]));
+            }
+          },
+        );
+
+        await t.step(
+          "deleteUser() removes the user once; the address registers again",
+          async () => {
+            const id = randomId();
+            const email = randomEmail("gone");
+            await store.create({ id, email, passwordHash: "$g", createdAt: 1 });
+            const keep = randomId();
+            await store.create({
+              id: keep,
+              email: randomEmail("keep"),
+              passwordHash: "$k",
+              createdAt: 1,
+            });
+            assert.equal(await store.deleteUser(id), true);
+            assert.equal(await store.findById(id), null);
+            assert.equal(await store.findByEmail(email), null);
+            assert.equal(await store.deleteUser(id), false);
+            assert.equal(await store.deleteUser(randomId()), false);
+            assert.ok(await store.findById(keep), "other users stay");
+            assert.deepEqual(
+              await store.create({
+                id: randomId(),
+                email,
+                passwordHash: "$again",
+                createdAt: 2,
+              }),
+              { kind: "created" },
+            );
+            assert.equal(await store.updatePasswordHash(id, "$x"), false);
+          },
+        );
       } finally {
         await options.close?.();
       }
@@ -596,6 +778,36 @@ export function testVerificationTokenStore(
               ),
             );
             assert.equal(results.filter((x) => x !== null).length, 1);
+          },
+        );
+
+        await t.step(
+          "find() reads a record without consuming it, and only for its purpose",
+          async () => {
+            const r = record({ purpose: "password-reset" });
+            await store.put(r);
+            assert.equal(
+              await store.find(randomHash(), "password-reset"),
+              null,
+            );
+            assert.equal(await store.find(r.tokenHash, PURPOSE), null);
+            assert.deepEqual(
+              await store.find(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.deepEqual(
+              await store.find(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.equal(
+              await store.consume(r.tokenHash, "email-change"),
+              null,
+            );
+            assert.deepEqual(
+              await store.consume(r.tokenHash, "password-reset"),
+              r,
+            );
+            assert.equal(await store.find(r.tokenHash, "password-reset"), null);
           },
         );
 

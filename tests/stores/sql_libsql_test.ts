@@ -89,6 +89,10 @@ Deno.test("libSQL: migrate() is idempotent and the prefix names the tables", asy
       "SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )).rows.map((r) => r.name);
     assert.deepEqual(names, [
+      "auth_auth_events",
+      "auth_auth_events_subject_at_idx",
+      "auth_events",
+      "auth_events_subject_at_idx",
       "auth_users",
       "auth_users_email_unique",
       "auth_verification_tokens",

@@ -1,6 +1,7 @@
 import mysql from "mysql2/promise";
 import { drizzle } from "drizzle-orm/mysql2";
 import {
+  lifecycleTableNames,
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
@@ -64,7 +65,9 @@ Deno.test("MariaDB: drop this run's tables", async () => {
   try {
     const t = tableNames(tablePrefix);
     await conn.query(
-      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\``,
+      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
+        lifecycleTableNames(tablePrefix).authEvents
+      }\``,
     );
   } finally {
     await conn.end();

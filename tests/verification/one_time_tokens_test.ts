@@ -43,6 +43,7 @@ for (const [name, open] of stores) {
     const spy: VerificationTokenStore = {
       put: (r) => (seen.push(r), store.put(r)),
       consume: (h, p) => store.consume(h, p),
+      find: (h, p) => store.find(h, p),
       deleteFor: (s, p) => store.deleteFor(s, p),
     };
     const tokens = new OneTimeTokens({ store: spy, now: () => 1000 });

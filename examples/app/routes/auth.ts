@@ -10,12 +10,12 @@ import {
   errorResponse,
   requireAuthenticated,
   safeNextPath,
-  signIn,
   signOut,
 } from "@portcullis/auth";
 import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
 import { type AppContext, limit } from "../context.ts";
 import { readBody } from "../request_body.ts";
+import { record, startSession, subjectOfEmail } from "../lifecycle.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
 import { loginPage } from "../views/auth/login.ts";
@@ -64,7 +64,8 @@ export async function register(
   if (result.kind === "emailTaken") {
     return refuse(409, "email_taken", "That email is already registered");
   }
-  const session = await signIn(req, result.subject);
+  const session = await startSession(ctx, req, result.subject);
+  await record(ctx, "registered", result.subject, req);
   const welcome = ["Your account is ready."];
   // [verification] begin
   const user = await ctx.credentials.findById(result.subject);
@@ -112,10 +113,14 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     address: ctx.clientAddress(req),
   });
   if (result.kind === "throttled") {
+    await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     return tooManyRequests(req, result.retryAfterSeconds);
   }
-  const session = result.kind === "ok" ? await signIn(req, result) : null;
+  const session = result.kind === "ok"
+    ? await startSession(ctx, req, result)
+    : null;
   if (session === null) {
+    await record(ctx, "login_failed", await subjectOfEmail(ctx, email), req);
     return form
       ? page(loginPage({ next, error: INVALID_CREDENTIALS, flash: null }), 401)
       : json(
@@ -123,6 +128,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
         401,
       );
   }
+  await record(ctx, "login", session.identity.subject, req);
   if (form) return redirect(next, [session.setCookie]);
   return json({ token: session.token, expiresAt: session.expiresAt });
 }
@@ -139,6 +145,7 @@ export async function logout(ctx: AppContext, req: Request): Promise<Response> {
   const denied = requireAuthenticated(req);
   if (denied !== null && (bearer || denied.status === 503)) return denied;
   let clearCookie: string | null;
+  const ending = currentIdentity(req);
   try {
     ({ clearCookie } = await signOut(req));
   } catch (error) {
@@ -147,6 +154,10 @@ export async function logout(ctx: AppContext, req: Request): Promise<Response> {
       return logoutUnavailable(req);
     }
     throw error;
+  }
+  if (ending !== null) {
+    await ctx.registry.remove(ending.subject, ending.jti).catch(() => {});
+    await record(ctx, "logout", ending.subject, req);
   }
   if (bearer) return new Response(null, { status: 204 });
   return redirect("/login", [
@@ -248,7 +259,9 @@ export async function changePassword(
   await ctx.limiter.reset([perAccount]).catch((error) =>
     ctx.log(`password change: limiter reset failed: ${error?.message}`)
   );
-  const session = await signIn(req, subject);
+  await ctx.registry.clear(subject).catch(() => {});
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "password_changed", subject, req);
   if (!form) {
     return json({ token: session.token, expiresAt: session.expiresAt });
   }

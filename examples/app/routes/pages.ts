@@ -10,6 +10,8 @@ import { accountPage } from "../views/auth/account.ts";
 import { homePage } from "../views/auth/home.ts";
 import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
+import { accountSections } from "../views/auth/account_sections.ts";
+import { activityViews, sessionViews } from "./sessions.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -33,7 +35,12 @@ export async function signedInUser(
 export async function home(ctx: AppContext, req: Request): Promise<Response> {
   const { flash, clear } = await ctx.flash.take(req);
   const user = await signedInUser(ctx, req);
-  return page(homePage({ user, flash }), 200, [clear]);
+  // "Welcome back" only for someone who signed in before, not for an
+  // account that registration just created.
+  const returning = user !== null &&
+    (await ctx.eventStore.list(user.subject, 50).catch(() => []))
+      .some((e) => e.type === "login");
+  return page(homePage({ user, flash, returning }), 200, [clear]);
 }
 
 /** `GET /login`. */
@@ -59,8 +66,17 @@ export async function account(
   const user = await signedInUser(ctx, req);
   if (user === null) return page("Account not found", 404);
   const { flash, clear } = await ctx.flash.take(req);
+  const sections = accountSections({
+    sessions: await sessionViews(ctx, req),
+    activity: await activityViews(ctx, user.subject),
+  });
   return page(
-    accountPage({ email: user.email, verified: user.verified, flash }),
+    accountPage({
+      email: user.email,
+      verified: user.verified,
+      flash,
+      sections,
+    }),
     200,
     [clear],
   );

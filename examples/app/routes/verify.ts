@@ -1,6 +1,7 @@
 /**
- * Email verification: sending the link, `GET /verify` (a confirmation form),
- * `POST /verify` (redeems the token), `POST /verify/resend`.
+ * Email verification: sending the link, `GET /verify` (the owner's browser
+ * is verified; others get a confirmation form), `POST /verify` (redeems
+ * the token), `POST /verify/resend`.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import {
   requireAuthenticated,
   safeNextPath,
 } from "@portcullis/auth";
+import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../context.ts";
 import { isFormPost, readBody } from "../request_body.ts";
 import { page, redirect, tooManyRequests } from "../respond.ts";
@@ -17,9 +19,10 @@ import { html } from "../views/html.ts";
 import { layout } from "../views/auth/layout.ts";
 import { messagePage } from "../views/auth/message.ts";
 import { verifyEmail } from "../views/emails/verify_email.ts";
+import { record } from "../lifecycle.ts";
 
 /** The purpose verification tokens are minted for. */
-export const VERIFY_PURPOSE = "verify-email";
+export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;
 
 /**
  * Mints a verification token (older links of the user stop working) and
@@ -52,28 +55,34 @@ export async function sendVerificationLink(
 }
 
 /**
- * `GET /verify?token=…`: a confirmation page with a button that posts the
- * token to `POST /verify`. Nothing is consumed and no cookie is set, so a
- * mail scanner or link preview that fetches the link verifies nobody (an
- * account pre-registered under someone else's address would otherwise be
- * "confirmed" without its owner). `HEAD` answers the same page's headers.
- * A request without a token gets the 400 page. Sends
- * `Referrer-Policy: strict-origin`: a Referer carries the origin only, never
- * the token, and the form's POST carries the origin in `Origin` (with
- * `no-referrer` browsers send `Origin: null`, which the cross-origin check
- * must refuse where no `Sec-Fetch-Site` is sent: plain-HTTP hosts other than
- * localhost, older browsers).
- *
- * Deliberately, `GET /verify` does not consume the token: redemption is
- * `POST /verify`, which only a person pressing the button sends.
+ * `GET /verify?token=…`. The owner's signed-in browser (its session's
+ * subject owns the token) is verified at once: the token is consumed,
+ * `verified_at` stamped, a flash set, 303 to `/`. Any other GET (a mail
+ * scanner or link preview, another browser, an anonymous one) consumes
+ * nothing and gets a page whose button posts the token to `POST /verify`,
+ * so fetching a link verifies nobody (an account pre-registered under
+ * someone else's address would otherwise be "confirmed" without its
+ * owner). An unknown, used or expired token: the 400 page. Sends
+ * `Referrer-Policy: strict-origin`: the token never leaves in a referrer,
+ * and the form's `Origin` header stays real.
  */
 export async function confirmVerify(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
   const token = new URL(req.url).searchParams.get("token") ?? "";
-  if (token === "") return await refused(ctx, req);
+  const check = {
+    currentEmail: async (subject: string) =>
+      (await ctx.credentials.findById(subject))?.email ?? null,
+  };
+  const found = token === ""
+    ? null
+    : await ctx.tokens.peek(token, VERIFY_PURPOSE, check);
+  if (found === null) return await refused(ctx, req);
   const user = currentUser(req);
+  if (user !== null && user === found.subject) {
+    return await redeemAndStamp(ctx, req, token, false);
+  }
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
@@ -93,9 +102,6 @@ export async function confirmVerify(
  * `verified_at`, flashes and redirects (303) to `/`. An unknown, used,
  * expired or mismatched token gets a 400 page (JSON for JSON clients) and
  * changes nothing. Never signs anyone in. Limited per address.
- *
- * Deliberately the only redemption: `GET /verify` only shows the
- * confirmation form ({@linkcode confirmVerify}).
  */
 export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   const perAddress = [
@@ -106,10 +112,23 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
     ),
   ];
   const wait = await ctx.limiter.take(perAddress);
-  if (wait > 0) return noReferrer(tooManyRequests(req, wait));
+  if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
 
   const body = await readBody(req);
-  const token = body?.fields.token ?? "";
+  return await redeemAndStamp(
+    ctx,
+    req,
+    body?.fields.token ?? "",
+    body?.kind === "json",
+  );
+}
+
+async function redeemAndStamp(
+  ctx: AppContext,
+  req: Request,
+  token: string,
+  json: boolean,
+): Promise<Response> {
   const redeemed = token === "" ? null : await ctx.tokens.redeem(
     token,
     VERIFY_PURPOSE,
@@ -124,8 +143,9 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
       redeemed.email,
       Math.max(1, Math.floor(ctx.now())),
     );
-  if (!stamped) return await refused(ctx, req, body?.kind === "json");
-  return noReferrer(redirect("/", [
+  if (!stamped) return await refused(ctx, req, json);
+  await record(ctx, "verified", redeemed.subject, req);
+  return strictOrigin(redirect("/", [
     await ctx.flash.set({
       kind: "notice",
       message: "Thank you: your email address is verified.",
@@ -142,13 +162,13 @@ async function refused(
   json = false,
 ): Promise<Response> {
   if (json) {
-    return noReferrer(errorResponse(req, 400, "invalid_link", REFUSED));
+    return strictOrigin(errorResponse(req, 400, "invalid_link", REFUSED));
   }
   const user = currentUser(req);
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
-  return noReferrer(page(
+  return strictOrigin(page(
     messagePage({ title: "This link does not work", message: REFUSED, email }),
     400,
   ));
@@ -194,10 +214,5 @@ export async function resend(ctx: AppContext, req: Request): Promise<Response> {
 
 function strictOrigin(res: Response): Response {
   res.headers.set("referrer-policy", "strict-origin");
-  return res;
-}
-
-function noReferrer(res: Response): Response {
-  res.headers.set("referrer-policy", "no-referrer");
   return res;
 }

@@ -12,6 +12,11 @@ export interface HomeInput {
   user: { email: string; verified: boolean } | null;
   /** A flash message to show once. */
   flash: FlashMessage | null;
+  /**
+   * Whether the user signed in before (a login on record): "Welcome back"
+   * then, and "Welcome" for an account that was just created.
+   */
+  returning?: boolean;
 }
 
 /**
@@ -24,7 +29,7 @@ export function homePage(input: HomeInput): string {
   const body = input.user === null
     ? html`<h1>Welcome</h1>
 <p><a href="/login">Log in</a> or <a href="/register">create an account</a>.</p>`
-    : html`<h1>Welcome back</h1>
+    : html`<h1>${input.returning ? "Welcome back" : "Welcome"}</h1>
 <p>You are signed in as <strong id="email">${input.user.email}</strong>.</p>
 ${
       input.user.verified

@@ -49,15 +49,7 @@ export function layout(input: LayoutInput): string {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>${input.title}</title>
-        <style>
-    body { font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; }
-    nav { display: flex; gap: 1rem; align-items: center; margin-bottom: 1.5rem; }
-    .inline { display: inline; }
-    .flash { padding: .5rem .75rem; border-radius: .25rem; }
-    .notice { background: #e6f4ea; }
-    .alert { background: #fce8e6; }
-    label { display: block; margin: .75rem 0 .25rem; }
-    </style>
+        <link rel="stylesheet" href="/style.css">
       </head>
       <body>
     <nav><a href="/">Home</a> ${nav}</nav>

@@ -42,6 +42,7 @@ export function loginPage(input: LoginInput): string {
           autocomplete="current-password" required>
         <p><button type="submit">Log in</button></p>
       </form>
+      <p><a href="/password/forgot">Forgot your password?</a></p>
       <p>No account? <a href="/register">Register</a>.</p>
     `,
   });

@@ -31,7 +31,7 @@ export function registerPage(input: RegisterInput): string {
         : ""}
       <form method="post" action="/register">
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="email" required
+        <input id="email" name="email" type="email" autocomplete="username" required
           value="${input.email}">
         <label for="password">Password (at least 8 characters)</label>
         <input id="password" name="password" type="password"

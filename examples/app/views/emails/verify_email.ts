@@ -5,15 +5,8 @@
  */
 import { html } from "../html.ts";
 
-/** An email ready for `Mailer.send`, minus the recipient. */
-export interface EmailContent {
-  /** The subject line. */
-  subject: string;
-  /** The HTML body. */
-  view: string;
-  /** The plain-text body. */
-  text: string;
-}
+import type { EmailContent } from "./email_content.ts";
+export type { EmailContent } from "./email_content.ts";
 
 /**
  * Renders the verification email.

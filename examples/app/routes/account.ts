@@ -1,0 +1,338 @@
+/**
+ * Changing the email address (`POST /account/email`, then the mailed
+ * `GET|POST /account/email/confirm?token=…`) and deleting the account
+ * (`POST /account/delete`).
+ *
+ * @module
+ */
+import {
+  currentUser,
+  errorResponse,
+  normalizeEmail,
+  requireAuthenticated,
+  signOut,
+} from "@portcullis/auth";
+import {
+  EMAIL_CHANGE_PURPOSE,
+  EMAIL_VERIFICATION_PURPOSE,
+  PASSWORD_RESET_PURPOSE,
+} from "@portcullis/auth/verification";
+import { type AppContext, limit } from "../context.ts";
+import { record } from "../lifecycle.ts";
+import { type ParsedBody, readBody } from "../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../respond.ts";
+import { accountPage } from "../views/auth/account.ts";
+import { confirmEmailChangePage } from "../views/auth/confirm_email_change.ts";
+import { messagePage } from "../views/auth/message.ts";
+import {
+  changeEmailEmail,
+  emailChangedNotice,
+} from "../views/emails/change_email.ts";
+import { strictOrigin } from "./password.ts";
+
+const REFUSED =
+  "The confirmation link is unknown, was already used, or has expired. Ask for a new one from your account page.";
+const TAKEN = "That email is already registered";
+
+/**
+ * Checks the signed-in user's password the way `POST /account/password`
+ * does (counted per account and per address first): `null` when it is
+ * right, else the same answer that route gives (401, or 429).
+ */
+async function checkPassword(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+  body: ParsedBody,
+): Promise<{ email: string } | Response> {
+  const wait = await ctx.limiter.take([
+    limit(
+      "password-change-account",
+      subject,
+      ctx.limits.passwordChangePerAccount,
+    ),
+    limit(
+      "password-change-address",
+      ctx.clientAddress(req),
+      ctx.limits.passwordChangePerAddress,
+    ),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const user = await ctx.credentials.findById(subject);
+  // Through the login throttle too: a session must not buy extra guesses.
+  const result = user === null
+    ? null
+    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
+      address: ctx.clientAddress(req),
+    });
+  if (result?.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  if (result?.kind === "ok" && result.subject === subject) {
+    return { email: user!.email };
+  }
+  return await refuse(ctx, body, subject, {
+    status: 401,
+    code: "invalid_credentials",
+    message: "The current password is incorrect",
+  });
+}
+
+async function refuse(
+  ctx: AppContext,
+  body: ParsedBody,
+  subject: string,
+  r: { status: number; code: string; message: string },
+): Promise<Response> {
+  if (body.kind !== "form") {
+    return json({ error: r.code, message: r.message }, r.status);
+  }
+  const user = await ctx.credentials.findById(subject);
+  return page(
+    accountPage({
+      email: user?.email ?? "",
+      verified: (user?.verifiedAt ?? 0) > 0,
+      flash: null,
+      error: r.message,
+    }),
+    r.status,
+  );
+}
+
+/**
+ * `POST /account/email` (signed in; form or JSON `{password, email}`):
+ * after the password check, mails a confirmation link to the **new**
+ * address. JSON 202 `{}`; form 303 to `/account`. Wrong password: 401, as
+ * `/account/password` answers; address taken: 409; not an address: 422.
+ */
+export async function changeEmail(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentUser(req)!;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const checked = await checkPassword(ctx, req, subject, body);
+  if (checked instanceof Response) return checked;
+  let email: string;
+  try {
+    email = normalizeEmail(body.fields.email ?? "");
+  } catch {
+    return await refuse(ctx, body, subject, {
+      status: 422,
+      code: "invalid_email",
+      message: "Enter a valid email address",
+    });
+  }
+  if (email === checked.email) {
+    return await refuse(ctx, body, subject, {
+      status: 422,
+      code: "same_email",
+      message: "That is already your email address",
+    });
+  }
+  if (await ctx.credentials.findByEmail(email) !== null) {
+    return await refuse(ctx, body, subject, {
+      status: 409,
+      code: "email_taken",
+      message: TAKEN,
+    });
+  }
+  const token = await ctx.tokens.issue({
+    subject,
+    email,
+    purpose: EMAIL_CHANGE_PURPOSE,
+  });
+  const link = new URL("/account/email/confirm", ctx.appOrigin);
+  link.searchParams.set("token", token);
+  let message =
+    `A link to confirm ${email} is on its way to that address. Your address changes when you open it.`;
+  try {
+    await ctx.mailer.send({
+      to: email,
+      ...changeEmailEmail({ link: link.href }),
+    });
+  } catch (error) {
+    ctx.log(`email-change email failed: ${(error as Error)?.message}`);
+    message = "The confirmation email could not be sent. Try again later.";
+  }
+  if (body.kind !== "form") return json({}, 202);
+  return redirect("/account", [
+    await ctx.flash.set({ kind: "notice", message }),
+  ]);
+}
+
+/**
+ * `GET /account/email/confirm?token=…`: the owner's signed-in browser
+ * (its session's subject owns the token) confirms at once (303 to
+ * `/account`); any other GET (a mail scanner, another browser) gets a page
+ * whose form posts the token; a bad token a 400 page.
+ */
+export async function confirmEmailForm(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const token = new URL(req.url).searchParams.get("token") ?? "";
+  const found = await ctx.tokens.peek(token, EMAIL_CHANGE_PURPOSE);
+  if (found === null) return strictOrigin(await refusedPage(ctx, req, 400));
+  const user = currentUser(req);
+  if (user !== null && user === found.subject) {
+    return strictOrigin(await confirm(ctx, req, token, "form"));
+  }
+  return strictOrigin(page(confirmEmailChangePage({ token, email: null })));
+}
+
+/**
+ * `POST /account/email/confirm` (form or JSON `token`): the address changes
+ * and counts as verified; the old address gets a notice. Taken meanwhile:
+ * 409; bad token: 400. Limited per client address.
+ */
+export async function confirmEmail(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const wait = await ctx.limiter.take([
+    limit(
+      "verify-address",
+      ctx.clientAddress(req),
+      ctx.limits.verifyPerAddress,
+    ),
+  ]);
+  if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
+  const body = await readBody(req);
+  const kind = body?.kind ?? "json";
+  return strictOrigin(
+    await confirm(ctx, req, body?.fields.token ?? "", kind),
+  );
+}
+
+async function confirm(
+  ctx: AppContext,
+  req: Request,
+  token: string,
+  kind: "form" | "json",
+): Promise<Response> {
+  const redeemed = await ctx.tokens.redeem(token, EMAIL_CHANGE_PURPOSE);
+  const before = redeemed === null
+    ? null
+    : await ctx.credentials.findById(redeemed.subject);
+  if (redeemed === null || before === null) {
+    return kind === "form"
+      ? await refusedPage(ctx, req, 400)
+      : errorResponse(req, 400, "invalid_link", REFUSED);
+  }
+  const result = await ctx.credentials.updateEmail(
+    redeemed.subject,
+    redeemed.email,
+    {
+      verifiedAt: Math.max(1, Math.floor(ctx.now())),
+      expectedEmail: before.email,
+    },
+  );
+  if (result.kind === "emailTaken") {
+    return kind === "form"
+      ? page(
+        messagePage({
+          title: TAKEN,
+          message: `${TAKEN}: ask for a link to another address.`,
+          email: null,
+        }),
+        409,
+      )
+      : errorResponse(req, 409, "email_taken", TAKEN);
+  }
+  if (result.kind !== "updated") {
+    return kind === "form"
+      ? await refusedPage(ctx, req, 400)
+      : errorResponse(req, 400, "invalid_link", REFUSED);
+  }
+  // Links sent to the old address stop working.
+  for (const purpose of [EMAIL_VERIFICATION_PURPOSE, PASSWORD_RESET_PURPOSE]) {
+    await ctx.tokens.revokeFor(redeemed.subject, purpose);
+  }
+  try {
+    await ctx.mailer.send({
+      to: before.email,
+      ...emailChangedNotice({
+        newEmail: redeemed.email,
+        origin: ctx.appOrigin,
+      }),
+    });
+  } catch (error) {
+    ctx.log(`email-changed notice failed: ${(error as Error)?.message}`);
+  }
+  await record(ctx, "email_changed", redeemed.subject, req);
+  if (kind !== "form") return json({});
+  return redirect(currentUser(req) === redeemed.subject ? "/account" : "/", [
+    await ctx.flash.set({
+      kind: "notice",
+      message: `Your email address is now ${redeemed.email}.`,
+    }),
+  ]);
+}
+
+async function refusedPage(
+  ctx: AppContext,
+  req: Request,
+  status: number,
+): Promise<Response> {
+  const user = currentUser(req);
+  const email = user === null
+    ? null
+    : (await ctx.credentials.findById(user))?.email ?? null;
+  return page(
+    messagePage({ title: "This link does not work", message: REFUSED, email }),
+    status,
+  );
+}
+
+/**
+ * `POST /account/delete` (signed in; form or JSON `{password}`): after the
+ * password check, revokes every session, deletes the user's notes,
+ * outstanding tokens, activity and sessions list, then the user, and
+ * clears the cookie. Form: 303 to `/`; JSON: 204. The address can register
+ * again.
+ */
+export async function deleteAccount(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentUser(req)!;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const checked = await checkPassword(ctx, req, subject, body);
+  if (checked instanceof Response) return checked;
+  await ctx.sessions.revokeAll(subject);
+  await ctx.notes.deleteOwnedBy(subject);
+  for (
+    const purpose of [
+      EMAIL_VERIFICATION_PURPOSE,
+      PASSWORD_RESET_PURPOSE,
+      EMAIL_CHANGE_PURPOSE,
+      "magic-link",
+    ]
+  ) {
+    await ctx.tokens.revokeFor(subject, purpose);
+  }
+  await record(ctx, "account_deleted", subject, req);
+  await ctx.eventStore.deleteFor(subject);
+  await ctx.registry.clear(subject);
+  await ctx.credentials.deleteUser(subject);
+  const { clearCookie } = await signOut(req);
+  if (body.kind !== "form") return new Response(null, { status: 204 });
+  return redirect("/", [
+    clearCookie,
+    await ctx.flash.set({
+      kind: "notice",
+      message: "Your account and everything in it are deleted.",
+    }),
+  ]);
+}

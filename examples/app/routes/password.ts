@@ -1,0 +1,217 @@
+/**
+ * Password reset: `GET|POST /password/forgot` (a link by mail) and
+ * `GET|POST /password/reset?token=…` (a new password).
+ *
+ * @module
+ */
+import { AuthError, errorResponse, normalizeEmail } from "@portcullis/auth";
+import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
+import { type AppContext, limit } from "../context.ts";
+import { record } from "../lifecycle.ts";
+import { readBody } from "../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../respond.ts";
+import { forgotPasswordPage } from "../views/auth/forgot_password.ts";
+import { resetPasswordPage } from "../views/auth/reset_password.ts";
+import { messagePage } from "../views/auth/message.ts";
+import { resetPasswordEmail } from "../views/emails/reset_password.ts";
+import { passwordAdvice } from "./password_advice.ts";
+
+const SENT =
+  "If an account uses that address, a link to choose a new password is on its way. It works for one hour.";
+const REFUSED =
+  "The password-reset link is unknown, was already used, or has expired. Ask for a new one.";
+
+/** `GET /password/forgot`: the form. */
+export function forgotForm(): Response {
+  return page(forgotPasswordPage({ email: "", error: null }));
+}
+
+/**
+ * `POST /password/forgot` (form or JSON `{email}`): the same answer
+ * whether or not the address is registered (form: 303 to `/login` with a
+ * flash; JSON: 202 `{}`). The lookup, the token and the mail run after the
+ * answer (`ctx.defer`), so its timing tells nothing either. Limited per
+ * address asked for and per client address (429).
+ */
+export async function forgot(ctx: AppContext, req: Request): Promise<Response> {
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const form = body.kind === "form";
+  const typed = body.fields.email ?? "";
+  let email: string;
+  try {
+    email = normalizeEmail(typed);
+  } catch {
+    const message = "Enter a valid email address";
+    return form
+      ? page(forgotPasswordPage({ email: typed, error: message }), 422)
+      : json({ error: "invalid_email", message }, 422);
+  }
+  const wait = await ctx.limiter.take([
+    limit("reset-email", email, ctx.limits.resetPerEmail),
+    limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  ctx.defer(req, sendResetLink(ctx, email));
+  if (!form) return json({}, 202);
+  return redirect("/login", [
+    await ctx.flash.set({ kind: "notice", message: SENT }),
+  ]);
+}
+
+async function sendResetLink(ctx: AppContext, email: string): Promise<void> {
+  try {
+    const user = await ctx.credentials.findByEmail(email);
+    if (user === null) return;
+    const token = await ctx.tokens.issue({
+      subject: user.id,
+      email: user.email,
+      purpose: PASSWORD_RESET_PURPOSE,
+    });
+    const link = new URL("/password/reset", ctx.appOrigin);
+    link.searchParams.set("token", token);
+    // Mail goes to the stored address, never to what was typed.
+    await ctx.mailer.send({
+      to: user.email,
+      ...resetPasswordEmail({ link: link.href }),
+    });
+  } catch (error) {
+    ctx.log(`password-reset email failed: ${(error as Error)?.message}`);
+  }
+}
+
+function currentEmail(ctx: AppContext) {
+  return async (subject: string) =>
+    (await ctx.credentials.findById(subject))?.email ?? null;
+}
+
+/**
+ * `GET /password/reset?token=…`: the new-password form when the token is
+ * good (never consumed here); a 400 page otherwise. The token stays out of
+ * referrers (`strict-origin`: only the origin is ever sent on).
+ */
+export async function resetForm(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const token = new URL(req.url).searchParams.get("token") ?? "";
+  const found = await ctx.tokens.peek(token, PASSWORD_RESET_PURPOSE, {
+    currentEmail: currentEmail(ctx),
+  });
+  if (found === null) return strictOrigin(refusedPage(400));
+  return strictOrigin(page(
+    resetPasswordPage({ token, email: found.email, error: null }),
+  ));
+}
+
+/**
+ * `POST /password/reset` (form or JSON `{token, password}`): checks the new
+ * password first (refused: 422, the token stays usable), revokes every
+ * session of the user, then consumes the token and writes the new hash
+ * (revocation always before the write), and lifts the account's login and
+ * password-check limits. Form: 303 to `/login` with a flash; JSON: 200 `{}`. An unknown,
+ * used or expired token: 400. Never signs anyone in. Limited per client
+ * address.
+ */
+export async function reset(ctx: AppContext, req: Request): Promise<Response> {
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const form = body.kind === "form";
+  const wait = await ctx.limiter.take([
+    limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
+  ]);
+  if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
+  const token = body.fields.token ?? "";
+  const password = body.fields.password ?? "";
+  const check = { currentEmail: currentEmail(ctx) };
+  const found = await ctx.tokens.peek(token, PASSWORD_RESET_PURPOSE, check);
+  if (found === null) return strictOrigin(refused(req, form));
+  try {
+    await ctx.passwords.checkNewPassword(password);
+  } catch (error) {
+    if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
+      const message = passwordAdvice(error.reason);
+      return strictOrigin(
+        form
+          ? page(
+            resetPasswordPage({ token, email: found.email, error: message }),
+            422,
+          )
+          : json({ error: "invalid_password", message }, 422),
+      );
+    }
+    throw error;
+  }
+  // Revoke first: a session stolen with the old password must not outlive
+  // the write. Should the store fail here, nothing is spent or written and
+  // the link still works.
+  await ctx.sessions.revokeAll(found.subject);
+  await ctx.registry.clear(found.subject).catch(() => {});
+  const redeemed = await ctx.tokens.redeem(
+    token,
+    PASSWORD_RESET_PURPOSE,
+    check,
+  );
+  if (redeemed === null || redeemed.subject !== found.subject) {
+    return strictOrigin(refused(req, form));
+  }
+  const changed = await ctx.passwords.changePassword(
+    redeemed.subject,
+    password,
+  );
+  if (!changed) return strictOrigin(refused(req, form));
+  // The reset lifts the account's login throttle (its hard stop too) and
+  // its password-check count.
+  await ctx.throttle.reset(redeemed.email);
+  await ctx.limiter.reset([
+    limit(
+      "password-change-account",
+      redeemed.subject,
+      ctx.limits.passwordChangePerAccount,
+    ),
+  ]);
+  await record(ctx, "password_reset", redeemed.subject, req);
+  if (!form) return strictOrigin(json({}));
+  return strictOrigin(redirect("/login", [
+    await ctx.flash.set({
+      kind: "notice",
+      message:
+        "Your password is changed and every session is signed out. Log in with the new password.",
+    }),
+  ]));
+}
+
+function refusedPage(status: number): Response {
+  return page(
+    messagePage({
+      title: "This link does not work",
+      message: REFUSED,
+      email: null,
+    }),
+    status,
+  );
+}
+
+function refused(req: Request, form: boolean): Response {
+  return form
+    ? refusedPage(400)
+    : errorResponse(req, 400, "invalid_link", REFUSED);
+}
+
+/**
+ * Sends `Referrer-Policy: strict-origin`: pages whose URL holds a token
+ * never pass the path on, yet their forms keep a real `Origin` header
+ * (`no-referrer` would make it `null`, which the cross-origin check
+ * refuses in browsers without `Sec-Fetch-Site`).
+ *
+ * @param res The response.
+ * @returns The same response.
+ */
+export function strictOrigin(res: Response): Response {
+  res.headers.set("referrer-policy", "strict-origin");
+  return res;
+}

@@ -1,0 +1,68 @@
+/**
+ * One labelled form field, with its error tied to it.
+ *
+ * @module
+ */
+import { type Html, html } from "../html.ts";
+
+/** What {@linkcode field} needs. */
+export interface FieldInput {
+  /** The input's id (the label points at it). */
+  id: string;
+  /** The form field's name. */
+  name: string;
+  /** The label's text. */
+  label: string;
+  /** `email`, `password` or `text`. */
+  type: "email" | "password" | "text";
+  /** The `autocomplete` token (`username`, `current-password`, …). */
+  autocomplete: string;
+  /** A value to fill in again. */
+  value?: string;
+  /** The least length, for new passwords. */
+  minlength?: number;
+  /** A hint under the field. */
+  hint?: string;
+  /** An error about this field, or `null`. */
+  error?: string | null;
+}
+
+/**
+ * Renders a label, an input and, when given, its hint and its error: the
+ * input names both in `aria-describedby` and is `aria-invalid` while the
+ * error shows, so a screen reader reads the error with the field.
+ *
+ * @param input The field.
+ * @returns The markup.
+ */
+export function field(input: FieldInput): Html {
+  const hintId = input.hint ? `${input.id}-hint` : null;
+  const errorId = input.error ? `${input.id}-error` : null;
+  const describedBy = [hintId, errorId].filter((x) => x !== null).join(" ");
+  return html`
+    <label for="${input.id}">${input.label}</label>
+    <input id="${input.id}" name="${input.name}" type="${input.type}"
+      autocomplete="${input.autocomplete}"
+      required${input.minlength
+        ? html`
+          minlength="${input.minlength}"
+        `
+        : ""}${input.value
+        ? html`
+          value="${input.value}"
+        `
+        : ""}${describedBy
+        ? html`
+          aria-describedby="${describedBy}"
+        `
+        : ""}${errorId
+        ? html`
+          aria-invalid="true"
+        `
+        : ""}>
+    ${hintId ? html`<p class="hint" id="${hintId}">${input.hint}</p>` : ""}
+    ${errorId
+      ? html`<p class="field-error" id="${errorId}" role="alert">${input.error}</p>`
+      : ""}
+  `;
+}

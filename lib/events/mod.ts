@@ -1,0 +1,35 @@
+/**
+ * Security events (`@portcullis/auth/events`): typed events of an
+ * account's life (registered, login, login_failed, throttled, logout,
+ * password_changed, password_reset, email_changed, verified,
+ * session_revoked, account_deleted) through one hook, and stores for a
+ * user's activity page (`SQLAuthEventStore` lives in
+ * `@portcullis/sql`).
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemorySecurityEventStore, SecurityEvents } from "@portcullis/auth/events";
+ * const store = new MemorySecurityEventStore();
+ * const events = new SecurityEvents({ hook: (e) => store.append(e) });
+ * await events.emit("registered", "user_1");
+ * assert.equal((await store.list("user_1"))[0].type, "registered");
+ * ```
+ *
+ * @module
+ */
+export {
+  cleanUserAgent,
+  SECURITY_EVENT_TYPES,
+  type SecurityEvent,
+  type SecurityEventHook,
+  SecurityEvents,
+  type SecurityEventsOptions,
+  type SecurityEventType,
+} from "./security_event.ts";
+export {
+  DEFAULT_EVENT_LIST_LIMIT,
+  eventListLimit,
+  type SecurityEventStore,
+} from "./security_event_store.ts";
+export { MemorySecurityEventStore } from "./memory_security_event_store.ts";

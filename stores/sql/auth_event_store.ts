@@ -1,0 +1,196 @@
+/**
+ * `SQLAuthEventStore`: security events in the `auth_events` table through
+ * drizzle-orm, on every dialect the SQL stores speak.
+ *
+ * @module
+ */
+import { type SQL, sql } from "drizzle-orm";
+import {
+  SECURITY_EVENT_TYPES,
+  type SecurityEvent,
+  type SecurityEventType,
+} from "../../lib/events/security_event.ts";
+import {
+  eventListLimit,
+  type SecurityEventStore,
+} from "../../lib/events/security_event_store.ts";
+import {
+  detectDialect,
+  type DrizzleDatabase,
+  type SQLDatabase,
+  type SQLDialect,
+} from "./dialect.ts";
+import { execute, queryRows, type Row } from "./_exec.ts";
+import { storeError } from "./_errors.ts";
+import { lifecycleTableNames } from "./lifecycle_migrations.ts";
+import type { SQLStoreOptions } from "./migrations.ts";
+
+const TYPES = new Set<string>(SECURITY_EVENT_TYPES);
+
+function toEvent(row: Row): SecurityEvent | null {
+  const type = String(row.type);
+  // A row of a type this version does not know is skipped, not guessed.
+  if (!TYPES.has(type)) return null;
+  return {
+    type: type as SecurityEventType,
+    subject: String(row.subject),
+    at: Number(row.at),
+    userAgent: row.user_agent === null || row.user_agent === undefined
+      ? null
+      : String(row.user_agent),
+  };
+}
+
+let sequence = 0;
+
+/** An id that sorts by time, then by order of append in this process. */
+function eventId(at: number): string {
+  sequence = (sequence + 1) % 36 ** 4;
+  const random = crypto.getRandomValues(new Uint8Array(8));
+  let tail = "";
+  for (const b of random) tail += b.toString(16).padStart(2, "0");
+  return `${Math.max(0, at).toString(36).padStart(10, "0")}${
+    sequence.toString(36).padStart(4, "0")
+  }${tail}`;
+}
+
+/**
+ * A {@linkcode SecurityEventStore} over a drizzle database. Create the table
+ * with `migrate(db)` (migration 0002). Events without a subject are not
+ * kept. `list` answers newest first (by time, then by order of append).
+ *
+ * @example Usage
+ * ```ts
+ * import { drizzle } from "drizzle-orm/libsql";
+ * import { migrate, SQLAuthEventStore } from "@portcullis/sql";
+ * const db = drizzle({ connection: { url: ":memory:" } });
+ * await migrate(db);
+ * const events = new SQLAuthEventStore(db);
+ * await events.append({ type: "login", subject: "u1", at: Date.now(), userAgent: null });
+ * (await events.list("u1"))[0].type; // "login"
+ * db.$client.close();
+ * ```
+ */
+export class SQLAuthEventStore implements SecurityEventStore {
+  #db: DrizzleDatabase;
+  #table: SQL;
+
+  /** The dialect the store speaks, detected or given. */
+  readonly dialect: SQLDialect;
+
+  /**
+   * Makes the store over a drizzle database.
+   *
+   * @param db A drizzle database of any supported dialect.
+   * @param options The table prefix, and the dialect if detection is not wanted.
+   * @throws {TypeError} When `db` is not a drizzle database or the prefix is invalid.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { SQLAuthEventStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * new SQLAuthEventStore(db).dialect; // "sqlite"
+   * db.$client.close();
+   * ```
+   */
+  constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
+    this.#db = db as DrizzleDatabase;
+    this.dialect = options.dialect ?? detectDialect(db);
+    const name = lifecycleTableNames(options.tablePrefix).authEvents;
+    this.#table = sql`${sql.identifier(name)}`;
+  }
+
+  /**
+   * Keeps one event; an event without a subject is dropped.
+   *
+   * @param event The event.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the write fails.
+   */
+  async append(event: SecurityEvent): Promise<void> {
+    if (event.subject === null) return;
+    try {
+      await execute(
+        this.#db,
+        this.dialect,
+        sql`INSERT INTO ${this.#table} (id, subject, type, at, user_agent) VALUES (${
+          eventId(event.at)
+        }, ${event.subject}, ${event.type}, ${event.at}, ${event.userAgent})`,
+      );
+    } catch (err) {
+      throw storeError("Recording a security event", err);
+    }
+  }
+
+  /**
+   * A subject's latest events, newest first.
+   *
+   * @param subject The subject.
+   * @param limit At most this many (1–1000); default 50.
+   * @returns The events.
+   * @throws {RangeError} For a limit outside 1–1000.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   */
+  async list(subject: string, limit?: number): Promise<SecurityEvent[]> {
+    const n = eventListLimit(limit);
+    let rows: Row[];
+    try {
+      rows = await queryRows(
+        this.#db,
+        this.dialect,
+        sql`SELECT subject, type, at, user_agent FROM ${this.#table} WHERE subject = ${subject} ORDER BY at DESC, id DESC LIMIT ${
+          sql.raw(String(n))
+        }`,
+      );
+    } catch (err) {
+      throw storeError("Reading security events", err);
+    }
+    return rows.flatMap((row) => toEvent(row) ?? []);
+  }
+
+  /**
+   * Removes every event of a subject.
+   *
+   * @param subject The subject.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   */
+  async deleteFor(subject: string): Promise<void> {
+    try {
+      await execute(
+        this.#db,
+        this.dialect,
+        sql`DELETE FROM ${this.#table} WHERE subject = ${subject}`,
+      );
+    } catch (err) {
+      throw storeError("Deleting security events", err);
+    }
+  }
+
+  /**
+   * Removes events older than `before`: housekeeping for a scheduled job.
+   *
+   * @param before Unix milliseconds; events with `at < before` go.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLAuthEventStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * await new SQLAuthEventStore(db).deleteOlderThan(Date.now() - 90 * 86_400_000);
+   * db.$client.close();
+   * ```
+   */
+  async deleteOlderThan(before: number): Promise<void> {
+    try {
+      await execute(
+        this.#db,
+        this.dialect,
+        sql`DELETE FROM ${this.#table} WHERE at < ${before}`,
+      );
+    } catch (err) {
+      throw storeError("Deleting old security events", err);
+    }
+  }
+}

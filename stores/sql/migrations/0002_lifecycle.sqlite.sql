@@ -1,0 +1,13 @@
+-- portcullis @portcullis/auth, migration 0002: auth_events (the account lifecycle).
+-- Dialect: SQLite, libSQL, Turso, Cloudflare D1. Every statement is idempotent; migrate(db) runs the same.
+-- Generated from lifecycleMigrationStatements("sqlite"); tests/stores/sql_lifecycle_migrations_test.ts keeps them equal.
+
+CREATE TABLE IF NOT EXISTS "auth_events" (
+  "id" TEXT PRIMARY KEY NOT NULL,
+  "subject" TEXT NOT NULL,
+  "type" TEXT NOT NULL,
+  "at" INTEGER NOT NULL,
+  "user_agent" TEXT
+);
+
+CREATE INDEX IF NOT EXISTS "auth_events_subject_at_idx" ON "auth_events" ("subject", "at");

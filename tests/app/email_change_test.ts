@@ -1,0 +1,273 @@
+/**
+ * The reference app's email change over HTTP (form and JSON):
+ * `POST /account/email`, `GET|POST /account/email/confirm`.
+ */
+import assert from "node:assert/strict";
+import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
+
+const PASSWORD = "correct horse battery";
+
+function tokenOf(link: string): string {
+  return new URL(link).searchParams.get("token") ?? "";
+}
+
+Deno.test("SECURITY item 17: POST /account/email needs the current password: a wrong one gets the answer /account/password gives (401); anonymous 401", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "a@example.com", PASSWORD);
+  const wrong = await api(app.origin, "POST", "/account/email", {
+    password: "not the password",
+    email: "b@example.com",
+  }, bearer(token));
+  const viaPassword = await api(app.origin, "POST", "/account/password", {
+    currentPassword: "not the password",
+    newPassword: "whatever new passphrase",
+  }, bearer(token));
+  assert.equal(wrong.status, 401);
+  assert.deepEqual(wrong.body, viaPassword.body);
+  assert.equal(viaPassword.status, 401);
+  const b = new Browser(app.origin);
+  await b.post("/login", { email: "a@example.com", password: PASSWORD });
+  const form = await b.post("/account/email", {
+    password: "nope nope nope",
+    email: "b@example.com",
+  });
+  assert.equal(form.status, 401);
+  assert.match(await form.text(), /The current password is incorrect/);
+  assert.equal(
+    (await api(app.origin, "POST", "/account/email", {
+      password: PASSWORD,
+      email: "b@example.com",
+    })).status,
+    401,
+  );
+  assert.equal(app.mail.filter((l) => l.includes("b@example.com")).length, 0);
+});
+
+Deno.test("POST /account/email: a taken address answers 409, a malformed one 422, the same one 422", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "a@example.com", PASSWORD);
+  await registerJson(app.origin, "taken@example.com", PASSWORD);
+  const ask = (email: string) =>
+    api(
+      app.origin,
+      "POST",
+      "/account/email",
+      { password: PASSWORD, email },
+      bearer(token),
+    );
+  const taken = await ask("Taken@Example.com");
+  assert.equal(taken.status, 409);
+  assert.equal(taken.body.error, "email_taken");
+  assert.equal((await ask("not an address")).status, 422);
+  assert.equal((await ask("a@example.com")).status, 422);
+});
+
+Deno.test("POST /account/email (JSON) answers 202 {} and mails the new address; POST /account/email/confirm (JSON) changes it, counts it verified, and notifies the old address", async () => {
+  await using app = await startApp();
+  const { subject, token } = await registerJson(
+    app.origin,
+    "old@example.com",
+    PASSWORD,
+  );
+  const res = await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "New@Example.com",
+  }, bearer(token));
+  assert.equal(res.status, 202);
+  assert.deepEqual(res.body, {});
+  const link = app.lastLink("new@example.com");
+  assert.match(
+    link,
+    new RegExp(`^${app.origin}/account/email/confirm\\?token=`),
+  );
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "old@example.com",
+    "nothing changes before the link is used",
+  );
+
+  const confirmed = await api(app.origin, "POST", "/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(confirmed.status, 200);
+  assert.deepEqual(confirmed.body, {});
+  assert.equal(confirmed.headers.get("referrer-policy"), "strict-origin");
+  const user = (await app.credentials.findById(subject))!;
+  assert.equal(user.email, "new@example.com");
+  assert.ok(user.verifiedAt > 0, "the new address counts as verified");
+  assert.ok(
+    app.mail.some((l) =>
+      l.includes("to=old@example.com ") &&
+      l.includes("Your email address was changed")
+    ),
+    "the old address gets a notice",
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "new@example.com",
+      password: PASSWORD,
+    })).status,
+    200,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "old@example.com",
+      password: PASSWORD,
+    })).status,
+    401,
+  );
+  const reused = await api(app.origin, "POST", "/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(reused.status, 400);
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).body
+      .email,
+    "new@example.com",
+  );
+});
+
+Deno.test("POST /account/email (form) answers 303 to /account; GET /account/email/confirm in the owner's signed-in browser confirms at once (303)", async () => {
+  await using app = await startApp();
+  const b = new Browser(app.origin);
+  await b.post("/register", { email: "own@example.com", password: PASSWORD });
+  const res = await b.post("/account/email", {
+    password: PASSWORD,
+    email: "mine@example.com",
+  });
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/account");
+  assert.match(
+    (await b.page("/account")).body,
+    /A link to confirm mine@example\.com is on its way/,
+  );
+  const confirm = await b.fetch(app.lastLink("mine@example.com"));
+  assert.equal(confirm.status, 303);
+  assert.equal(confirm.headers.get("location"), "/account");
+  assert.equal(confirm.headers.get("referrer-policy"), "strict-origin");
+  const account = await b.page("/account");
+  assert.match(account.body, /mine@example\.com/);
+  assert.match(account.body, /Your email address is now mine@example\.com/);
+});
+
+Deno.test("GET /account/email/confirm elsewhere (a scanner, another user's browser) only shows a form; its POST confirms (303); bad tokens 400", async () => {
+  await using app = await startApp();
+  const { subject, token } = await registerJson(
+    app.origin,
+    "s@example.com",
+    PASSWORD,
+  );
+  await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "s2@example.com",
+  }, bearer(token));
+  const link = app.lastLink("s2@example.com");
+  const other = new Browser(app.origin);
+  await other.post("/register", {
+    email: "other@example.com",
+    password: PASSWORD,
+  });
+  for (const client of [new Browser(app.origin), other]) {
+    const page = await client.page(
+      new URL(link).pathname + new URL(link).search,
+    );
+    assert.equal(page.status, 200);
+    assert.equal(page.res.headers.get("referrer-policy"), "strict-origin");
+    assert.match(
+      page.body,
+      /<form method="post" action="\/account\/email\/confirm">/,
+    );
+    assert.ok(page.body.includes(`name="token" value="${tokenOf(link)}"`));
+  }
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "s@example.com",
+    "GETs changed nothing",
+  );
+  const anon = new Browser(app.origin);
+  const posted = await anon.post("/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(posted.status, 303);
+  assert.equal(posted.headers.get("location"), "/");
+  assert.ok(
+    !posted.headers.getSetCookie().some((c) => c.startsWith("__Host-session=")),
+    "signs nobody in",
+  );
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "s2@example.com",
+  );
+  for (const bad of [tokenOf(link), "nope", ""]) {
+    const r = await anon.post("/account/email/confirm", { token: bad });
+    assert.equal(r.status, 400, bad);
+    await r.body?.cancel();
+  }
+  assert.equal(
+    (await anon.page("/account/email/confirm?token=nope")).status,
+    400,
+  );
+});
+
+Deno.test("POST /account/email/confirm answers 409 when the address was taken meanwhile, and changes nothing", async () => {
+  await using app = await startApp();
+  const { subject, token } = await registerJson(
+    app.origin,
+    "first@example.com",
+    PASSWORD,
+  );
+  await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "wanted@example.com",
+  }, bearer(token));
+  const link = app.lastLink("wanted@example.com");
+  await registerJson(app.origin, "wanted@example.com", PASSWORD);
+  const res = await api(app.origin, "POST", "/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(res.status, 409);
+  assert.equal(res.body.error, "email_taken");
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "first@example.com",
+  );
+});
+
+Deno.test("SECURITY item 42: no link redeems as another kind: an email-change token fails at /verify and /password/reset, a reset token at /account/email/confirm", async () => {
+  await using app = await startApp();
+  const { token } = await registerJson(app.origin, "x@example.com", PASSWORD);
+  await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "x2@example.com",
+  }, bearer(token));
+  const change = tokenOf(app.lastLink("x2@example.com"));
+  await api(app.origin, "POST", "/password/forgot", { email: "x@example.com" });
+  const reset = tokenOf(await app.awaitLink("x@example.com", 2));
+  const verify = await api(app.origin, "POST", "/verify", { token: change });
+  assert.equal(verify.status, 400);
+  assert.equal(
+    (await api(app.origin, "POST", "/password/reset", {
+      token: change,
+      password: "another passphrase",
+    })).status,
+    400,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/account/email/confirm", { token: reset }))
+      .status,
+    400,
+  );
+  // Each still works for its own purpose.
+  assert.equal(
+    (await api(app.origin, "POST", "/password/reset", {
+      token: reset,
+      password: "another passphrase",
+    })).status,
+    200,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/account/email/confirm", { token: change }))
+      .status,
+    200,
+  );
+});

@@ -1,0 +1,102 @@
+/**
+ * Security-event stores: the in-memory one, and `SQLAuthEventStore` on
+ * libSQL, PGlite, a real PostgreSQL and a real MariaDB.
+ */
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { drizzle as drizzleMysql } from "drizzle-orm/mysql2";
+import { PGlite } from "@electric-sql/pglite";
+import postgres from "postgres";
+import mysql from "mysql2/promise";
+import { MemorySecurityEventStore } from "../../lib/events/memory_security_event_store.ts";
+import {
+  lifecycleTableNames,
+  migrate,
+  SQLAuthEventStore,
+  tableNames,
+} from "../../stores/sql/mod.ts";
+import { requireTcp } from "../support/services.ts";
+import { testSecurityEventStore } from "./_event_conformance.ts";
+
+testSecurityEventStore(
+  "MemorySecurityEventStore",
+  () => new MemorySecurityEventStore(),
+);
+
+let libsql: ReturnType<typeof createClient> | undefined;
+testSecurityEventStore("SQLAuthEventStore (libSQL)", async () => {
+  libsql = createClient({ url: ":memory:" });
+  const db = drizzle(libsql);
+  await migrate(db);
+  return new SQLAuthEventStore(db);
+}, { close: () => libsql?.close() });
+
+let pglite: PGlite | undefined;
+testSecurityEventStore("SQLAuthEventStore (PGlite)", async () => {
+  pglite = new PGlite();
+  const db = drizzlePglite(pglite);
+  await migrate(db);
+  return new SQLAuthEventStore(db);
+}, { close: () => pglite?.close() });
+
+const PG = {
+  host: "127.0.0.1",
+  port: 5432,
+  user: "postgres",
+  database: "test",
+  onnotice: () => {},
+};
+const schema = `portcullis_ev_${crypto.randomUUID().replaceAll("-", "")}`;
+let pg: ReturnType<typeof postgres> | undefined;
+testSecurityEventStore(
+  "SQLAuthEventStore (PostgreSQL via postgres)",
+  async () => {
+    const admin = postgres({ ...PG, max: 1 });
+    await admin.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await admin.end();
+    pg = postgres({ ...PG, max: 4, connection: { search_path: schema } });
+    const db = drizzlePostgres(pg);
+    await migrate(db);
+    return new SQLAuthEventStore(db);
+  },
+  {
+    available: () => requireTcp("PostgreSQL", 5432),
+    close: async () => {
+      await pg?.end();
+      if (pg === undefined) return;
+      const admin = postgres({ ...PG, max: 1 });
+      await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    },
+  },
+);
+
+const MY = {
+  host: "127.0.0.1",
+  port: 3306,
+  user: "root",
+  password: "",
+  database: "test",
+};
+const tablePrefix = `pe${crypto.randomUUID().slice(0, 8)}_`;
+let pool: ReturnType<typeof mysql.createPool> | undefined;
+testSecurityEventStore("SQLAuthEventStore (MariaDB via mysql2)", async () => {
+  pool = mysql.createPool({ ...MY, connectionLimit: 4 });
+  const db = drizzleMysql({ client: pool });
+  await migrate(db, { tablePrefix });
+  return new SQLAuthEventStore(db, { tablePrefix });
+}, {
+  available: () => requireTcp("MariaDB", 3306),
+  close: async () => {
+    if (pool === undefined) return;
+    const t = tableNames(tablePrefix);
+    await pool.query(
+      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
+        lifecycleTableNames(tablePrefix).authEvents
+      }\``,
+    );
+    await pool.end();
+  },
+});
