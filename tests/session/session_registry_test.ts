@@ -12,7 +12,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import { type PutOptions } from "@portcullis/auth/sessions";
+import type { PutOptions } from "@portcullis/auth/sessions";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
 import { SECRET } from "./_helpers.ts";
 
