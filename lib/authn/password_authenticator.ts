@@ -9,7 +9,7 @@ import type { CredentialStore } from "./credential_store.ts";
 import type { PasswordHasher } from "./password_hasher.ts";
 import { Pbkdf2Hasher } from "./pbkdf2_hasher.ts";
 import { normalizeEmail } from "./normalize_email.ts";
-import { PasswordPolicy } from "./password_policy.ts";
+import { PasswordPolicy, POLICY_REASONS } from "./password_policy.ts";
 import { encodeBase64Url } from "../_common/base64url.ts";
 import { subjectProblem } from "../_common/subject.ts";
 import { cryptoRandomBytes } from "./_bytes.ts";
@@ -23,16 +23,6 @@ import type {
 } from "./password_authenticator_types.ts";
 
 export type * from "./password_authenticator_types.ts";
-
-const REJECTED = {
-  tooShort: "passwordTooShort",
-  tooLong: "passwordTooLong",
-  malformed: "passwordMalformed",
-} as const;
-
-function randomSubject(): string {
-  return encodeBase64Url(cryptoRandomBytes(16));
-}
 
 /**
  * Registers and authenticates users by email and password.
@@ -99,7 +89,8 @@ export class PasswordAuthenticator {
     });
     this.#isCompromised = options.isCompromised ?? (() => false);
     this.#now = options.now ?? Date.now;
-    this.#newId = options.newId ?? randomSubject;
+    this.#newId = options.newId ??
+      (() => encodeBase64Url(cryptoRandomBytes(16)));
     this.#login = {
       credentials: this.#credentials,
       hasher: this.#hasher,
@@ -137,7 +128,7 @@ export class PasswordAuthenticator {
     }
     const problem = this.#policy.problem(password);
     if (problem !== null) {
-      return { kind: "rejected", reason: REJECTED[problem] };
+      return { kind: "rejected", reason: POLICY_REASONS[problem] };
     }
     if (await this.#isCompromised(password)) {
       return { kind: "rejected", reason: "passwordCommon" };

@@ -26,7 +26,8 @@ export const DEFAULT_MIN_PASSWORD_LENGTH = 8;
 export const DEFAULT_MAX_PASSWORD_BYTES = 1024;
 
 const encoder = new TextEncoder();
-const REASONS = {
+/** The `AuthError` reason of each policy problem (also a register outcome). */
+export const POLICY_REASONS = {
   tooShort: "passwordTooShort",
   tooLong: "passwordTooLong",
   malformed: "passwordMalformed",
@@ -109,7 +110,7 @@ export class PasswordPolicy {
     const problem = this.problem(password);
     if (problem === null) return;
     throw new AuthError("INVALID_PASSWORD", this.#describe(password, problem), {
-      reason: REASONS[problem],
+      reason: POLICY_REASONS[problem],
     });
   }
 

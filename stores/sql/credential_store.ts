@@ -14,33 +14,20 @@ import type {
   UserRecord,
 } from "@portcullis/auth/passwords";
 import { deleteUserRow, updateUserEmail } from "./_user_lifecycle.ts";
+import { findUser, updateUser } from "./_user_rows.ts";
 import {
   detectDialect,
   type DrizzleDatabase,
   type SQLDatabase,
   type SQLDialect,
 } from "./dialect.ts";
-import { execute, mysqlMatched, queryRows, type Row } from "./_exec.ts";
+import { execute } from "./_exec.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
 import {
   type SQLStoreOptions,
   type SQLTableNames,
   tableNames,
 } from "./migrations.ts";
-
-const USER_COLUMNS = sql.raw(
-  "id, email, password_hash, verified_at, created_at",
-);
-
-function toUser(row: Row): UserRecord {
-  return {
-    id: String(row.id),
-    email: String(row.email),
-    passwordHash: String(row.password_hash),
-    verifiedAt: Number(row.verified_at),
-    createdAt: Number(row.created_at),
-  };
-}
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
@@ -130,16 +117,6 @@ export class SQLCredentialStore implements CredentialStore {
    * @param id A subject id.
    * @returns The user, or `null`.
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
-   *
-   * @example Usage
-   * ```ts
-   * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
-   * const db = drizzle({ connection: { url: ":memory:" } });
-   * await migrate(db);
-   * await new SQLCredentialStore(db).findById("u1"); // null
-   * db.$client.close();
-   * ```
    */
   async findById(id: string): Promise<UserRecord | null> {
     return await this.#findOne(sql`id = ${id}`);
@@ -313,40 +290,11 @@ export class SQLCredentialStore implements CredentialStore {
     return deleteUserRow(this.#db, this.dialect, this.#names, id);
   }
 
-  async #findOne(where: SQL): Promise<UserRecord | null> {
-    let rows: Row[];
-    try {
-      rows = await queryRows(
-        this.#db,
-        this.dialect,
-        sql`SELECT ${USER_COLUMNS} FROM ${this.#table} WHERE ${where}`,
-      );
-    } catch (err) {
-      throw storeError("Reading a user", err);
-    }
-    return rows.length > 0 ? toUser(rows[0]) : null;
+  #findOne(where: SQL): Promise<UserRecord | null> {
+    return findUser(this.#db, this.dialect, this.#table, where);
   }
 
-  async #update(
-    set: SQL,
-    where: SQL,
-  ): Promise<boolean> {
-    try {
-      if (this.dialect === "mysql") {
-        const matched = await mysqlMatched(
-          this.#db,
-          sql`UPDATE ${this.#table} SET ${set} WHERE ${where}`,
-        );
-        return matched > 0;
-      }
-      const rows = await queryRows(
-        this.#db,
-        this.dialect,
-        sql`UPDATE ${this.#table} SET ${set} WHERE ${where} RETURNING id`,
-      );
-      return rows.length > 0;
-    } catch (err) {
-      throw storeError("Updating a user", err);
-    }
+  #update(set: SQL, where: SQL): Promise<boolean> {
+    return updateUser(this.#db, this.dialect, this.#table, set, where);
   }
 }
