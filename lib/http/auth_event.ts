@@ -17,7 +17,10 @@ export type AuthEvent =
 
 /**
  * The default event hook: problems go to `console.error` as one line, with
- * the error's message only (no stack, no request data).
+ * no stack and no request data. A store failure is logged by the error's
+ * name and code only: drivers echo the failed command in their messages,
+ * and those carry session ids and subject ids (key names), which stay out
+ * of logs.
  *
  * @param event The event.
  *
@@ -29,8 +32,19 @@ export type AuthEvent =
  */
 export function logAuthEvent(event: AuthEvent): void {
   if (event.type === "cross_origin_rejected") return;
-  const detail = "error" in event
+  const detail = event.type === "store_unavailable"
+    ? kindOf(event.error)
+    : "error" in event
     ? (event.error instanceof Error ? event.error.message : String(event.error))
     : event.message;
   console.error(`portcullis: ${event.type}: ${detail}`);
+}
+
+/** An error's name and code, never its message. */
+function kindOf(error: unknown): string {
+  if (!(error instanceof Error)) return "the store failed";
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" || typeof code === "number"
+    ? `${error.name} (${code})`
+    : error.name;
 }
