@@ -70,10 +70,11 @@ export type UpdateEmailResult =
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryCredentialStore } from "@portcullis/auth";
  * const store = new MemoryCredentialStore();
  * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
- * (await store.findByEmail("a@example.com"))?.id; // "u1"
+ * assert.equal((await store.findByEmail("a@example.com"))?.id, "u1");
  * ```
  */
 export interface CredentialStore {

@@ -25,11 +25,12 @@ import type {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryCredentialStore } from "@portcullis/auth";
  * const store = new MemoryCredentialStore();
  * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
- * await store.create({ id: "u2", email: "a@example.com", passwordHash: "$y", createdAt: 0 }); // { kind: "emailTaken" }
- * (await store.findByEmail("a@example.com"))?.id; // "u1"
+ * assert.deepEqual(await store.create({ id: "u2", email: "a@example.com", passwordHash: "$y", createdAt: 0 }), { kind: "emailTaken" });
+ * assert.equal((await store.findByEmail("a@example.com"))?.id, "u1");
  * ```
  */
 export class MemoryCredentialStore implements CredentialStore {
@@ -44,8 +45,9 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
-   * await new MemoryCredentialStore().findByEmail("a@example.com"); // null
+   * assert.equal(await new MemoryCredentialStore().findByEmail("a@example.com"), null);
    * ```
    */
   findByEmail(email: string): Promise<UserRecord | null> {
@@ -61,8 +63,9 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
-   * await new MemoryCredentialStore().findById("u1"); // null
+   * assert.equal(await new MemoryCredentialStore().findById("u1"), null);
    * ```
    */
   findById(id: string): Promise<UserRecord | null> {
@@ -80,9 +83,10 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
    * const store = new MemoryCredentialStore();
-   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 }); // { kind: "created" }
+   * assert.deepEqual(await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 }), { kind: "created" });
    * ```
    */
   create(user: NewUserRecord): Promise<CreateUserResult> {
@@ -116,11 +120,12 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
    * const store = new MemoryCredentialStore();
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$old", createdAt: 0 });
-   * await store.updatePasswordHash("u1", "$new", "$old"); // true
-   * await store.updatePasswordHash("u1", "$newer", "$old"); // false
+   * assert.equal(await store.updatePasswordHash("u1", "$new", "$old"), true);
+   * assert.equal(await store.updatePasswordHash("u1", "$newer", "$old"), false);
    * ```
    */
   updatePasswordHash(
@@ -147,10 +152,11 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
    * const store = new MemoryCredentialStore();
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
-   * await store.markVerified("u1", "a@example.com", Date.now()); // true
+   * assert.equal(await store.markVerified("u1", "a@example.com", Date.now()), true);
    * ```
    */
   markVerified(id: string, email: string, at: number): Promise<boolean> {
@@ -181,10 +187,11 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
    * const store = new MemoryCredentialStore();
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
-   * await store.updateEmail("u1", "b@example.com"); // { kind: "updated" }
+   * assert.deepEqual(await store.updateEmail("u1", "b@example.com"), { kind: "updated" });
    * ```
    */
   updateEmail(
@@ -227,8 +234,9 @@ export class MemoryCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryCredentialStore } from "@portcullis/auth";
-   * await new MemoryCredentialStore().deleteUser("u1"); // false
+   * assert.equal(await new MemoryCredentialStore().deleteUser("u1"), false);
    * ```
    */
   deleteUser(id: string): Promise<boolean> {

@@ -34,8 +34,9 @@ const DOMAIN_LABEL =
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeEmail } from "@portcullis/auth";
- * normalizeEmail("  Alice@Example.COM "); // "alice@example.com"
+ * assert.equal(normalizeEmail("  Alice@Example.COM "), "alice@example.com");
  * ```
  */
 export function normalizeEmail(input: string): string {

@@ -14,11 +14,12 @@
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Pbkdf2Hasher } from "@portcullis/auth";
  * const hasher = new Pbkdf2Hasher({ iterations: 1000 }); // tests only
  * const stored = await hasher.hash("correct horse");
- * await hasher.verify("correct horse", stored); // true
- * hasher.needsRehash(stored); // false
+ * assert.equal(await hasher.verify("correct horse", stored), true);
+ * assert.equal(hasher.needsRehash(stored), false);
  * ```
  */
 export interface PasswordHasher {

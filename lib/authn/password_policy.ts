@@ -40,10 +40,11 @@ export const POLICY_REASONS = {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PasswordPolicy } from "@portcullis/auth/passwords";
  * const policy = new PasswordPolicy({ minLength: 12 });
  * policy.check("correct horse battery"); // passes
- * policy.fits("x".repeat(5000)); // false
+ * assert.equal(policy.fits("x".repeat(5000)), false);
  * ```
  */
 export class PasswordPolicy {

@@ -47,11 +47,12 @@ interface Parsed {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Pbkdf2Hasher } from "@portcullis/auth";
  * const hasher = new Pbkdf2Hasher({ iterations: 1000 }); // 600000 by default
  * const stored = await hasher.hash("correct horse battery");
- * await hasher.verify("correct horse battery", stored); // true
- * hasher.needsRehash(stored); // false
+ * assert.equal(await hasher.verify("correct horse battery", stored), true);
+ * assert.equal(hasher.needsRehash(stored), false);
  * ```
  */
 export class Pbkdf2Hasher implements PasswordHasher {

@@ -115,10 +115,11 @@ function checkExports(exports: WebAssembly.Exports): Exports {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * const derive = await wasmPbkdf2Engine();
  * const enc = new TextEncoder();
  * const dk = derive(enc.encode("password"), enc.encode("salt"), 4096, 32);
- * dk.length; // 32
+ * assert.equal(dk.length, 32);
  * ```
  */
 export async function wasmPbkdf2Engine(

@@ -103,8 +103,9 @@ export function definePolicy<A extends string = never>(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { principal } from "@portcullis/auth/policies";
- * principal("user_1").is("user_1"); // true
+ * assert.equal(principal("user_1").is("user_1"), true);
  * ```
  */
 export function principal(id: string): Principal {
@@ -124,11 +125,12 @@ export function principal(id: string): Principal {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { definePolicy } from "@portcullis/auth";
  * import { evaluatePolicy, principal } from "@portcullis/auth/policies";
  * const p = definePolicy<"view">({ can: (who) => who !== null });
- * await evaluatePolicy(p, principal("u1"), "view", "n1"); // true
- * await evaluatePolicy(p, null, "view", "n1"); // false
+ * assert.equal(await evaluatePolicy(p, principal("u1"), "view", "n1"), true);
+ * assert.equal(await evaluatePolicy(p, null, "view", "n1"), false);
  * ```
  */
 export async function evaluatePolicy<A extends string>(

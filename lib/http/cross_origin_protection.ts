@@ -36,12 +36,14 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CrossOriginProtection } from "@portcullis/auth/http";
  * const csrf = new CrossOriginProtection({ trustedOrigins: ["https://admin.example.com"] });
- * csrf.check(new Request("https://example.com/x", {
+ * const forged = new Request("https://example.com/x", {
  *   method: "POST",
  *   headers: { "sec-fetch-site": "cross-site" },
- * })); // false
+ * });
+ * assert.equal(csrf.check(forged), false);
  * ```
  */
 export class CrossOriginProtection {

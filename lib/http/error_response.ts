@@ -18,9 +18,10 @@
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { errorResponse } from "@portcullis/auth";
  * const res = errorResponse(new Request("https://example.com/"), 401, "unauthenticated", "Sign in first");
- * res.status; // 401
+ * assert.equal(res.status, 401);
  * ```
  */
 export function errorResponse(

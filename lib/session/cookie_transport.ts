@@ -35,11 +35,12 @@ const VALUE = /^[A-Za-z0-9._-]{1,4096}$/;
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CookieTransport } from "@portcullis/auth";
  * const cookies = new CookieTransport();
  * const req = new Request("https://example.com/", { headers: { cookie: "__Host-session=abc" } });
- * cookies.read(req); // "abc"
- * cookies.serialize("abc", 3600); // "__Host-session=abc; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=3600"
+ * assert.equal(cookies.read(req), "abc");
+ * assert.equal(cookies.serialize("abc", 3600), "__Host-session=abc; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=3600");
  * ```
  */
 export class CookieTransport {

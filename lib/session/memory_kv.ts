@@ -25,10 +25,11 @@ interface Entry {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryKV } from "@portcullis/auth";
  * const kv = new MemoryKV();
  * await kv.put("k", "v", { ttlSeconds: 60 });
- * await kv.getMany(["k"]); // ["v"]
+ * assert.deepEqual(await kv.getMany(["k"]), ["v"]);
  * ```
  */
 export class MemoryKV implements KeyValueStore {

@@ -12,10 +12,11 @@ import type { KeyValueStore } from "./key_value_store.ts";
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { KVSessionStore, MemoryKV } from "@portcullis/auth";
  * const store = new KVSessionStore(new MemoryKV());
  * await store.revoke("some-jti", 60);
- * await store.isRevoked("user_1", "some-jti", Date.now()); // true
+ * assert.equal(await store.isRevoked("user_1", "some-jti", Date.now()), true);
  * ```
  */
 export interface SessionStore {

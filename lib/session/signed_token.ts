@@ -63,10 +63,11 @@ export async function signToken(
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SecretProvider } from "@portcullis/auth";
  * import { verifyToken } from "@portcullis/auth/tokens";
  * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
- * await verifyToken(keys, "flash", "v1.garbage"); // null
+ * assert.equal(await verifyToken(keys, "flash", "v1.garbage"), null);
  * ```
  */
 export async function verifyToken(

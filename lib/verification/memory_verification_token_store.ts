@@ -22,11 +22,12 @@ import type {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
  * const store = new MemoryVerificationTokenStore();
  * await store.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
  * await store.consume("ab", "verify-email"); // the record, once
- * await store.consume("ab", "verify-email"); // null
+ * assert.equal(await store.consume("ab", "verify-email"), null);
  * ```
  */
 export class MemoryVerificationTokenStore implements VerificationTokenStore {
@@ -61,8 +62,9 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
-   * await new MemoryVerificationTokenStore().consume("ab", "verify-email"); // null
+   * assert.equal(await new MemoryVerificationTokenStore().consume("ab", "verify-email"), null);
    * ```
    */
   consume(
@@ -85,8 +87,9 @@ export class MemoryVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
-   * await new MemoryVerificationTokenStore().find("ab", "verify-email"); // null
+   * assert.equal(await new MemoryVerificationTokenStore().find("ab", "verify-email"), null);
    * ```
    */
   find(

@@ -84,12 +84,13 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryVerificationTokenStore } from "./memory_verification_token_store.ts";
  * import { OneTimeTokens } from "./one_time_tokens.ts";
  * const tokens = new OneTimeTokens({ store: new MemoryVerificationTokenStore() });
  * const token = await tokens.issue({ subject: "u1", email: "a@example.com", purpose: "verify-email" });
- * (await tokens.redeem(token, "verify-email"))?.subject; // "u1"
- * await tokens.redeem(token, "verify-email"); // null: used
+ * assert.equal((await tokens.redeem(token, "verify-email"))?.subject, "u1");
+ * assert.equal(await tokens.redeem(token, "verify-email"), null); // used
  * ```
  */
 export class OneTimeTokens {
@@ -280,8 +281,9 @@ export class OneTimeTokens {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hashOneTimeToken } from "./one_time_tokens.ts";
- * (await hashOneTimeToken("abc")).length; // 64
+ * assert.equal((await hashOneTimeToken("abc")).length, 64);
  * ```
  */
 export async function hashOneTimeToken(token: string): Promise<string> {

@@ -27,11 +27,12 @@ export interface VerificationTokenRecord {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryVerificationTokenStore } from "@portcullis/auth/verification";
  * const store = new MemoryVerificationTokenStore();
  * await store.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: 1, createdAt: 0 });
  * await store.consume("ab", "verify-email"); // the record, once
- * await store.consume("ab", "verify-email"); // null
+ * assert.equal(await store.consume("ab", "verify-email"), null);
  * ```
  */
 export interface VerificationTokenStore {

@@ -33,10 +33,11 @@ export interface CommonPasswordCheckOptions {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { commonPasswordCheck } from "@portcullis/common-passwords";
  * const isCommon = commonPasswordCheck();
- * isCommon("Password1"); // true
- * isCommon("a long and unusual passphrase"); // false
+ * assert.equal(isCommon("Password1"), true);
+ * assert.equal(isCommon("a long and unusual passphrase"), false);
  * ```
  */
 export function commonPasswordCheck(

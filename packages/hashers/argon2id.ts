@@ -134,10 +134,11 @@ interface Parsed {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Argon2idHasher } from "@portcullis/hashers/argon2id";
  * const hasher = new Argon2idHasher(); // m=19456, t=2, p=1
  * const stored = await hasher.hash("correct horse battery");
- * await hasher.verify("correct horse battery", stored); // true
+ * assert.equal(await hasher.verify("correct horse battery", stored), true);
  * ```
  */
 export class Argon2idHasher implements PasswordHasher {

@@ -55,10 +55,11 @@ const encoder = new TextEncoder();
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BcryptHasher } from "@portcullis/hashers/bcrypt";
  * const hasher = new BcryptHasher({ cost: 10 });
  * const stored = await hasher.hash("correct horse battery");
- * await hasher.verify("correct horse battery", stored); // true
+ * assert.equal(await hasher.verify("correct horse battery", stored), true);
  * ```
  */
 export class BcryptHasher implements PasswordHasher {

@@ -49,9 +49,10 @@ const VERIFICATION_ONLY = new Set([
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderApp } from "./generate.ts";
  * const files = renderApp({ verification: false });
- * files.has("app.ts"); // true
+ * assert.equal(files.has("app.ts"), true);
  * files.has("routes/verify.ts"); // false
  * ```
  */

@@ -61,13 +61,14 @@ function eventId(at: number): string {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drizzle } from "drizzle-orm/libsql";
  * import { migrate, SQLAuthEventStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
  * const events = new SQLAuthEventStore(db);
  * await events.append({ type: "login", subject: "u1", at: Date.now(), userAgent: null });
- * (await events.list("u1"))[0].type; // "login"
+ * assert.equal((await events.list("u1"))[0].type, "login");
  * db.$client.close();
  * ```
  */
@@ -87,10 +88,11 @@ export class SQLAuthEventStore implements SecurityEventStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { SQLAuthEventStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
-   * new SQLAuthEventStore(db).dialect; // "sqlite"
+   * assert.equal(new SQLAuthEventStore(db).dialect, "sqlite");
    * db.$client.close();
    * ```
    */

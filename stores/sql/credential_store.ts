@@ -47,13 +47,14 @@ import {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drizzle } from "drizzle-orm/libsql";
  * import { migrate, SQLCredentialStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
  * await migrate(db);
  * const store = new SQLCredentialStore(db);
  * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: Date.now() });
- * (await store.findByEmail("a@example.com"))?.id; // "u1"
+ * assert.equal((await store.findByEmail("a@example.com"))?.id, "u1");
  * db.$client.close();
  * ```
  */
@@ -75,11 +76,12 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * const store = new SQLCredentialStore(db, { tablePrefix: "auth_" });
-   * store.dialect; // "sqlite"
+   * assert.equal(store.dialect, "sqlite");
    * db.$client.close();
    * ```
    */
@@ -99,11 +101,12 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
-   * await new SQLCredentialStore(db).findByEmail("a@example.com"); // null
+   * assert.equal(await new SQLCredentialStore(db).findByEmail("a@example.com"), null);
    * db.$client.close();
    * ```
    */
@@ -133,14 +136,15 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
    * const user = { id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 };
-   * await store.create(user); // { kind: "created" }
-   * await store.create({ ...user, id: "u2" }); // { kind: "emailTaken" }
+   * assert.deepEqual(await store.create(user), { kind: "created" });
+   * assert.deepEqual(await store.create({ ...user, id: "u2" }), { kind: "emailTaken" });
    * db.$client.close();
    * ```
    */
@@ -179,14 +183,15 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$old", createdAt: 0 });
-   * await store.updatePasswordHash("u1", "$new", "$old"); // true
-   * await store.updatePasswordHash("u1", "$newer", "$old"); // false
+   * assert.equal(await store.updatePasswordHash("u1", "$new", "$old"), true);
+   * assert.equal(await store.updatePasswordHash("u1", "$newer", "$old"), false);
    * db.$client.close();
    * ```
    */
@@ -213,13 +218,14 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
-   * await store.markVerified("u1", "a@example.com", Date.now()); // true
+   * assert.equal(await store.markVerified("u1", "a@example.com", Date.now()), true);
    * db.$client.close();
    * ```
    */
@@ -247,13 +253,14 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
    * const store = new SQLCredentialStore(db);
    * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
-   * await store.updateEmail("u1", "b@example.com"); // { kind: "updated" }
+   * assert.deepEqual(await store.updateEmail("u1", "b@example.com"), { kind: "updated" });
    * db.$client.close();
    * ```
    */
@@ -278,11 +285,12 @@ export class SQLCredentialStore implements CredentialStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLCredentialStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
-   * await new SQLCredentialStore(db).deleteUser("u1"); // false
+   * assert.equal(await new SQLCredentialStore(db).deleteUser("u1"), false);
    * db.$client.close();
    * ```
    */

@@ -76,10 +76,11 @@ function kindOf(value: unknown): SQLDialect | null {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drizzle } from "drizzle-orm/libsql";
  * import { detectDialect } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
- * detectDialect(db); // "sqlite"
+ * assert.equal(detectDialect(db), "sqlite");
  * db.$client.close();
  * ```
  */

@@ -24,8 +24,9 @@ export interface SQLLifecycleTableNames {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lifecycleTableNames } from "@portcullis/sql";
- * lifecycleTableNames("auth_").authEvents; // "auth_auth_events"
+ * assert.equal(lifecycleTableNames("auth_").authEvents, "auth_auth_events");
  * ```
  */
 export function lifecycleTableNames(tablePrefix = ""): SQLLifecycleTableNames {
@@ -47,8 +48,9 @@ export function lifecycleTableNames(tablePrefix = ""): SQLLifecycleTableNames {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lifecycleMigrationStatements } from "@portcullis/sql";
- * lifecycleMigrationStatements("sqlite").length; // 2
+ * assert.equal(lifecycleMigrationStatements("sqlite").length, 2);
  * ```
  */
 export function lifecycleMigrationStatements(

@@ -51,8 +51,9 @@ export interface SQLTableNames {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tableNames } from "@portcullis/sql";
- * tableNames("auth_").users; // "auth_users"
+ * assert.equal(tableNames("auth_").users, "auth_users");
  * ```
  */
 export function tableNames(tablePrefix = ""): SQLTableNames {

@@ -60,6 +60,7 @@ function toRecord(row: Row): VerificationTokenRecord {
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drizzle } from "drizzle-orm/libsql";
  * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
  * const db = drizzle({ connection: { url: ":memory:" } });
@@ -67,7 +68,7 @@ function toRecord(row: Row): VerificationTokenRecord {
  * const tokens = new SQLVerificationTokenStore(db);
  * await tokens.put({ tokenHash: "ab", purpose: "verify-email", subject: "u1", email: "a@example.com", expiresAt: Date.now() + 86_400_000, createdAt: Date.now() });
  * await tokens.consume("ab", "verify-email"); // the record, once
- * await tokens.consume("ab", "verify-email"); // null
+ * assert.equal(await tokens.consume("ab", "verify-email"), null);
  * db.$client.close();
  * ```
  */
@@ -92,11 +93,12 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * const store = new SQLVerificationTokenStore(db, { tablePrefix: "auth_" });
-   * store.dialect; // "sqlite"
+   * assert.equal(store.dialect, "sqlite");
    * db.$client.close();
    * ```
    */
@@ -151,11 +153,12 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
-   * await new SQLVerificationTokenStore(db).consume("ab", "verify-email"); // null
+   * assert.equal(await new SQLVerificationTokenStore(db).consume("ab", "verify-email"), null);
    * db.$client.close();
    * ```
    */
@@ -203,11 +206,12 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    *
    * @example Usage
    * ```ts
+   * import assert from "node:assert/strict";
    * import { drizzle } from "drizzle-orm/libsql";
    * import { migrate, SQLVerificationTokenStore } from "@portcullis/sql";
    * const db = drizzle({ connection: { url: ":memory:" } });
    * await migrate(db);
-   * await new SQLVerificationTokenStore(db).find("ab", "verify-email"); // null
+   * assert.equal(await new SQLVerificationTokenStore(db).find("ab", "verify-email"), null);
    * db.$client.close();
    * ```
    */
