@@ -6,7 +6,8 @@
  * - `POST /register` `{email, password}`: 201 `{subject, token, expiresAt}`
  *   and the session cookie; 409 when the email is taken; 400 for input the
  *   password or email rules refuse.
- * - `POST /login`: 200 as above; 401 for any wrong email or password.
+ * - `POST /login`: 200 as above; 401 for any wrong email or password; 429
+ *   after 10 attempts for one email in 15 minutes.
  * - `GET /me` (behind `requireAuth()`): `{subject, email}`, else 401.
  * - `POST /logout` (behind `requireAuth()`): 204, session revoked.
  *
@@ -19,6 +20,8 @@ import {
   currentUser,
   errorResponse,
   identityMiddleware,
+  type KeyValueStore,
+  normalizeEmail,
   PasswordAuthenticator,
   type PasswordHasher,
   requireAuth,
@@ -34,11 +37,16 @@ export interface HonoAppOptions {
   sessions: SessionManager;
   /** Where users and their password hashes live. */
   credentials: CredentialStore;
+  /** Where the login attempts per email are counted. */
+  kv: KeyValueStore;
   /** The public origin; unsafe cross-site requests get 403. */
   appOrigin: string;
   /** Default: PBKDF2-SHA256 at 600000 iterations. */
   hasher?: PasswordHasher;
 }
+
+/** At most this many login attempts per email in the window. */
+export const LOGIN_LIMIT = { max: 10, windowSeconds: 15 * 60 };
 
 /**
  * Builds the Hono app.
@@ -91,6 +99,11 @@ export function createHonoApp(options: HonoAppOptions): Hono {
   app.post("/login", async (c) => {
     const input = await credentialsOf(c.req.raw);
     if (input === null) return badRequest(c.req.raw);
+    if (await tooManyAttempts(options.kv, input.email)) {
+      return errorResponse(c.req.raw, 429, "too_many_requests", "Try later", {
+        "retry-after": String(LOGIN_LIMIT.windowSeconds),
+      });
+    }
     const subject = await auth.authenticate(input.email, input.password);
     if (subject === null) {
       return errorResponse(
@@ -142,4 +155,23 @@ async function credentialsOf(
 
 function badRequest(req: Request): Response {
   return errorResponse(req, 400, "bad_request", "Send JSON {email, password}");
+}
+
+/** Counts one login attempt for the email; true when over the limit. */
+async function tooManyAttempts(
+  kv: KeyValueStore,
+  email: string,
+): Promise<boolean> {
+  let key: string;
+  try {
+    key = `login-attempts:${normalizeEmail(email)}`;
+  } catch {
+    return false; // no account has this address: nothing to guess
+  }
+  const { max, windowSeconds } = LOGIN_LIMIT;
+  if (kv.increment) return (await kv.increment(key, windowSeconds)) > max;
+  const [value] = await kv.getMany([key]);
+  const count = Number(value ?? 0) + 1;
+  await kv.put(key, String(count), { ttlSeconds: windowSeconds });
+  return count > max;
 }

@@ -35,6 +35,7 @@ const kv = await DenoKV.open(env.KV_PATH ?? "./data/kv.sqlite3");
 const app = createHonoApp({
   sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
   credentials: new SQLCredentialStore(db),
+  kv,
   appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
 });
 
