@@ -49,7 +49,12 @@
  * @module
  */
 
-export { AuthError, type AuthErrorCode } from "./lib/auth_error.ts";
+export {
+  AuthError,
+  type AuthErrorCode,
+  type AuthErrorOptions,
+  type AuthErrorReasons,
+} from "./lib/auth_error.ts";
 
 // Session layer
 export { SecretProvider } from "./lib/session/secret_provider.ts";

@@ -23,11 +23,20 @@ Deno.test("deno lint is clean", async () => {
   assert.ok(r.ok, r.out);
 });
 
-Deno.test("deno doc --lint is clean on every published entry point", async () => {
-  const config = JSON.parse(await Deno.readTextFile("deno.json"));
-  const entries = Object.values(config.exports as Record<string, string>)
-    .filter((path) => path.endsWith(".ts"));
-  assert.ok(entries.length >= 10, `${entries.length} entries`);
+Deno.test("deno doc --lint is clean on every published entry point of every package", async () => {
+  const root = JSON.parse(await Deno.readTextFile("deno.json"));
+  const entries: string[] = [];
+  for (const dir of [".", ...root.workspace as string[]]) {
+    const c = JSON.parse(await Deno.readTextFile(`${dir}/deno.json`));
+    if (!c.name) continue;
+    const exp = typeof c.exports === "string" ? { ".": c.exports } : c.exports;
+    for (const path of Object.values(exp as Record<string, string>)) {
+      if (path.endsWith(".ts")) {
+        entries.push(`${dir}/${path.replace(/^\.\//, "")}`);
+      }
+    }
+  }
+  assert.ok(entries.length >= 15, `${entries.length} entries`);
   const r = await deno("doc", "--lint", ...entries);
   assert.ok(r.ok, r.out);
 });

@@ -40,10 +40,6 @@ export {
 } from "./session_store.ts";
 export type { PutOptions } from "./key_value_store.ts";
 export type { MemoryKVOptions } from "./memory_kv.ts";
-export type {
-  DenoKvAtomicLike,
-  DenoKvLike,
-  DenoKVOptions,
-} from "./deno_kv.ts";
+export type { DenoKvAtomicLike, DenoKvLike, DenoKVOptions } from "./deno_kv.ts";
 export type { CookieTransportOptions } from "./cookie_transport.ts";
 export type { BearerCredentials } from "./bearer_transport.ts";

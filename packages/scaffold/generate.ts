@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { NPM_IMPORTS, TEMPLATES, VERSION } from "./_templates.ts";
+import { PACKAGE_EXPORTS, TEMPLATES, VERSION } from "./_templates.ts";
 
 /** Options of {@linkcode renderApp}. */
 export interface RenderOptions {
@@ -60,82 +60,71 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
   const out = new Map<string, string>();
   for (const path of Object.keys(TEMPLATES).sort()) {
     if (!verification && VERIFICATION_ONLY.has(path)) continue;
-    const source = rewriteImports(TEMPLATES[path]);
+    if (path === "deno.json") continue; // projectConfig() writes it
+    const source = TEMPLATES[path];
     out.set(path, verification ? source : withoutRegions(path, source));
   }
   return out;
 }
 
 /**
- * Maps imports that reach into this repository (`../../mod.ts`,
- * `../../lib/…`, `../../stores/sql.ts`) to the package's specifiers, so an
- * app written inside the repository works in a project of its own.
+ * The generated project's `deno.json`: the app's own, whose imports name
+ * the packages on JSR, or, for a local checkout, the same names mapped to
+ * the checkout's files.
  *
- * @param source A module's text.
- * @returns The text with those specifiers replaced.
- *
- * @example Usage
- * ```ts
- * import { rewriteImports } from "./generate.ts";
- * rewriteImports('import { x } from "../../lib/a/b.ts";'); // 'import { x } from "@portcullis/auth";'
- * ```
- */
-export function rewriteImports(source: string): string {
-  return source
-    .replace(
-      /(["'])(?:\.\.\/)+stores\/sql\.ts\1/g,
-      '"@portcullis/sql"',
-    )
-    .replace(
-      /(["'])(?:\.\.\/)+(?:mod\.ts|lib\/[\w/.-]+\.ts)\1/g,
-      '"@portcullis/auth"',
-    );
-}
-
-/**
- * The new project's `deno.json`: import map, tasks and Deno KV.
- *
- * @param options Where the package comes from.
- * @returns The file's text.
+ * @param options Where the packages come from.
+ * @returns The JSON text.
  *
  * @example Usage
  * ```ts
- * import { projectConfig } from "./generate.ts";
- * JSON.parse(projectConfig()).imports["@portcullis/auth"]; // "jsr:@portcullis/auth@^0.1.0"
+ * import { projectConfig } from "@portcullis/scaffold";
+ * import assert from "node:assert/strict";
+ *
+ * const imports = JSON.parse(projectConfig()).imports;
+ * assert.match(imports["@portcullis/auth"], /^jsr:@portcullis\/auth@\^/);
+ * const local = JSON.parse(projectConfig({ package: "/src/portcullis" })).imports;
+ * assert.equal(local["@portcullis/auth"], "file:///src/portcullis/mod.ts");
  * ```
  */
 export function projectConfig(options: ProjectOptions = {}): string {
+  const config = JSON.parse(TEMPLATES["deno.json"]);
   const spec = options.package ?? DEFAULT_PACKAGE;
-  let main: string;
-  let sql: string;
-  let common: string;
-  if (spec.startsWith("jsr:") || spec.startsWith("npm:")) {
-    main = spec;
-    sql = `${spec}/stores/sql`;
-    common = `${spec}/passwords/common`;
-  } else {
-    const root = spec.startsWith("file:")
-      ? spec.replace(/\/?$/, "/")
-      : `file://${spec.replace(/\/?$/, "/")}`;
-    main = `${root}mod.ts`;
-    sql = `${root}stores/sql.ts`;
-    common = `${root}lib/authn/common_password_check.ts`;
+  if (spec !== DEFAULT_PACKAGE) {
+    config.imports = localImports(config.imports, spec);
   }
-  const config = {
-    tasks: {
-      start: "deno run -A main.ts",
-      test: "deno test -A",
-    },
-    imports: {
-      "@portcullis/auth": main,
-      "@portcullis/sql": sql,
-      "@portcullis/common-passwords": common,
-      ...NPM_IMPORTS,
-    },
-    unstable: ["kv"],
-    exclude: ["data/"],
-  };
   return JSON.stringify(config, null, 2) + "\n";
+}
+
+/** Maps each `@portcullis/*` import to a checkout or another registry. */
+function localImports(
+  imports: Record<string, string>,
+  spec: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const registry = spec.startsWith("jsr:") || spec.startsWith("npm:");
+  const root = spec.startsWith("file:")
+    ? spec.replace(/\/?$/, "/")
+    : `file://${spec.replace(/\/?$/, "/")}`;
+  for (const [name, value] of Object.entries(imports)) {
+    const pkg = name.replace(/\/$/, "");
+    const exports = PACKAGE_EXPORTS[pkg];
+    if (exports === undefined) {
+      out[name] = value;
+    } else if (registry) {
+      out[name] = value.replace(
+        /^jsr:/,
+        spec.startsWith("npm:") ? "npm:" : "jsr:",
+      );
+    } else if (name.endsWith("/")) {
+      // A prefix import: one entry per subpath of the package.
+      for (const [sub, file] of Object.entries(exports)) {
+        if (sub !== ".") out[`${pkg}${sub.slice(1)}`] = root + file;
+      }
+    } else {
+      out[name] = root + exports["."];
+    }
+  }
+  return out;
 }
 
 function withoutRegions(path: string, source: string): string {

@@ -36,7 +36,6 @@ export {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
-  rewriteImports,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */

@@ -35,11 +35,7 @@ export {
   type SQLTableNames,
   tableNames,
 } from "./migrations.ts";
-export {
-  detectDialect,
-  type SQLDatabase,
-  type SQLDialect,
-} from "./dialect.ts";
+export { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
 
 // The protocols the stores implement, re-exported as types so that this
 // entry's documentation is whole. (`SQLDatabase` names drizzle's database

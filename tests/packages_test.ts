@@ -1,0 +1,240 @@
+// The shape of the workspace: the core reaches no npm package, every member
+// is publishable, the main entry stays small, no library file grows past one
+// concept, and the npm tarballs `deno pack` builds install and run on Node.
+import assert from "node:assert/strict";
+import { inCI, missing } from "./support/services.ts";
+
+const root = new URL("../", import.meta.url);
+const decoder = new TextDecoder();
+
+async function run(
+  cmd: string,
+  args: string[],
+  cwd: URL | string = root,
+): Promise<{ ok: boolean; out: string }> {
+  const out = await new Deno.Command(cmd, {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    ok: out.success,
+    out: decoder.decode(out.stdout) + decoder.decode(out.stderr),
+  };
+}
+
+interface MemberConfig {
+  name?: string;
+  version?: string;
+  exports?: string | Record<string, string>;
+  imports?: Record<string, string>;
+  publish?: { exclude?: string[] };
+  workspace?: string[];
+}
+
+async function config(dir: string): Promise<MemberConfig> {
+  return JSON.parse(await Deno.readTextFile(new URL(`${dir}/deno.json`, root)));
+}
+
+const rootConfig = await config(".");
+const members = [".", ...(rootConfig.workspace ?? [])];
+
+async function packages(): Promise<[string, MemberConfig][]> {
+  const out: [string, MemberConfig][] = [];
+  for (const dir of members) {
+    const c = await config(dir);
+    if (c.name) out.push([dir, c]);
+  }
+  return out;
+}
+
+function exportFiles(c: MemberConfig): string[] {
+  const exp = typeof c.exports === "string"
+    ? { ".": c.exports }
+    : c.exports ?? {};
+  return Object.values(exp);
+}
+
+Deno.test("the core @portcullis/auth reaches no npm package from any of its exports", async () => {
+  const files = exportFiles(rootConfig).filter((f) => f.endsWith(".ts"));
+  assert.ok(files.length >= 8, `${files.length} entry points`);
+  for (const file of files) {
+    const r = await run(Deno.execPath(), ["info", "--json", file]);
+    assert.ok(r.ok, r.out.slice(-500));
+    const info = JSON.parse(r.out.slice(r.out.indexOf("{")));
+    const npm = Object.keys(info.npmPackages ?? {});
+    assert.deepEqual(
+      npm,
+      [],
+      `${file} reaches npm packages: ${npm.join(", ")}`,
+    );
+    for (const m of info.modules as { specifier: string }[]) {
+      assert.ok(
+        m.specifier.startsWith("file://"),
+        `${file} reaches ${m.specifier}`,
+      );
+    }
+  }
+});
+
+Deno.test("a control: a driver package's graph does reach npm (the check above can fail)", async () => {
+  const r = await run(Deno.execPath(), [
+    "info",
+    "--json",
+    "stores/upstash/mod.ts",
+  ]);
+  assert.ok(r.ok, r.out.slice(-500));
+  const info = JSON.parse(r.out.slice(r.out.indexOf("{")));
+  assert.ok(
+    Object.keys(info.npmPackages ?? {}).some((p) =>
+      p.startsWith("@upstash/redis")
+    ),
+  );
+});
+
+Deno.test("every workspace package has a name, version, exports, a README and caret ranges", async () => {
+  const list = await packages();
+  assert.ok(list.length >= 8, `${list.length} packages`);
+  for (const [dir, c] of list) {
+    assert.match(c.name!, /^@portcullis\/[a-z-]+$/, dir);
+    assert.equal(c.version, rootConfig.version, `${dir}: one version for all`);
+    const files = exportFiles(c);
+    assert.ok(files.length > 0, `${dir} exports something`);
+    for (const f of files) await Deno.stat(new URL(`${dir}/${f}`, root));
+    await Deno.stat(new URL(`${dir}/README.md`, root));
+    assert.ok(c.publish?.exclude !== undefined, `${dir} has publish.exclude`);
+    for (const [name, spec] of Object.entries(c.imports ?? {})) {
+      if (!/^(npm|jsr):/.test(spec)) continue;
+      assert.match(
+        spec,
+        /@\^\d/,
+        `${dir}: ${name} should be a caret range: ${spec}`,
+      );
+    }
+  }
+});
+
+Deno.test("mod.ts exports at most 45 names", async () => {
+  const r = await run(Deno.execPath(), ["doc", "--json", "mod.ts"]);
+  assert.ok(r.ok, r.out.slice(-500));
+  const doc = JSON.parse(r.out.slice(r.out.indexOf("{")));
+  const mod = Object.values(
+    doc.nodes as Record<string, { symbols: { name: string }[] }>,
+  )[0];
+  const names = new Set(mod.symbols.map((symbol) => symbol.name));
+  assert.ok(names.has("SessionManager") && names.has("identityMiddleware"));
+  assert.ok(names.size <= 45, `${names.size} names: ${[...names].join(", ")}`);
+  for (
+    const internal of [
+      "signToken",
+      "verifyToken",
+      "issueSession",
+      "revokeIdentity",
+    ]
+  ) {
+    assert.ok(!names.has(internal), `${internal} is not on the main entry`);
+  }
+});
+
+Deno.test("no library file is over 300 lines, generated ones aside", async () => {
+  const generated = new Set(["_pbkdf2_wasm_bytes.ts", "_templates.ts"]);
+  const long: string[] = [];
+  async function walk(dir: URL, rel: string) {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isDirectory) {
+        await walk(new URL(`${e.name}/`, dir), `${rel}${e.name}/`);
+      } else if (e.name.endsWith(".ts") && !generated.has(e.name)) {
+        const lines =
+          (await Deno.readTextFile(new URL(e.name, dir))).split("\n").length -
+          1;
+        if (lines > 300) long.push(`${rel}${e.name}: ${lines}`);
+      }
+    }
+  }
+  for (const dir of ["lib/", "stores/", "packages/"]) {
+    await walk(new URL(dir, root), dir);
+  }
+  assert.deepEqual(long, []);
+});
+
+Deno.test("deno publish --dry-run passes for every package of the workspace", async () => {
+  for (const [dir, c] of await packages()) {
+    const r = await run(
+      Deno.execPath(),
+      ["publish", "--dry-run", "--allow-dirty"],
+      new URL(`${dir}/`, root),
+    );
+    assert.ok(r.ok, `${c.name}: ${r.out.slice(-3000)}`);
+    assert.ok(
+      r.out.includes(`${c.name}@${c.version}`),
+      `${c.name} was checked`,
+    );
+  }
+});
+
+Deno.test("the npm tarballs of the core and of @portcullis/libsql-kv, built by deno pack, install with npm and run on Node", async () => {
+  const scratch = await Deno.makeTempDir({ prefix: "portcullis-pack-" });
+  try {
+    for (
+      const [dir, out] of [[".", "core.tgz"], [
+        "stores/libsql_kv",
+        "libsql-kv.tgz",
+      ]]
+    ) {
+      const r = await run(
+        Deno.execPath(),
+        ["pack", "--allow-dirty", "--output", `${scratch}/${out}`],
+        new URL(`${dir}/`, root),
+      );
+      assert.ok(r.ok, r.out.slice(-2000));
+    }
+    await Deno.writeTextFile(
+      `${scratch}/package.json`,
+      JSON.stringify({ name: "scratch", private: true, type: "module" }),
+    );
+    const npm = await run("npm", [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "./core.tgz",
+      "./libsql-kv.tgz",
+      "@libsql/client@0.18.0",
+    ], scratch);
+    if (!npm.ok) {
+      if (/ENOTFOUND|EAI_AGAIN|ECONNREFUSED/.test(npm.out) && !inCI) {
+        missing(`npm registry unreachable: ${npm.out.slice(-200)}`);
+        return;
+      }
+      assert.fail(npm.out.slice(-2000));
+    }
+    await Deno.writeTextFile(
+      `${scratch}/use.mjs`,
+      `import { KVSessionStore, SecretProvider, SessionManager } from "@portcullis/auth";
+import { LibsqlKV } from "@portcullis/libsql-kv";
+import { createClient } from "@libsql/client";
+const client = createClient({ url: "file:" + process.argv[2] });
+const kv = new LibsqlKV(client);
+await kv.migrate?.();
+const sessions = new SessionManager({
+  secret: SecretProvider.fromValue("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+  store: new KVSessionStore(kv),
+});
+const token = await sessions.issue("user_1");
+const before = (await sessions.resolve(token))?.subject;
+await sessions.revoke(token);
+const after = await sessions.resolve(token);
+console.log(JSON.stringify({ before, after }));
+client.close();
+`,
+    );
+    const node = await run("node", ["use.mjs", `${scratch}/kv.db`], scratch);
+    assert.ok(node.ok, node.out.slice(-2000));
+    assert.deepEqual(JSON.parse(node.out.trim().split("\n").at(-1)!), {
+      before: "user_1",
+      after: null,
+    });
+  } finally {
+    await Deno.remove(scratch, { recursive: true });
+  }
+});
