@@ -432,6 +432,16 @@ Deno.test("no example imports outside its own folder", async () => {
   }
 });
 
+async function nodeOnPath(): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("node", { args: ["--version"] })
+      .output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
 function nodeModulesReady(what: string): boolean {
   try {
     Deno.statSync(`${ROOT}/node_modules/${what}`);
@@ -446,6 +456,10 @@ Deno.test("examples/node runs as copied: esbuild bundle, node, then register, lo
     missing(
       "node_modules lacks the npm packages (tests/run_all.ts installs them)",
     );
+    return;
+  }
+  if (!(await nodeOnPath())) {
+    missing("node is not on PATH");
     return;
   }
   const dir = await scratchDir("example-node");
@@ -501,6 +515,10 @@ Deno.test("examples/bun runs as copied: bun run src/server.ts, then register, lo
 Deno.test("examples/vercel_edge runs as copied in Vercel's edge-runtime: Upstash and Turso over HTTP", async () => {
   if (!nodeModulesReady("edge-runtime")) {
     missing("npm edge-runtime is not installed (tests/run_all.ts installs it)");
+    return;
+  }
+  if (!(await nodeOnPath())) {
+    missing("node is not on PATH");
     return;
   }
   if (!(await tcpReachable(6379))) {
@@ -592,10 +610,15 @@ Deno.test("examples/cloudflare_workers runs as copied in workerd: KV, D1 and the
       bindings: { AUTH_SECRET: randomSecret(), APP_ORIGIN: base },
     });
     try {
-      await mf.ready;
+      try {
+        await mf.ready;
+      } catch (error) {
+        missing(`workerd could not start: ${(error as Error).message}`);
+        return;
+      }
       await drivePasswordFlow(base);
     } finally {
-      await mf.dispose();
+      await mf.dispose().catch(() => {});
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -1,14 +1,17 @@
 /**
- * Test support: deno.json's import map and exports, read once, so the
- * bundlers (esbuild for Node, Vercel Edge and Workers) and the Bun link
- * resolve the same names Deno does.
+ * Test support: the workspace's packages and import maps, read once from
+ * the root deno.json and its members' deno.json files, so the bundlers
+ * (esbuild for Node, Vercel Edge, Workers and the examples) and the Bun
+ * link resolve the same names Deno does.
  *
- * - `@portcullis/auth` and its subpaths map to the files named in
- *   deno.json `exports` (the package itself, as a user's install would).
- * - An import-map name (`drizzle-orm/libsql`, `@libsql/client/web`) or an
- *   `npm:` specifier (`npm:esbuild@0.28.2`, `npm:/hono@4.13.19/jsx`) maps
- *   to the bare npm package name, which node_modules resolves (package.json
- *   pins the same versions as deno.json).
+ * - `@portcullis/auth`, `@portcullis/sql`, … and their subpaths (also as
+ *   `jsr:` specifiers) map to the files named in each member's `exports`
+ *   (the package itself, as a user's install would).
+ * - An import-map name of any member (`drizzle-orm/libsql`,
+ *   `@libsql/client/web`, `hono`) or an `npm:` specifier
+ *   (`npm:esbuild@0.28.2`) maps to the bare npm package name, which
+ *   node_modules resolves (tests/conformance/npm_packages.json installs the
+ *   versions the members' ranges allow).
  *
  * @module
  */
