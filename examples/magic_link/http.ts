@@ -11,6 +11,8 @@ import { escapeHtml } from "@portcullis/auth/http";
 /** Markup that is already escaped. */
 export class Html {
   /**
+   * Wraps markup that needs no escaping.
+   *
    * @param value The markup.
    */
   constructor(readonly value: string) {}

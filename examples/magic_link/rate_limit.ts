@@ -24,6 +24,8 @@ export class RateLimiter {
   #now: () => number;
 
   /**
+   * Makes a limiter over a store.
+   *
    * @param kv Where the counters live.
    * @param now The clock, in unix milliseconds.
    */
