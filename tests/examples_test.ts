@@ -21,7 +21,9 @@
  *   Bun on the sources (`bun run src/server.ts`, the packages linked into
  *   node_modules as an install would), the Edge Function in Vercel's
  *   `edge-runtime` against the Upstash and libSQL HTTP bridges, the Worker
- *   in workerd (Miniflare) with a KV namespace and a D1 database.
+ *   in workerd (Miniflare) with a KV namespace, a D1 database and
+ *   production's PBKDF2 cap (tests/conformance/_workers_pbkdf2_cap.ts), so
+ *   its passwords are hashed in the imported WebAssembly module.
  *
  * A runtime or service that is missing prints `SKIPPED:`, and fails under
  * `CI=true`.
@@ -587,8 +589,26 @@ Deno.test("examples/cloudflare_workers runs as copied in workerd: KV, D1 and the
     assert.match(wrangler, /binding = "AUTH_KV"/);
     assert.match(wrangler, /binding = "DB"/);
     assert.doesNotMatch(wrangler, /\[alias\]/, "no repository-only aliases");
+    // Production's PBKDF2 cap first (local workerd does not enforce it), so
+    // the Worker's hasher must take its imported WebAssembly route.
+    await Deno.writeTextFile(
+      `${copy}/_capped_entry.ts`,
+      `import { refusals } from ${
+        JSON.stringify(`${ROOT}/tests/conformance/_workers_pbkdf2_cap.ts`)
+      };
+import worker from "./src/index.ts";
+export default {
+  fetch(req: Request, env: never, ctx: unknown): Promise<Response> {
+    if (new URL(req.url).pathname === "/__pbkdf2-cap") {
+      return Promise.resolve(Response.json(refusals));
+    }
+    return worker.fetch(req, env, ctx);
+  },
+};
+`,
+    );
     await bundle({
-      entry: `${copy}/src/index.ts`,
+      entry: `${copy}/_capped_entry.ts`,
       outfile: `${copy}/dist/worker.js`,
       format: "esm",
       platform: "browser",
@@ -617,6 +637,11 @@ Deno.test("examples/cloudflare_workers runs as copied in workerd: KV, D1 and the
         return;
       }
       await drivePasswordFlow(base);
+      const cap = await (await fetch(`${base}/__pbkdf2-cap`)).json();
+      assert.ok(
+        cap.count >= 1,
+        "WebCrypto refused 600000 iterations and the WebAssembly route hashed",
+      );
     } finally {
       await mf.dispose().catch(() => {});
     }
