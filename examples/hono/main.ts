@@ -24,7 +24,9 @@ import { createHonoApp } from "./app.ts";
 
 const env = Deno.env.toObject();
 const port = Number(env.PORT ?? 8000);
-await Deno.mkdir("data", { recursive: true });
+if (!env.DATABASE_URL || !env.KV_PATH) {
+  await Deno.mkdir("data", { recursive: true }); // the defaults live there
+}
 const db = drizzle(createClient({
   url: env.DATABASE_URL ?? "file:./data/app.db",
   authToken: env.DATABASE_AUTH_TOKEN,
