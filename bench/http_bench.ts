@@ -20,11 +20,11 @@
  * - `/cold/me`: the same with the verified-token cache off, so every
  *   request pays the full MAC verification of a token never seen before;
  * - `/hono-jwt/me`: the same handler behind Hono's `jwt` middleware (HS256),
- *   the peer DESIGN.md §13 compares with;
+ *   the peer the performance goals compare with;
  * - `/api/me`: the whole reference app (`createApp`: router, identity,
  *   security headers), with Bearer or with the session cookie.
  *
- * Stores: in memory for throughput (the ratio DESIGN.md §13 targets); the
+ * Stores: in memory for throughput (the ratio the performance goals name); the
  * Upstash bridge in front of the local Redis for the round-trip count.
  * Runs alternate: each round measures every variant once, in a rotated
  * order; the table reports the best round and the median.
@@ -232,7 +232,15 @@ async function orchestrate(): Promise<void> {
   const runtimes = [
     {
       name: `Deno ${Deno.version.deno}`,
-      cmd: [Deno.execPath(), "run", "-A", "bench/http_bench.ts", "serve"],
+      cmd: [
+        Deno.execPath(),
+        "run",
+        "-A",
+        "--import-map=bench/import_map.json",
+        "--lock=bench/deno.lock",
+        "bench/http_bench.ts",
+        "serve",
+      ],
     },
     {
       name: "Bun",
@@ -422,7 +430,7 @@ and the user lookup.
 ${100} sequential \`GET /api/me\` per case against the same app with
 \`UpstashKV\` through the REST bridge (tests/support/upstash_bridge.ts) in
 front of the local Redis; HTTP requests and Redis commands counted at the
-bridge. Target (DESIGN.md §13): one per authenticated request, none per
+bridge. Target (performance goal): one per authenticated request, none per
 anonymous one.
 
 | runtime | request | bridge requests per request | Redis commands (total) |

@@ -4,7 +4,7 @@
  * Run: `deno bench -A bench/login_bench.ts`
  *
  * - group `login`: a wrong password for a known email against an unknown
- *   email (target ratio 0.95–1.05, DESIGN.md §13), full-strength PBKDF2.
+ *   email (target ratio 0.95–1.05), full-strength PBKDF2.
  * - group `hasher`: one verification with each hasher at its default cost,
  *   against raw WebCrypto PBKDF2-SHA256 at 600000 iterations (baseline),
  *   plus the pure-JavaScript PBKDF2 route used where WebCrypto refuses.

@@ -2,7 +2,7 @@
  * The cost of each PBKDF2-HMAC-SHA256 route at 600000 iterations, against
  * raw WebCrypto (baseline): the WebAssembly engine (the Workers route when
  * WebCrypto refuses), the pure-JavaScript fallback, and `Pbkdf2Hasher`
- * verifying through the WebAssembly route. DESIGN.md §13 asks for at most
+ * verifying through the WebAssembly route. The goal is at most
  * 2× WebCrypto where the platform allows.
  *
  * Run: `deno bench -A bench/pbkdf2_routes_bench.ts`

@@ -25,6 +25,10 @@ async function runDenoTests(): Promise<void> {
   const args = [
     "test",
     "-A",
+    // tests/ is not a workspace member: its npm packages have their own import
+    // map and lockfile, so that the app's first start never downloads them.
+    "--import-map=tests/import_map.json",
+    "--lock=tests/deno.lock",
 
     "--doc", // every @example in the library runs too
     `--junit-path=${junit}`,
@@ -32,6 +36,8 @@ async function runDenoTests(): Promise<void> {
     "mod.ts",
     "lib/",
     "stores/",
+    "packages/",
+    "docs/", // the user documentation's examples
   ];
   const child = new Deno.Command(deno, {
     args,
@@ -65,7 +71,14 @@ const extraRuns: { name: string; cmd: string[] }[] = [
   ...["deno", "hono", "bun", "node", "vercel_edge", "cloudflare_workers"].map(
     (runtime) => ({
       name: `conformance: ${runtime}`,
-      cmd: [deno, "run", "-A", `tests/conformance/run_${runtime}.ts`],
+      cmd: [
+        deno,
+        "run",
+        "-A",
+        "--import-map=tests/import_map.json",
+        "--lock=tests/deno.lock",
+        `tests/conformance/run_${runtime}.ts`,
+      ],
     }),
   ),
 ];

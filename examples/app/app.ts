@@ -5,12 +5,12 @@
  * each runtime's entry builds the stores and passes them in (`main.ts` is
  * Deno's).
  *
- * Routes (DESIGN.md §10): `GET /`, `GET|POST /register`, `GET|POST /login`,
+ * Routes: `GET /`, `GET|POST /register`, `GET|POST /login`,
  * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
  * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
  * verification `GET|POST /verify` and `POST /verify/resend` (`GET /verify`
  * only shows a confirmation form and `POST /verify` redeems the token: a
- * deliberate deviation from DESIGN.md §10, where `GET` redeemed).
+ * deliberate choice: mail scanners open links, and must not verify).
  *
  * @module
  */
@@ -133,7 +133,7 @@ export function createApp(deps: AppDeps): App {
       credentials: deps.credentials,
       hasher: deps.hasher ?? new Pbkdf2Hasher(),
       // New passwords are checked against ~49,000 common and breached
-      // passwords (SECURITY.md item 13); logins are not.
+      // passwords (NIST SP 800-63B's blocklist); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
       now,
     }),

@@ -1,6 +1,7 @@
 /**
  * A startup check that the configured password hasher really works at its
- * configured cost on this runtime (SECURITY.md item 47).
+ * configured cost on this runtime (docs/security.md, "Password hashing at
+ * full strength on every runtime").
  *
  * @module
  */
@@ -42,7 +43,7 @@ export interface SelfTestReport {
  * @example Usage
  * ```ts
  * import { Pbkdf2Hasher } from "@portcullis/auth";
-import { selfTestHasher } from "@portcullis/auth/passwords";
+ * import { selfTestHasher } from "@portcullis/auth/passwords";
  * const hasher = new Pbkdf2Hasher({ iterations: 1000 }); // 600000 by default
  * const { milliseconds } = await selfTestHasher(hasher);
  * console.log(`password hashing takes ${milliseconds.toFixed(0)} ms`);

@@ -24,7 +24,8 @@ export interface MigrationHasherOptions {
  * with the current one, and reports every legacy hash as `needsRehash`, so
  * `PasswordAuthenticator` replaces it (compare-and-set) on the next
  * successful login with a hash of the exact submitted password
- * (SECURITY.md item 9). A failed verification never writes anything.
+ * (OWASP Password Storage Cheat Sheet, "Upgrading Legacy Hashes"). A failed
+ * verification never writes anything.
  *
  * Only the current hasher's format is checked against its own policy; a
  * foreign format always needs a rehash.
@@ -32,7 +33,7 @@ export interface MigrationHasherOptions {
  * @example Usage
  * ```ts
  * import { Pbkdf2Hasher } from "@portcullis/auth";
-import { MigrationHasher } from "@portcullis/auth/passwords";
+ * import { MigrationHasher } from "@portcullis/auth/passwords";
  * import { BcryptHasher } from "@portcullis/hashers/bcrypt";
  * const hasher = new MigrationHasher({
  *   current: new Pbkdf2Hasher(),

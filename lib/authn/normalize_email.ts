@@ -17,7 +17,7 @@ const DOMAIN_LABEL =
 /**
  * Normalises an email address and checks that it names one mailbox.
  *
- * Order matters (SECURITY.md item 44, Auth.js GHSA-7rqj-j65f-68wh): the
+ * Order matters (Auth.js GHSA-7rqj-j65f-68wh): the
  * input is first NFKC-normalised, then trimmed and lower-cased, and only
  * then validated, so a fullwidth `＠` (U+FF20), which NFKC turns into `@`,
  * is counted as the second `@` it becomes. The result has exactly one

@@ -29,7 +29,7 @@ export interface PasswordAuthenticatorOptions {
   maxPasswordBytes?: number;
   /**
    * Refuses new passwords found on a breached or common-password list
-   * (SECURITY.md item 13): answer `true` to refuse. Default: no check.
+   * (NIST SP 800-63B, OWASP ASVS 6.2.4): answer `true` to refuse. Default: no check.
    */
   isCompromised?: (password: string) => boolean | Promise<boolean>;
   /** Clock in unix milliseconds. Default `Date.now`. */
@@ -69,7 +69,7 @@ function randomSubject(): string {
  *   password and oversize input. An unknown email still runs exactly one
  *   `verify` against a dummy hash minted once, when the authenticator is
  *   made, with the hasher's current parameters, so timing does not tell
- *   which emails exist (SECURITY.md item 15), from the first login on.
+ *   which emails exist (OWASP ASVS 6.3.8), from the first login on.
  * - A hash that `needsRehash` is replaced on the next successful login
  *   through a compare-and-set, so a concurrent password change wins.
  * - Plaintext passwords are never logged, stored or returned.
@@ -197,7 +197,7 @@ export class PasswordAuthenticator {
 
   /**
    * Changes a password after checking the current one (ASVS 6.2.3,
-   * SECURITY.md item 17). Revoke the user's other sessions afterwards.
+   * 7.4.3). Revoke the user's other sessions afterwards.
    *
    * @param subject The signed-in subject id.
    * @param input The current and the new password.

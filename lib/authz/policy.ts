@@ -125,7 +125,7 @@ export function principal(id: string): Principal {
  * @example Usage
  * ```ts
  * import { definePolicy } from "@portcullis/auth";
-import { evaluatePolicy, principal } from "@portcullis/auth/policies";
+ * import { evaluatePolicy, principal } from "@portcullis/auth/policies";
  * const p = definePolicy<"view">({ can: (who) => who !== null });
  * await evaluatePolicy(p, principal("u1"), "view", "n1"); // true
  * await evaluatePolicy(p, null, "view", "n1"); // false

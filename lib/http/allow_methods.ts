@@ -12,7 +12,7 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
  * Answers 405 (with `Allow`) for any method not listed, so a handler that
  * changes state is never reached by `GET`, `HEAD` or `OPTIONS`, which
  * cross-origin protection and `SameSite=Lax` cookies let through
- * (SECURITY.md item 33). Mark mutating routes with the unsafe methods they
+ * (OWASP ASVS 3.5.3). Mark mutating routes with the unsafe methods they
  * accept; listing a safe method next to an unsafe one is refused at
  * construction, since it would reopen that door.
  *

@@ -32,8 +32,8 @@ export interface SignOutResult {
 /**
  * Starts a session for `subject` after a successful credential check (a
  * password, a magic link, a passkey: any method). Always mints a new jti,
- * and revokes the session the request presented, if any (SECURITY.md
- * item 16: no session fixation).
+ * and revokes the session the request presented, if any (OWASP ASVS
+ * 7.2.4: no session fixation).
  *
  * @param req The request, after `identityMiddleware`.
  * @param subject The subject id.

@@ -39,7 +39,7 @@ export interface FromEnvOptions {
   env?: Record<string, unknown> | ((name: string) => string | undefined);
 }
 
-/** The smallest secret accepted, in bytes (SECURITY.md item 18). */
+/** The smallest secret accepted, in bytes (RFC 7518 §3.2: at least the hash's output). */
 export const MIN_SECRET_BYTES = 32;
 
 const encoder = new TextEncoder();

@@ -12,7 +12,7 @@
 import { decodeBase64Url, encodeBase64Url } from "../_common/base64url.ts";
 import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
 
-/** The longest token accepted, in characters (DESIGN.md §5). */
+/** The longest token accepted, in characters (docs/token_format.md). */
 export const MAX_TOKEN_LENGTH = 4096;
 
 // version, kid (6 bytes), payload, tag (32 bytes = 43 characters).
@@ -31,7 +31,7 @@ const encoder = new TextEncoder();
  * @example Usage
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
-import { signToken, verifyToken } from "@portcullis/auth/tokens";
+ * import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
  * await verifyToken(keys, "flash", token); // the payload bytes
@@ -64,7 +64,7 @@ export async function signToken(
  * @example Usage
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
-import { verifyToken } from "@portcullis/auth/tokens";
+ * import { verifyToken } from "@portcullis/auth/tokens";
  * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
  * await verifyToken(keys, "flash", "v1.garbage"); // null
  * ```

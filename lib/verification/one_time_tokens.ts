@@ -53,7 +53,7 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const PURPOSE_SHAPE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /**
- * Issues and redeems single-use tokens (SECURITY.md items 42–44):
+ * Issues and redeems single-use tokens (OWASP ASVS 6.5.1; docs/security.md):
  * - a token is 256 bits from the CSPRNG, base64url (43 characters);
  * - only its SHA-256 (lower-case hex) is stored, with the subject, the
  *   email it was sent to and its purpose;

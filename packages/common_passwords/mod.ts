@@ -1,6 +1,6 @@
 /**
  * A breached-or-common password check for registration and password change
- * (SECURITY.md item 13, NIST SP 800-63B's blocklist), over the password list
+ * (NIST SP 800-63B's blocklist, OWASP ASVS 6.2.4), over the password list
  * of `@zxcvbn-ts/language-common` (about 49,000 common passwords, drawn from
  * breach corpora and kept with zxcvbn-ts). On its own subpath so that the
  * core loads no list.
@@ -14,7 +14,7 @@ export interface CommonPasswordCheckOptions {
   /**
    * Only the first `top` entries of the list (it is ranked, most common
    * first); default all of them. NIST asks for at least the most common
-   * passwords; SECURITY.md item 13 for at least 3000.
+   * passwords; OWASP ASVS 6.2.4 for at least 3000.
    */
   top?: number;
   /** Extra words to refuse: the app's name, its domain, … */

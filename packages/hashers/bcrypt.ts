@@ -44,8 +44,8 @@ const encoder = new TextEncoder();
  * bcrypt ignores everything after 72 bytes. This hasher never truncates:
  * `hash` throws `AuthError("INVALID_PASSWORD")` for a password longer than
  * 72 UTF-8 bytes, and `verify` answers `false` for one, so a long password
- * never matches the hash of its first 72 bytes (the Okta 2024 lesson,
- * SECURITY.md V15). A user whose legacy hash was made from a truncated long
+ * never matches the hash of its first 72 bytes (the lesson of Okta's
+ * AD/LDAP delegated-authentication advisory of 2024-10-30). A user whose legacy hash was made from a truncated long
  * password has to reset it. `hash` also refuses a NUL character, which C
  * bcrypt implementations would cut the password at.
  *

@@ -15,7 +15,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
-import { type PutOptions } from "../../lib/session/mod.ts";
+import type { PutOptions } from "../../lib/session/mod.ts";
 import {
   migrate,
   SQLCredentialStore,

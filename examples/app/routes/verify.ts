@@ -60,8 +60,8 @@ export async function sendVerificationLink(
  * A request without a token gets the 400 page. Sends
  * `Referrer-Policy: no-referrer`, so the token does not leak onwards.
  *
- * This deliberately deviates from DESIGN.md §10, whose `GET /verify` consumed
- * the token: redemption moved to `POST /verify`.
+ * Deliberately, `GET /verify` does not consume the token: redemption is
+ * `POST /verify`, which only a person pressing the button sends.
  */
 export async function confirmVerify(
   ctx: AppContext,
@@ -90,8 +90,8 @@ export async function confirmVerify(
  * expired or mismatched token gets a 400 page (JSON for JSON clients) and
  * changes nothing. Never signs anyone in. Limited per address.
  *
- * Deviation from DESIGN.md §10 (deliberate): §10 redeems on `GET /verify`;
- * here `GET` only shows the confirmation form ({@linkcode confirmVerify}).
+ * Deliberately the only redemption: `GET /verify` only shows the
+ * confirmation form ({@linkcode confirmVerify}).
  */
 export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   const perAddress = [
