@@ -7,8 +7,8 @@
  * - `@portcullis/auth`, `@portcullis/sql`, … and their subpaths (also as
  *   `jsr:` specifiers) map to the files named in each member's `exports`
  *   (the package itself, as a user's install would).
- * - An import-map name of any member (`drizzle-orm/libsql`,
- *   `@libsql/client/web`, `hono`) or an `npm:` specifier
+ * - An import-map name of any member or of tests/import_map.json
+ *   (`drizzle-orm/libsql`, `@libsql/client/web`, `hono`) or an `npm:` specifier
  *   (`npm:esbuild@0.28.2`) maps to the bare npm package name, which
  *   node_modules resolves (tests/conformance/npm_packages.json installs the
  *   versions the members' ranges allow).
@@ -76,10 +76,14 @@ export const workspacePackages: WorkspacePackage[] = memberDirs().flatMap(
  * `@libsql/client`, …), merged: the members pin the same ranges.
  */
 export const npmImports: Record<string, string> = Object.fromEntries(
-  memberDirs().flatMap((dir) =>
-    Object.entries(readJson(`${dir}/deno.json`).imports ?? {}).filter((
-      [, value],
-    ) => value.startsWith("npm:"))
+  [
+    ...memberDirs().map((dir) => `${dir}/deno.json`),
+    // tests/ is no workspace member: its npm packages have their own map.
+    `${ROOT}/tests/import_map.json`,
+  ].flatMap((path) =>
+    Object.entries(readJson(path).imports ?? {}).filter(([, value]) =>
+      value.startsWith("npm:")
+    )
   ),
 );
 
