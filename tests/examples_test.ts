@@ -98,13 +98,26 @@ async function copyExample(name: string, dir: string): Promise<string> {
   return to;
 }
 
-/** Rewrites a copied Deno example's deno.json to this checkout. */
+/**
+ * Rewrites a copied Deno example's deno.json to this checkout, then
+ * type-checks, formats and lints the copy with it (the repository's own
+ * config leaves examples/hono out: its `hono` would be downloaded on the
+ * reference app's first start).
+ */
 async function pointDenoJsonHere(copy: string): Promise<void> {
   const config = JSON.parse(await Deno.readTextFile(`${copy}/deno.json`));
   config.imports = localImportMap(config.imports ?? {});
   await Deno.writeTextFile(`${copy}/deno.json`, JSON.stringify(config));
   // The repository's resolutions, so that the copy loads what CI pinned.
-  await Deno.copyFile(`${ROOT}/deno.lock`, `${copy}/deno.lock`);
+  await Deno.copyFile(`${ROOT}/tests/deno.lock`, `${copy}/deno.lock`);
+  await run([Deno.execPath(), "check", "main.ts"], copy);
+  await run([
+    Deno.execPath(),
+    "fmt",
+    "--check",
+    "--ignore=deno.json,deno.lock",
+  ], copy);
+  await run([Deno.execPath(), "lint"], copy);
 }
 
 /** An npm example's dependencies as Deno import-map entries. */
@@ -412,7 +425,7 @@ async function checkNpmExample(
       nodeModulesDir: "none",
     }),
   );
-  await Deno.copyFile(`${ROOT}/deno.lock`, `${copy}/deno.lock`);
+  await Deno.copyFile(`${ROOT}/tests/deno.lock`, `${copy}/deno.lock`);
   await run([Deno.execPath(), "check", ...entries], copy);
   // Formatting and lint too (the repository's config excludes these
   // folders, since its import map cannot resolve their npm names).
