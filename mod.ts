@@ -30,7 +30,7 @@
  * import assert from "node:assert/strict";
  *
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const handler = compose(

@@ -60,7 +60,7 @@ const isServe = g.Deno ? Deno.args[0] === "serve" : true;
 /** Server mode: builds the app and the baselines, prints `{token, subject}`. */
 async function serve(): Promise<void> {
   const secret = SecretProvider.fromValue(
-    "bench-secret-bench-secret-bench-secret-0123",
+    "CSz6Kjyc5h2WTpKfRoY39xIcz01eWFBxsiuig+xXc9U=",
   );
   const kv: KeyValueStore = env.BENCH_UPSTASH_URL
     ? new UpstashKV({
@@ -120,7 +120,7 @@ async function serve(): Promise<void> {
     [identityMiddleware(coldSessions, { onEvent: () => {} })],
     (req) => requireAuthenticated(req) ?? me(currentUser(req)!),
   );
-  const jwtSecret = "bench-secret-bench-secret-bench-secret-0123";
+  const jwtSecret = "CSz6Kjyc5h2WTpKfRoY39xIcz01eWFBxsiuig+xXc9U=";
   const hono = new Hono();
   hono.use("/hono-jwt/*", jwt({ secret: jwtSecret, alg: "HS256" }));
   hono.get(

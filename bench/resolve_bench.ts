@@ -18,7 +18,7 @@ import {
   SessionManager,
 } from "../mod.ts";
 
-const SECRET = "bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
+const SECRET = "ITZ7i8KGtM5W0AmMoNBXRJsiYZxFlnf8eQM7tGGAQG4=";
 const N = 20_000;
 
 const secret = SecretProvider.fromValue(SECRET);

@@ -26,30 +26,35 @@ export type AuthErrorCode =
  * | code | reasons |
  * |---|---|
  * | `STORE_UNAVAILABLE` | `timeout` (the store missed its deadline), `failed` |
- * | `INVALID_EMAIL` | `not_a_string`, `empty`, `too_long`, `malformed` (characters, `@` count, local part or domain) |
- * | `INVALID_PASSWORD` | `not_a_string`, `too_short`, `too_long`, `common`, `unencodable` |
- * | `INVALID_SUBJECT` | `empty`, `forbidden_character`, `too_long` |
- * | `RUNTIME_UNSUPPORTED` | `self_test_failed`, `too_slow` |
- * | `MISCONFIGURED` | `secret_missing`, `secret_weak`, `store_missing` |
+ * | `INVALID_EMAIL` | `emailEmpty`, `emailTooLong`, `emailMalformed` (not a string, characters, `@` count, local part or domain) |
+ * | `INVALID_PASSWORD` | `passwordTooShort`, `passwordTooLong`, `passwordMalformed` (not a string, unpaired surrogate, NUL for bcrypt), `passwordCommon` |
+ * | `INVALID_SUBJECT` | `subjectEmpty`, `subjectForbiddenCharacter`, `subjectTooLong` |
+ * | `RUNTIME_UNSUPPORTED` | `selfTestFailed`, `selfTestTooSlow` |
+ * | `MISCONFIGURED` | (none) |
+ *
+ * The password reasons are the ones `PasswordAuthenticator.register`
+ * answers as values (`{ kind: "rejected", reason }`).
  */
 export interface AuthErrorReasons {
   /** Reasons of `STORE_UNAVAILABLE`. */
   STORE_UNAVAILABLE: "timeout" | "failed";
   /** Reasons of `INVALID_EMAIL`. */
-  INVALID_EMAIL: "not_a_string" | "empty" | "too_long" | "malformed";
+  INVALID_EMAIL: "emailEmpty" | "emailTooLong" | "emailMalformed";
   /** Reasons of `INVALID_PASSWORD`. */
   INVALID_PASSWORD:
-    | "not_a_string"
-    | "too_short"
-    | "too_long"
-    | "common"
-    | "unencodable";
+    | "passwordTooShort"
+    | "passwordTooLong"
+    | "passwordMalformed"
+    | "passwordCommon";
   /** Reasons of `INVALID_SUBJECT`. */
-  INVALID_SUBJECT: "empty" | "forbidden_character" | "too_long";
+  INVALID_SUBJECT:
+    | "subjectEmpty"
+    | "subjectForbiddenCharacter"
+    | "subjectTooLong";
   /** Reasons of `RUNTIME_UNSUPPORTED`. */
-  RUNTIME_UNSUPPORTED: "self_test_failed" | "too_slow";
-  /** Reasons of `MISCONFIGURED`. */
-  MISCONFIGURED: "secret_missing" | "secret_weak" | "store_missing";
+  RUNTIME_UNSUPPORTED: "selfTestFailed" | "selfTestTooSlow";
+  /** `MISCONFIGURED` has no reasons. */
+  MISCONFIGURED: never;
 }
 
 /** Any reason of any code. */
@@ -73,10 +78,10 @@ export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode>
  * import assert from "node:assert/strict";
  *
  * const err = new AuthError("INVALID_PASSWORD", "Password is too short", {
- *   reason: "too_short",
+ *   reason: "passwordTooShort",
  * });
  * assert.equal(err.code, "INVALID_PASSWORD");
- * assert.equal(err.reason, "too_short");
+ * assert.equal(err.reason, "passwordTooShort");
  * assert.ok(err instanceof Error);
  * ```
  */

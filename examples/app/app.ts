@@ -32,12 +32,13 @@ import {
   OneTimeTokens,
   type VerificationTokenStore,
 } from "@portcullis/auth/verification";
+import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
+import { acceptedBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
-import { RateLimiter } from "./rate_limit.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
@@ -95,7 +96,12 @@ export type App = (req: Request, ...rest: unknown[]) => Promise<Response>;
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
-  loginPerEmail: { max: 10, windowSeconds: 15 * 60 },
+  loginPerAccount: {
+    freeFailures: 3,
+    baseDelaySeconds: 1,
+    maxDelaySeconds: 15 * 60,
+    hardStop: 100,
+  },
   loginPerAddress: { max: 100, windowSeconds: 15 * 60 },
   passwordChangePerAccount: { max: 10, windowSeconds: 15 * 60 },
   passwordChangePerAddress: { max: 100, windowSeconds: 15 * 60 },
@@ -121,11 +127,22 @@ const NOTE_PATH = /^\/api\/notes\/([^/]+)$/;
  */
 export function createApp(deps: AppDeps): App {
   const appOrigin = checkOrigin(deps.appOrigin);
+  // Served over https: tell browsers to use nothing else for a year, so a
+  // first plain-HTTP request cannot be downgraded (the cross-origin check
+  // relies on it too).
+  const hsts = appOrigin.startsWith("https:");
   const now = deps.now ?? Date.now;
   const log = deps.log ?? console.log;
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const notes = new NoteStore(deps.kv);
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const throttle = new LoginThrottle({
+    store: deps.kv,
+    ...limits.loginPerAccount,
+    perAddress: limits.loginPerAddress,
+    now,
+  });
   const ctx: AppContext = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -136,14 +153,19 @@ export function createApp(deps: AppDeps): App {
       // passwords (NIST SP 800-63B's blocklist); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
       now,
+      throttle,
+      // Every password write revokes the user's sessions before it writes
+      // (a failed revocation changes nothing) and again after.
+      revokeSessions: (subject) => deps.sessions.revokeAll(subject),
     }),
     tokens: new OneTimeTokens({ store: deps.tokens, now }),
     kv: deps.kv,
     mailer: deps.mailer,
     appOrigin,
     flash: new Flash(deps.secret.keys("flash"), secure, now),
-    limiter: new RateLimiter(deps.kv, now),
-    limits: { ...DEFAULT_LIMITS, ...deps.limits },
+    limiter: new SlidingWindowLimiter(deps.kv, { now }),
+    throttle,
+    limits,
     notes,
     notePolicy: notePolicy(notes),
     now,
@@ -161,6 +183,17 @@ export function createApp(deps: AppDeps): App {
   const router = (req: Request): Promise<Response> | Response => {
     const path = new URL(req.url).pathname;
     const method = req.method === "HEAD" ? "GET" : req.method;
+    if (
+      (method === "POST" || method === "PUT" || method === "PATCH") &&
+      !acceptedBody(req)
+    ) {
+      return errorResponse(
+        req,
+        415,
+        "unsupported_media_type",
+        "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
+      );
+    }
     const only = (
       allowed: string,
       handler: () => Promise<Response> | Response,
@@ -236,7 +269,7 @@ export function createApp(deps: AppDeps): App {
         res = errorResponse(req, 500, "internal", "Something went wrong");
       }
     }
-    return withSecurityHeaders(res);
+    return withSecurityHeaders(res, hsts);
   };
 }
 
@@ -255,16 +288,16 @@ function notAllowed(req: Request, allowed: string): Response {
   });
 }
 
-function withSecurityHeaders(res: Response): Response {
+function withSecurityHeaders(res: Response, hsts: boolean): Response {
   // Set the headers in place: re-wrapping the body in a new Response would
   // turn it into a stream and cost the server its fast path. Responses with
   // immutable headers (Response.redirect, fetch results) are re-wrapped.
   try {
-    setSecurityHeaders(res.headers);
+    setSecurityHeaders(res.headers, hsts);
     return res;
   } catch {
     const headers = new Headers(res.headers);
-    setSecurityHeaders(headers);
+    setSecurityHeaders(headers, hsts);
     return new Response(res.body, {
       status: res.status,
       statusText: res.statusText,
@@ -273,8 +306,9 @@ function withSecurityHeaders(res: Response): Response {
   }
 }
 
-function setSecurityHeaders(headers: Headers): void {
+function setSecurityHeaders(headers: Headers, hsts: boolean): void {
   headers.set("x-content-type-options", "nosniff");
+  if (hsts) headers.set("strict-transport-security", "max-age=31536000");
   headers.set("x-frame-options", "DENY");
   if (!headers.has("referrer-policy")) {
     headers.set("referrer-policy", "same-origin");

@@ -31,7 +31,7 @@ async function setup() {
   await migrate(db);
   const kv = new MemoryKV();
   const secret = SecretProvider.fromValue(
-    "test-secret-with-enough-entropy-0123456789abcdef",
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
   );
   const mail: string[] = [];
   const app = createApp({

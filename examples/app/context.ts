@@ -3,27 +3,33 @@
  *
  * @module
  */
-import {
-  type CredentialStore,
-  type KeyValueStore,
-  normalizeEmail,
-  type Policy,
-  type SessionManager,
+import type {
+  CredentialStore,
+  KeyValueStore,
+  Policy,
+  RegisterResult,
+  SessionManager,
 } from "@portcullis/auth";
+import type { LoginResult } from "@portcullis/auth/passwords";
+import type {
+  Limit,
+  LoginThrottle,
+  SlidingWindowLimiter,
+} from "@portcullis/auth/throttle";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
-import type { Limit, RateLimiter } from "./rate_limit.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
 export interface Passwords {
-  /** Creates a user; throws `AuthError` for invalid input. */
-  register(
+  /** Creates a user: `created`, `emailTaken` or `rejected` with a reason. */
+  register(email: string, password: string): Promise<RegisterResult>;
+  /** Checks a password through the login throttle. */
+  login(
     email: string,
     password: string,
-  ): Promise<{ kind: "created"; subject: string } | { kind: "emailTaken" }>;
-  /** Answers the subject, or `null` for any failure. */
-  authenticate(email: string, password: string): Promise<string | null>;
+    options: { address: string },
+  ): Promise<LoginResult>;
   /** Changes a password after checking the current one. */
   changePasswordWithCurrent(
     subject: string,
@@ -45,13 +51,25 @@ export interface SingleUseTokens {
   ): Promise<{ subject: string; email: string } | null>;
 }
 
-/** How many hits each rate limit allows, and per how long. */
+/**
+ * How many hits each rate limit allows, and per how long. Every window
+ * slides (`SlidingWindowLimiter` and `LoginThrottle` of
+ * `@portcullis/auth/throttle`).
+ */
 export interface RateLimits {
   /**
-   * Login attempts per email (counted before the password check; a
-   * successful login resets the count, so in effect failures).
+   * Password guesses per account (the normalised email) and per (account,
+   * address): `freeFailures` consecutive failures, then a delay that
+   * doubles from `baseDelaySeconds` up to `maxDelaySeconds`; at `hardStop`
+   * failures (at most 100) the account takes no password until it is
+   * reset. A success resets the counts.
    */
-  loginPerEmail: { max: number; windowSeconds: number };
+  loginPerAccount: {
+    freeFailures: number;
+    baseDelaySeconds: number;
+    maxDelaySeconds: number;
+    hardStop: number;
+  };
   /** Login attempts per client address, successful ones included. */
   loginPerAddress: { max: number; windowSeconds: number };
   /**
@@ -87,8 +105,10 @@ export interface AppContext {
   appOrigin: string;
   /** Flash messages. */
   flash: Flash;
-  /** Rate limiting. */
-  limiter: RateLimiter;
+  /** Rate limits for registration, resend, verification, password change. */
+  limiter: SlidingWindowLimiter;
+  /** The login throttle (`reset(email)` lifts an account's hard stop). */
+  throttle: LoginThrottle;
   /** The limits. */
   limits: RateLimits;
   /** Notes. */
@@ -110,21 +130,4 @@ export function limit(
   rule: { max: number; windowSeconds: number },
 ): Limit {
   return { name, key, max: rule.max, windowSeconds: rule.windowSeconds };
-}
-
-/**
- * The key an email's rate limits count under: the address as the user
- * store looks it up (`normalizeEmail`: NFKC, trimmed, lower case), so every
- * spelling of one account shares one counter. Input that is not an address
- * shares the one counter `"invalid"`.
- *
- * @param email The email as typed.
- * @returns The counter key.
- */
-export function emailKey(email: string): string {
-  try {
-    return normalizeEmail(email);
-  } catch {
-    return "invalid";
-  }
 }

@@ -34,6 +34,7 @@ import {
 } from "@portcullis/sql";
 import { createApp } from "./app.ts";
 import { mailerFromEnv } from "./mailer.ts";
+import { privateDir, privateFile } from "./data_dir.ts";
 
 const env = Deno.env.toObject();
 const production = env.DENO_ENV === "production";
@@ -64,11 +65,15 @@ async function loadSecret(): Promise<SecretProvider> {
   let secret: string;
   try {
     secret = (await Deno.readTextFile(path)).trim();
+    await privateFile(path); // narrows a file made before this rule
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     const bytes = crypto.getRandomValues(new Uint8Array(48));
     secret = btoa(String.fromCharCode(...bytes));
-    await Deno.writeTextFile(path, secret + "\n", { mode: 0o600 });
+    await Deno.writeTextFile(path, secret + "\n", {
+      mode: 0o600,
+      createNew: true,
+    });
     console.log(
       `Created ${path} with a random development secret (AUTH_SECRET is not set). Do not use it in production.`,
     );
@@ -76,7 +81,8 @@ async function loadSecret(): Promise<SecretProvider> {
   return SecretProvider.fromValue(secret);
 }
 
-await Deno.mkdir(dataDir, { recursive: true });
+// Password hashes, the KV file and the dev secret: 0700 folder, 0600 files.
+await privateDir(dataDir);
 const secret = await loadSecret();
 if (production && !env.RESEND_API_KEY && env.MAIL_TRANSPORT !== "log") {
   fail(
@@ -84,6 +90,7 @@ if (production && !env.RESEND_API_KEY && env.MAIL_TRANSPORT !== "log") {
   );
 }
 
+if (!env.DATABASE_URL) await privateFile(`${dataDir}/app.db`);
 const client = createClient({
   url: env.DATABASE_URL ?? `file:${dataDir}/app.db`,
   authToken: env.DATABASE_AUTH_TOKEN,
@@ -91,7 +98,9 @@ const client = createClient({
 const db = drizzle(client);
 await migrate(db);
 
-const kv = await DenoKV.open(env.KV_PATH ?? `${dataDir}/kv.sqlite3`);
+const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;
+await privateFile(kvPath);
+const kv = await DenoKV.open(kvPath);
 const cookieSecure = env.COOKIE_SECURE !== "false";
 const app = createApp({
   sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),

@@ -12,12 +12,40 @@ export interface ParsedBody {
   fields: Record<string, string>;
 }
 
+/** The media types a body may have: JSON and the two HTML form types. */
+const ACCEPTED = new Set([
+  "application/json",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+]);
+
+/**
+ * Whether a request's body has a media type the app reads: exactly
+ * `application/json`, `application/x-www-form-urlencoded` or
+ * `multipart/form-data` (any case, parameters allowed), or no body at all
+ * (no content type and no length). `text/plain`, `image/png`,
+ * `application/json-seq` or a body without a content type are not.
+ *
+ * @param req The request.
+ * @returns `true` when the body may be read.
+ */
+export function acceptedBody(req: Request): boolean {
+  const type = req.headers.get("content-type");
+  if (type === null) {
+    const length = req.headers.get("content-length");
+    return (length === null || length.trim() === "0") &&
+      !req.headers.has("transfer-encoding");
+  }
+  return ACCEPTED.has(type.split(";")[0].trim().toLowerCase());
+}
+
 /** The largest body read, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /**
  * Parses a request body as a form (`application/x-www-form-urlencoded` or
- * `multipart/form-data`) or JSON (anything else that is not empty). The
+ * `multipart/form-data`) or JSON (`application/json`, or no body at all);
+ * any other media type is refused ({@linkcode acceptedBody}). The
  * body is read as a stream with a running byte count, so a body without
  * `Content-Length` (chunked) stops being read as soon as it passes
  * {@linkcode MAX_BODY_BYTES}; a declared length past it is refused unread.
@@ -26,6 +54,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
  * @returns The body, or `null` when it is too large or malformed.
  */
 export async function readBody(req: Request): Promise<ParsedBody | null> {
+  if (!acceptedBody(req)) return null;
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (!(declared <= MAX_BODY_BYTES)) return null;

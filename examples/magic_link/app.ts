@@ -33,6 +33,7 @@ import {
   OneTimeTokens,
   type VerificationTokenStore,
 } from "@portcullis/auth/verification";
+import { type Limit, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import type { Mailer } from "./mail.ts";
 import {
   html,
@@ -43,7 +44,6 @@ import {
   redirect,
   tooManyRequests,
 } from "./http.ts";
-import { type Limit, RateLimiter } from "./rate_limit.ts";
 
 /** The purpose magic-link tokens are minted for. */
 export const MAGIC_LINK_PURPOSE = "magic-link";
@@ -112,7 +112,7 @@ export function createMagicLinkApp(
     ttlMs: MAGIC_LINK_TTL_MS,
     now: deps.now,
   });
-  const limiter = new RateLimiter(deps.kv, deps.now ?? Date.now);
+  const limiter = new SlidingWindowLimiter(deps.kv, { now: deps.now });
   const log = deps.log ?? console.log;
   if (deps.clientAddress === undefined) {
     log(
@@ -229,7 +229,11 @@ export function createMagicLinkApp(
             </form>
           `,
         }));
-        res.headers.set("referrer-policy", "no-referrer");
+        // strict-origin, not no-referrer: the token stays out of any
+        // Referer (only the origin is sent), and the form's POST carries
+        // this origin in Origin rather than "null", which the cross-origin
+        // check refuses where the browser sends no Sec-Fetch-Site.
+        res.headers.set("referrer-policy", "strict-origin");
         return res;
       }
       case "POST /magic-link/callback": {

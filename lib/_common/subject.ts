@@ -12,7 +12,10 @@ const BAD_SUBJECT_CHAR = /[|\u0000-\u001f\u007f-\u009f]/;
 const encoder = new TextEncoder();
 
 /** Why a subject id is refused, or `null` when it is acceptable. */
-export type SubjectProblem = "empty" | "forbidden_character" | "too_long";
+export type SubjectProblem =
+  | "subjectEmpty"
+  | "subjectForbiddenCharacter"
+  | "subjectTooLong";
 
 /**
  * Checks a subject id: a non-empty string of at most 255 UTF-8 bytes
@@ -21,15 +24,15 @@ export type SubjectProblem = "empty" | "forbidden_character" | "too_long";
  * @returns `null` when the subject is acceptable, else the problem.
  */
 export function subjectProblem(subject: unknown): SubjectProblem | null {
-  if (typeof subject !== "string" || subject === "") return "empty";
-  if (BAD_SUBJECT_CHAR.test(subject)) return "forbidden_character";
+  if (typeof subject !== "string" || subject === "") return "subjectEmpty";
+  if (BAD_SUBJECT_CHAR.test(subject)) return "subjectForbiddenCharacter";
   // Only a long string can exceed the byte bound (at most 3 bytes per
   // UTF-16 unit), so short ones skip the encoding.
   if (
     subject.length * 3 > MAX_SUBJECT_BYTES &&
     encoder.encode(subject).length > MAX_SUBJECT_BYTES
   ) {
-    return "too_long";
+    return "subjectTooLong";
   }
   return null;
 }

@@ -70,7 +70,7 @@ export async function selfTestHasher(
       `Password hasher self-test failed: this runtime refused to hash at the configured cost: ${
         err instanceof Error ? err.message : String(err)
       }`,
-      { cause: err, reason: "self_test_failed" },
+      { cause: err, reason: "selfTestFailed" },
     );
   }
   const milliseconds = now() - start;
@@ -84,7 +84,7 @@ export async function selfTestHasher(
           ? "a wrong password verified"
           : "a fresh hash already needs a rehash"
       }`,
-      { reason: "self_test_failed" },
+      { reason: "selfTestFailed" },
     );
   }
   const max = options.maxMilliseconds;
@@ -94,7 +94,7 @@ export async function selfTestHasher(
       `Password hasher self-test took too long: ${
         milliseconds.toFixed(0)
       } ms, over the budget of ${max} ms`,
-      { reason: "too_slow" },
+      { reason: "selfTestTooSlow" },
     );
   }
   return { milliseconds };

@@ -13,7 +13,7 @@
  * const policy = new PasswordPolicy({ minLength: 12 });
  * assert.throws(
  *   () => policy.check("too short"),
- *   (e) => e instanceof AuthError && e.reason === "too_short",
+ *   (e) => e instanceof AuthError && e.reason === "passwordTooShort",
  * );
  * policy.check("a long enough passphrase"); // no error
  * ```
@@ -47,6 +47,11 @@ export type {
 } from "./credential_store.ts";
 export type {
   ChangePasswordInput,
+  LoginOptions,
+  LoginResult,
   PasswordAuthenticatorOptions,
+  PasswordThrottle,
+  RegisterRejectionReason,
+  VerifiedPassword,
 } from "./password_authenticator.ts";
 export { decodePhcBase64, encodePhcBase64, timingSafeEqual } from "./_bytes.ts";

@@ -41,37 +41,39 @@ const DOMAIN_LABEL =
 export function normalizeEmail(input: string): string {
   if (typeof input !== "string") {
     throw new AuthError("INVALID_EMAIL", "Email must be a string", {
-      reason: "not_a_string",
+      reason: "emailMalformed",
     });
   }
   if (input.length > 4 * MAX_EMAIL_LENGTH) {
     throw new AuthError("INVALID_EMAIL", "Email is too long", {
-      reason: "too_long",
+      reason: "emailTooLong",
     });
   }
   if (!input.isWellFormed()) {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email contains an unpaired surrogate",
-      { reason: "malformed" },
+      { reason: "emailMalformed" },
     );
   }
   const email = input.normalize("NFKC").trim().toLowerCase();
   if (email.length === 0) {
-    throw new AuthError("INVALID_EMAIL", "Email is empty", { reason: "empty" });
+    throw new AuthError("INVALID_EMAIL", "Email is empty", {
+      reason: "emailEmpty",
+    });
   }
   if (email.length > MAX_EMAIL_LENGTH) {
     throw new AuthError(
       "INVALID_EMAIL",
       `Email is too long: ${email.length} characters, at most ${MAX_EMAIL_LENGTH}`,
-      { reason: "too_long" },
+      { reason: "emailTooLong" },
     );
   }
   if (FORBIDDEN.test(email)) {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email contains a space, comma, quote, bracket or control character: only one plain address is accepted",
-      { reason: "malformed" },
+      { reason: "emailMalformed" },
     );
   }
   const at = email.indexOf("@");
@@ -79,7 +81,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email must contain exactly one @ after normalisation",
-      { reason: "malformed" },
+      { reason: "emailMalformed" },
     );
   }
   const local = email.slice(0, at);
@@ -91,7 +93,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email needs 1 to 64 characters before the @, without leading, trailing or doubled dots",
-      { reason: "malformed" },
+      { reason: "emailMalformed" },
     );
   }
   const labels = domain.split(".");
@@ -99,7 +101,7 @@ export function normalizeEmail(input: string): string {
     throw new AuthError(
       "INVALID_EMAIL",
       "Email needs a domain of dot-separated labels after the @, such as example.com",
-      { reason: "malformed" },
+      { reason: "emailMalformed" },
     );
   }
   return email;

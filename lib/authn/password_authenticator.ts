@@ -13,47 +13,22 @@ import { PasswordPolicy } from "./password_policy.ts";
 import { encodeBase64Url } from "../_common/base64url.ts";
 import { subjectProblem } from "../_common/subject.ts";
 import { cryptoRandomBytes } from "./_bytes.ts";
+import { type LoginParts, passwordLogin } from "./_password_login.ts";
+import type {
+  ChangePasswordInput,
+  LoginOptions,
+  LoginResult,
+  PasswordAuthenticatorOptions,
+  RegisterResult,
+} from "./password_authenticator_types.ts";
 
-/** Options of {@linkcode PasswordAuthenticator}. */
-export interface PasswordAuthenticatorOptions {
-  /** Where users live. */
-  credentials: CredentialStore;
-  /** Default `new Pbkdf2Hasher()` (600000 iterations). */
-  hasher?: PasswordHasher;
-  /**
-   * Fewest code points of a new password, 1–64. Default 8 (ASVS 6.2.1);
-   * NIST SP 800-63B-4 asks for 15 where the password is the only factor.
-   */
-  minPasswordLength?: number;
-  /** Hard cap on any presented password, in UTF-8 bytes (≥ 256). Default 1024. */
-  maxPasswordBytes?: number;
-  /**
-   * Refuses new passwords found on a breached or common-password list
-   * (NIST SP 800-63B, OWASP ASVS 6.2.4): answer `true` to refuse. Default: no check.
-   */
-  isCompromised?: (password: string) => boolean | Promise<boolean>;
-  /** Clock in unix milliseconds. Default `Date.now`. */
-  now?: () => number;
-  /**
-   * Makes subject ids. Default: 128 random bits as base64url (22
-   * characters). Ids must be non-empty, at most 255 bytes, without `|` or
-   * control characters.
-   */
-  newId?: () => string;
-}
+export type * from "./password_authenticator_types.ts";
 
-/** The outcome of {@linkcode PasswordAuthenticator.register}. */
-export type RegisterResult =
-  | { kind: "created"; subject: string }
-  | { kind: "emailTaken" };
-
-/** What {@linkcode PasswordAuthenticator.changePasswordWithCurrent} needs. */
-export interface ChangePasswordInput {
-  /** The password the user has now, checked first (ASVS 6.2.3). */
-  currentPassword: string;
-  /** The new password, checked against the policy. */
-  newPassword: string;
-}
+const REJECTED = {
+  tooShort: "passwordTooShort",
+  tooLong: "passwordTooLong",
+  malformed: "passwordMalformed",
+} as const;
 
 function randomSubject(): string {
   return encodeBase64Url(cryptoRandomBytes(16));
@@ -74,19 +49,22 @@ function randomSubject(): string {
  *   through a compare-and-set, so a concurrent password change wins.
  * - Plaintext passwords are never logged, stored or returned.
  *
- * This class knows nothing of sessions: after a password change, revoke
- * the user's other sessions (`sessions.revokeAll(subject)`).
+ * It knows nothing of sessions: pass `revokeSessions` so that each
+ * password write signs the user out everywhere (before and after it).
  *
  * @example Usage
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryCredentialStore, PasswordAuthenticator, Pbkdf2Hasher } from "@portcullis/auth";
  * const auth = new PasswordAuthenticator({
  *   credentials: new MemoryCredentialStore(),
  *   hasher: new Pbkdf2Hasher({ iterations: 1000 }), // 600000 by default
  * });
- * const result = await auth.register("a@example.com", "correct horse");
- * const subject = await auth.authenticate("A@example.com", "correct horse");
- * // subject === (result.kind === "created" ? result.subject : null)
+ * const created = await auth.register("a@example.com", "correct horse");
+ * assert.equal(created.kind, "created");
+ * const login = await auth.login("A@example.com", "correct horse");
+ * assert.equal(login.kind === "ok" && login.subject, created.kind === "created" && created.subject);
+ * assert.deepEqual(await auth.register("a@example.com", "short"), { kind: "rejected", reason: "passwordTooShort" });
  * ```
  */
 export class PasswordAuthenticator {
@@ -97,6 +75,8 @@ export class PasswordAuthenticator {
   #now: () => number;
   #newId: () => string;
   #dummy: Promise<string> | undefined;
+  #login: LoginParts;
+  #revoke: ((subject: string) => Promise<void>) | undefined;
 
   /**
    * Wires a credential store, a hasher and the password policy.
@@ -120,6 +100,14 @@ export class PasswordAuthenticator {
     this.#isCompromised = options.isCompromised ?? (() => false);
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ?? randomSubject;
+    this.#login = {
+      credentials: this.#credentials,
+      hasher: this.#hasher,
+      policy: this.#policy,
+      throttle: options.throttle,
+      dummyHash: () => this.#dummyHash(),
+    };
+    this.#revoke = options.revokeSessions;
     // Mint the dummy now, so that the first unknown-email login does not
     // also pay for minting it (a timing difference on every cold start).
     this.#dummyHash().catch(() => {});
@@ -130,14 +118,30 @@ export class PasswordAuthenticator {
    *
    * @param email The address as typed; normalised before anything else.
    * @param password The password exactly as typed.
-   * @returns `created` with the new subject id, or `emailTaken`.
-   * @throws {AuthError} `INVALID_EMAIL` or `INVALID_PASSWORD` (nothing is
-   * stored), `INVALID_SUBJECT` when `newId` returns a bad id, or whatever
-   * the store throws.
+   * @returns `created` with the new subject id, `emailTaken`, or `rejected`
+   * with the reason (`emailInvalid`, `passwordTooShort`, `passwordTooLong`,
+   * `passwordMalformed`, `passwordCommon`); nothing is stored unless
+   * `created`.
+   * @throws {AuthError} `INVALID_SUBJECT` when `newId` returns a bad id
+   * (misuse), or whatever the store throws (an outage).
    */
   async register(email: string, password: string): Promise<RegisterResult> {
-    const normalized = normalizeEmail(email);
-    await this.#checkNew(password);
+    let normalized: string;
+    try {
+      normalized = normalizeEmail(email);
+    } catch (error) {
+      if (error instanceof AuthError && error.code === "INVALID_EMAIL") {
+        return { kind: "rejected", reason: "emailInvalid" };
+      }
+      throw error;
+    }
+    const problem = this.#policy.problem(password);
+    if (problem !== null) {
+      return { kind: "rejected", reason: REJECTED[problem] };
+    }
+    if (await this.#isCompromised(password)) {
+      return { kind: "rejected", reason: "passwordCommon" };
+    }
     const passwordHash = await this.#hasher.hash(password);
     const id = this.#newId();
     if (subjectProblem(id) !== null) {
@@ -158,41 +162,42 @@ export class PasswordAuthenticator {
   }
 
   /**
-   * Checks an email and password.
+   * Checks an email and password, through the throttle when one is set.
    *
    * @param email The address as typed.
    * @param password The password exactly as typed.
-   * @returns The subject id, or `null` for every kind of failure (malformed
-   * email, oversize password, unknown email, wrong password).
+   * @param options The client's address, for the throttle.
+   * @returns `ok` with the subject (pass the result to `signIn`, which
+   * re-checks that the password did not change meanwhile), `invalid` for
+   * every kind of failure (malformed email, oversize password, unknown
+   * email, wrong password), or `throttled`.
+   * @throws {AuthError} Only what the store or throttle throws.
+   */
+  async login(
+    email: string,
+    password: string,
+    options: LoginOptions = {},
+  ): Promise<LoginResult> {
+    return await passwordLogin(this.#login, email, password, options);
+  }
+
+  /**
+   * {@linkcode PasswordAuthenticator.login} answering only the subject.
+   *
+   * @param email The address as typed.
+   * @param password The password exactly as typed.
+   * @param options The client's address, for the throttle.
+   * @returns The subject id, or `null` for every kind of failure, a
+   * throttled attempt included.
    * @throws {AuthError} Only what the store throws (`STORE_UNAVAILABLE`).
    */
-  async authenticate(email: string, password: string): Promise<string | null> {
-    let normalized: string;
-    try {
-      normalized = normalizeEmail(email);
-    } catch {
-      return null;
-    }
-    if (!this.#policy.fits(password)) return null;
-    const user = await this.#credentials.findByEmail(normalized);
-    if (user === null) {
-      await this.#hasher.verify(password, await this.#dummyHash());
-      return null;
-    }
-    if (!(await this.#hasher.verify(password, user.passwordHash))) return null;
-    if (this.#hasher.needsRehash(user.passwordHash)) {
-      try {
-        const fresh = await this.#hasher.hash(password);
-        await this.#credentials.updatePasswordHash(
-          user.id,
-          fresh,
-          user.passwordHash,
-        );
-      } catch {
-        // The login itself succeeded; the upgrade is retried next time.
-      }
-    }
-    return user.id;
+  async authenticate(
+    email: string,
+    password: string,
+    options: LoginOptions = {},
+  ): Promise<string | null> {
+    const result = await this.login(email, password, options);
+    return result.kind === "ok" ? result.subject : null;
   }
 
   /**
@@ -221,11 +226,7 @@ export class PasswordAuthenticator {
     }
     await this.#checkNew(input.newPassword);
     const fresh = await this.#hasher.hash(input.newPassword);
-    return await this.#credentials.updatePasswordHash(
-      user.id,
-      fresh,
-      user.passwordHash,
-    );
+    return await this.#write(user.id, fresh, user.passwordHash);
   }
 
   /**
@@ -245,7 +246,28 @@ export class PasswordAuthenticator {
   async changePassword(subject: string, newPassword: string): Promise<boolean> {
     await this.#checkNew(newPassword);
     const passwordHash = await this.#hasher.hash(newPassword);
-    return await this.#credentials.updatePasswordHash(subject, passwordHash);
+    return await this.#write(subject, passwordHash);
+  }
+
+  /**
+   * Revoke, write, revoke: the first revocation makes a failed one change
+   * nothing; the second catches a login that read the old hash between
+   * the first and the write (its session began before the second cut-off,
+   * or its `stillCurrent` check sees the new hash).
+   */
+  async #write(
+    subject: string,
+    passwordHash: string,
+    expected?: string,
+  ): Promise<boolean> {
+    if (this.#revoke !== undefined) await this.#revoke(subject);
+    const changed = await this.#credentials.updatePasswordHash(
+      subject,
+      passwordHash,
+      expected,
+    );
+    if (changed && this.#revoke !== undefined) await this.#revoke(subject);
+    return changed;
   }
 
   async #checkNew(password: string): Promise<void> {
@@ -254,7 +276,7 @@ export class PasswordAuthenticator {
       throw new AuthError(
         "INVALID_PASSWORD",
         "Password appears in a list of breached or common passwords: choose another",
-        { reason: "common" },
+        { reason: "passwordCommon" },
       );
     }
   }

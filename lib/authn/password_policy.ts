@@ -15,7 +15,7 @@ export interface PasswordPolicyOptions {
   /**
    * Hard cap in UTF-8 bytes, at least 256 (so 64 code points of any kind
    * always fit). Default 1024. Longer input is refused before any hashing
-   * (OWASP Authentication Cheat Sheet, "maximum password length").
+   * (SECURITY.md item 12).
    */
   maxBytes?: number;
 }
@@ -26,6 +26,11 @@ export const DEFAULT_MIN_PASSWORD_LENGTH = 8;
 export const DEFAULT_MAX_PASSWORD_BYTES = 1024;
 
 const encoder = new TextEncoder();
+const REASONS = {
+  tooShort: "passwordTooShort",
+  tooLong: "passwordTooLong",
+  malformed: "passwordMalformed",
+} as const;
 
 /**
  * A checked password policy: length bounds only, no composition rules;
@@ -101,34 +106,47 @@ export class PasswordPolicy {
    * longer than `maxBytes` UTF-8 bytes.
    */
   check(password: string): void {
-    if (typeof password !== "string") {
-      throw new AuthError("INVALID_PASSWORD", "Password must be a string", {
-        reason: "not_a_string",
-      });
+    const problem = this.problem(password);
+    if (problem === null) return;
+    throw new AuthError("INVALID_PASSWORD", this.#describe(password, problem), {
+      reason: REASONS[problem],
+    });
+  }
+
+  /**
+   * What is wrong with a new password, as a value.
+   *
+   * @param password The new password exactly as received.
+   * @returns `null` when it fits the policy, else the reason:
+   * `"malformed"` (not a string, or an unpaired surrogate), `"tooLong"`
+   * (over `maxBytes` UTF-8 bytes) or `"tooShort"` (under `minLength` code
+   * points).
+   */
+  problem(password: string): "malformed" | "tooLong" | "tooShort" | null {
+    if (typeof password !== "string" || !password.isWellFormed()) {
+      return "malformed";
     }
-    if (!password.isWellFormed()) {
-      throw new AuthError(
-        "INVALID_PASSWORD",
-        "Password contains an unpaired surrogate, which has no UTF-8 form",
-        { reason: "unencodable" },
-      );
+    if (encoder.encode(password).length > this.#maxBytes) return "tooLong";
+    let points = 0;
+    for (const _ of password) points++;
+    return points < this.#minLength ? "tooShort" : null;
+  }
+
+  #describe(
+    password: string,
+    problem: "malformed" | "tooLong" | "tooShort",
+  ): string {
+    if (typeof password !== "string") return "Password must be a string";
+    if (problem === "malformed") {
+      return "Password contains an unpaired surrogate, which has no UTF-8 form";
     }
-    const bytes = encoder.encode(password).length;
-    if (bytes > this.#maxBytes) {
-      throw new AuthError(
-        "INVALID_PASSWORD",
-        `Password is too long: ${bytes} bytes, at most ${this.#maxBytes}`,
-        { reason: "too_long" },
-      );
+    if (problem === "tooLong") {
+      return `Password is too long: ${
+        encoder.encode(password).length
+      } bytes, at most ${this.#maxBytes}`;
     }
     let points = 0;
     for (const _ of password) points++;
-    if (points < this.#minLength) {
-      throw new AuthError(
-        "INVALID_PASSWORD",
-        `Password is too short: ${points} characters, at least ${this.#minLength}`,
-        { reason: "too_short" },
-      );
-    }
+    return `Password is too short: ${points} characters, at least ${this.#minLength}`;
   }
 }

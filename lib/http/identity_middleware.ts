@@ -95,7 +95,7 @@ export interface InstallableIdentityOptions extends IdentityOptions {
  * ```ts
  * import { compose, identityMiddleware, KVSessionStore, MemoryKV, requireAuth, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const app = compose([identityMiddleware(sessions), requireAuth()], () => new Response("hi"));

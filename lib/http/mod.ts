@@ -31,4 +31,8 @@ export type {
   InstallableIdentityOptions,
 } from "./identity_middleware.ts";
 export type { RequireAuthOptions } from "./gates.ts";
-export type { SignInResult, SignOutResult } from "./sign_in.ts";
+export type {
+  CheckedCredential,
+  SignInResult,
+  SignOutResult,
+} from "./sign_in.ts";

@@ -30,14 +30,38 @@ export interface SignOutResult {
 }
 
 /**
- * Starts a session for `subject` after a successful credential check (a
- * password, a magic link, a passkey: any method). Always mints a new jti,
- * and revokes the session the request presented, if any (OWASP ASVS
- * 7.2.4: no session fixation).
+ * A credential checked moments ago that can tell whether it still holds:
+ * the `ok` result of `PasswordAuthenticator.login` is one.
+ */
+export interface CheckedCredential {
+  /** The subject id the credential belongs to. */
+  readonly subject: string;
+  /**
+   * Whether the credential is still the one that was checked.
+   *
+   * @returns `false` when it changed since (a password change overlapped).
+   */
+  stillCurrent(): Promise<boolean>;
+}
+
+/**
+ * Starts a session after a successful credential check (a password, a
+ * magic link, a passkey: any method). Always mints a new jti, and revokes
+ * the session the request presented, if any (OWASP ASVS 7.2.4: no
+ * session fixation).
+ *
+ * Given a {@linkcode CheckedCredential} (the result of
+ * `PasswordAuthenticator.login`), it asks the credential again **after**
+ * the new session's issue time is fixed, and answers `null` (the new
+ * session revoked and never handed out) when the credential changed
+ * meanwhile: a login with the old password that overlaps a password change
+ * cannot keep a session that the change's `revokeAll` missed. Answer
+ * `null` as a wrong password.
  *
  * @param req The request, after `identityMiddleware`.
- * @param subject The subject id.
- * @returns The token, its expiry and the cookie to set.
+ * @param who The subject id, or a checked credential.
+ * @returns The token, its expiry and the cookie to set; `null` only for a
+ * credential that changed meanwhile.
  * @throws {TypeError} When `identityMiddleware` did not run.
  * @throws {AuthError} `STORE_UNAVAILABLE` (also when the request presented
  * a session the store could not check, since it could not be revoked),
@@ -45,17 +69,30 @@ export interface SignOutResult {
  *
  * @example Usage
  * ```ts ignore
- * const subject = await auth.authenticate(email, password);
- * if (subject) {
- *   const { setCookie } = await signIn(req, subject);
- *   return new Response(null, { status: 303, headers: { location: "/", "set-cookie": setCookie! } });
+ * const login = await auth.login(email, password, { address });
+ * const session = login.kind === "ok" ? await signIn(req, login) : null;
+ * if (session !== null) {
+ *   return new Response(null, { status: 303, headers: { location: "/", "set-cookie": session.setCookie! } });
  * }
  * ```
  */
+export function signIn(req: Request, who: string): Promise<SignInResult>;
+/**
+ * Starts a session for a checked credential, or answers `null` when the
+ * credential changed while the session was being issued (see above).
+ *
+ * @param req The request, after `identityMiddleware`.
+ * @param who A checked credential (`PasswordAuthenticator.login`'s `ok`).
+ * @returns The session, or `null`: answer it as a wrong password.
+ */
+export function signIn(
+  req: Request,
+  who: CheckedCredential,
+): Promise<SignInResult | null>;
 export async function signIn(
   req: Request,
-  subject: string,
-): Promise<SignInResult> {
+  who: string | CheckedCredential,
+): Promise<SignInResult | null> {
   const state = requestStates.get(req);
   if (state === undefined) {
     throw new TypeError(
@@ -68,7 +105,17 @@ export async function signIn(
   if (before.kind === "signedIn" && manager.revocable) {
     await manager.revoke(before.identity);
   }
+  const subject = typeof who === "string" ? who : who.subject;
   const issued = await manager[ISSUE_SESSION](subject);
+  if (typeof who !== "string" && !(await who.stillCurrent())) {
+    // The token never leaves this function; revoking it is belt and braces.
+    if (manager.revocable) {
+      await manager.revoke(issued.identity).catch(() => {});
+    }
+    state.session = ANONYMOUS;
+    state.changed = true;
+    return null;
+  }
   state.session = {
     kind: "signedIn",
     identity: issued.identity,

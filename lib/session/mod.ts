@@ -10,7 +10,7 @@
  * import assert from "node:assert/strict";
  *
  * const options: SessionManagerOptions = {
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  *   lifetimeSeconds: 3600,
  * };

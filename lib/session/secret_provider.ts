@@ -50,15 +50,16 @@ const HKDF_SALT = encoder.encode("portcullis/hkdf-salt/v1");
  * HMAC-SHA256 key per purpose (`session`, `flash`, `verification`, …) with
  * HKDF-SHA256, so a key for one purpose never verifies another's tokens.
  *
- * A missing or short secret throws at construction: the library never
- * invents one. Rotation: put the new secret in `AUTH_SECRET` and the old one
+ * A missing, short or non-random secret throws at construction (a text
+ * secret must be hex of 64 characters or base64/base64url of at least 43,
+ * as `openssl rand -base64 32` prints): the library never invents one. Rotation: put the new secret in `AUTH_SECRET` and the old one
  * in `AUTH_PREVIOUS_SECRETS`; tokens signed by the old one keep verifying
  * (each token names its key by `kid`) until the old secret is removed.
  *
  * @example Usage
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
- * const secret = SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!");
+ * const secret = SecretProvider.fromValue("q0uV8n4cJmPZQ1l9hS2bT7yWkRfXe3oAa6dGvNiLz5E="); // openssl rand -base64 32
  * const keys = await secret.keys("session");
  * keys.current.kid; // eight base64url characters
  * ```
@@ -74,8 +75,8 @@ export class SecretProvider {
    * @param previous Secrets that still verify, newest first.
    * @param name The name the secret came from, for error messages.
    * @throws {TypeError} When the secret is missing.
-   * @throws {RangeError} When a secret is shorter than 32 bytes or plainly
-   * not random.
+   * @throws {RangeError} When a secret is not 32 random bytes: shorter, not
+   * hex or base64 text, or plainly not random.
    */
   constructor(
     current: SecretInput,
@@ -96,7 +97,8 @@ export class SecretProvider {
    * @param options Where to read and the previous-secrets variable.
    * @returns A provider.
    * @throws {TypeError} When the variable is not set.
-   * @throws {RangeError} When it holds fewer than 32 bytes.
+   * @throws {RangeError} When it is not 32 random bytes as hex (64
+   * characters) or base64/base64url (at least 43 characters).
    *
    * @example Usage
    * ```ts ignore
@@ -127,7 +129,8 @@ export class SecretProvider {
    * @param current The secret that signs.
    * @param previous Secrets that still verify.
    * @returns A provider.
-   * @throws {RangeError} When a secret is shorter than 32 bytes.
+   * @throws {RangeError} When a secret is not 32 random bytes (see the
+   * constructor).
    *
    * @example Usage
    * ```ts
@@ -209,9 +212,10 @@ async function derivePurposeKeys(
 function checkSecret(secret: SecretInput, name: string): Uint8Array {
   if (secret === undefined || secret === null || secret === "") {
     throw new TypeError(
-      `${name} is not set: give at least ${MIN_SECRET_BYTES} random bytes`,
+      `${name} is not set: give at least ${MIN_SECRET_BYTES} random bytes, ${HINT}`,
     );
   }
+  if (typeof secret === "string") checkEncoded(secret, name);
   const bytes = typeof secret === "string" ? encoder.encode(secret) : secret;
   if (!(bytes instanceof Uint8Array)) {
     throw new TypeError(`${name} must be a string or a Uint8Array`);
@@ -221,23 +225,58 @@ function checkSecret(secret: SecretInput, name: string): Uint8Array {
       `${name} must hold at least ${MIN_SECRET_BYTES} bytes: received ${bytes.length}`,
     );
   }
-  // A hex string carries 4 bits a character: 32 bytes of entropy need 64.
-  if (
-    typeof secret === "string" && /^[0-9a-fA-F]+$/.test(secret) &&
-    secret.length < 64
-  ) {
-    throw new RangeError(
-      `${name} looks hex-encoded, so it holds ${
-        secret.length / 2
-      } random bytes: use at least 64 hex characters (32 bytes)`,
-    );
-  }
   if (new Set(bytes).size < 8) {
     throw new RangeError(
-      `${name} is not random: it uses fewer than 8 distinct bytes; generate one with \`openssl rand -base64 32\``,
+      `${name} is not random: it uses fewer than 8 distinct bytes; ${HINT}`,
     );
   }
   return bytes.slice();
+}
+
+const HINT = "generate one with `openssl rand -base64 32`";
+const HEX = /^[0-9a-fA-F]+$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
+
+/**
+ * A secret given as text must be 32 random bytes in a recognisable
+ * encoding: hex (64 characters or more) or base64/base64url (43 characters
+ * or more, padding aside). A passphrase such as
+ * `correct-horse-battery-staple-123` is refused, however long: base64 of
+ * random bytes mixes upper- and lower-case letters, and a passphrase does
+ * not. The text's UTF-8 bytes stay the key material (HKDF input), so
+ * accepted secrets keep the keys they always had.
+ */
+function checkEncoded(secret: string, name: string): void {
+  if (HEX.test(secret)) {
+    if (secret.length < 2 * MIN_SECRET_BYTES) {
+      throw new RangeError(
+        `${name} looks hex-encoded, so it holds ${
+          Math.floor(secret.length / 2)
+        } random bytes: use at least 64 hex characters (32 bytes), or ${HINT}`,
+      );
+    }
+    if (new Set(secret.toLowerCase()).size < 8) {
+      throw new RangeError(`${name} is not random: ${HINT}`);
+    }
+    return;
+  }
+  const data = secret.replace(/=+$/, "");
+  if (!BASE64.test(secret)) {
+    throw new RangeError(
+      `${name} must be ${MIN_SECRET_BYTES} random bytes as hex (64 characters) or base64/base64url (at least 43 characters): ${HINT}`,
+    );
+  }
+  const decoded = Math.floor((data.length * 6) / 8);
+  if (decoded < MIN_SECRET_BYTES) {
+    throw new RangeError(
+      `${name} must hold at least ${MIN_SECRET_BYTES} random bytes: received base64 of ${decoded}; ${HINT}`,
+    );
+  }
+  if (!/[A-Z]/.test(data) || !/[a-z]/.test(data) || new Set(data).size < 16) {
+    throw new RangeError(
+      `${name} does not look random (base64 of random bytes mixes upper- and lower-case letters and many symbols): ${HINT}`,
+    );
+  }
 }
 
 function envReader(

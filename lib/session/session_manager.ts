@@ -42,7 +42,7 @@ export const SESSION_PURPOSE = "session";
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * import assert from "node:assert/strict";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const token = await sessions.issue("user_1");

@@ -115,9 +115,10 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
 }
 
 const SUBJECT_MESSAGES = {
-  empty: "Subject must be a non-empty string",
-  forbidden_character: "Subject must not contain '|' or control characters",
-  too_long: "Subject must be at most 255 bytes",
+  subjectEmpty: "Subject must be a non-empty string",
+  subjectForbiddenCharacter:
+    "Subject must not contain '|' or control characters",
+  subjectTooLong: "Subject must be at most 255 bytes",
 } as const;
 
 /**

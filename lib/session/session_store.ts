@@ -73,7 +73,7 @@ export const MIN_REVOCATION_TTL_SECONDS = 60;
  * ```ts
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!"),
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * ```

@@ -32,7 +32,7 @@ const encoder = new TextEncoder();
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
- * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
  * await verifyToken(keys, "flash", token); // the payload bytes
  * ```
@@ -65,7 +65,7 @@ export async function signToken(
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
  * import { verifyToken } from "@portcullis/auth/tokens";
- * const keys = await SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!").keys("flash");
+ * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
  * await verifyToken(keys, "flash", "v1.garbage"); // null
  * ```
  */

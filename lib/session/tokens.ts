@@ -14,7 +14,7 @@
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * import assert from "node:assert/strict";
  *
- * const secret = SecretProvider.fromValue("a-32-byte-or-longer-random-secret-value!");
+ * const secret = SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=");
  * const keys = await secret.keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("saved"));
  * const payload = await verifyToken(keys, "flash", token);

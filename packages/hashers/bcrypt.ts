@@ -113,14 +113,14 @@ export class BcryptHasher implements PasswordHasher {
       throw new AuthError(
         "INVALID_PASSWORD",
         `Password is too long for bcrypt, which would ignore everything after 72 bytes: received ${length} bytes`,
-        { reason: "too_long" },
+        { reason: "passwordTooLong" },
       );
     }
     if (password.includes("\0")) {
       throw new AuthError(
         "INVALID_PASSWORD",
         "Password contains a NUL character, which bcrypt cannot hash",
-        { reason: "unencodable" },
+        { reason: "passwordMalformed" },
       );
     }
     const salt = this.#randomBytes(16);

@@ -19,7 +19,7 @@ import { honoMiddleware } from "../../lib/http/adapters/hono.ts";
 function setup(options: { sliding?: boolean; now?: () => number } = {}) {
   const sessions = new SessionManager({
     secret: SecretProvider.fromValue(
-      "a-32-byte-or-longer-random-secret-value!",
+      "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
     ),
     store: new KVSessionStore(new MemoryKV()),
     sliding: options.sliding

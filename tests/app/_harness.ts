@@ -22,6 +22,7 @@ import {
   SQLVerificationTokenStore,
 } from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
@@ -39,6 +40,8 @@ export interface TestApp {
   credentials: SQLCredentialStore;
   /** The sessions. */
   sessions: SessionManager;
+  /** A handle on the app's login throttle (same store, same keys). */
+  throttle: LoginThrottle;
   /** The last verification link mailed to `email`. */
   lastLink(email: string): string;
   /** Stops the server and removes the files. */
@@ -51,6 +54,11 @@ export interface TestApp {
 export interface StartOptions {
   /** Wraps the key-value store the sessions' denylist lives in. */
   sessionKv?: (kv: KeyValueStore) => KeyValueStore;
+  /**
+   * The host name of the app's origin (`APP_ORIGIN`), default `localhost`;
+   * a browser test maps it to 127.0.0.1.
+   */
+  host?: string;
 }
 
 /**
@@ -72,7 +80,7 @@ export async function startApp(
   await migrate(db);
   const kv = await DenoKV.open(`${dir}/kv.sqlite3`, { now });
   const secret = SecretProvider.fromValue(
-    "test-secret-with-enough-entropy-0123456789abcdef",
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
   );
   const sessions = new SessionManager({
     secret,
@@ -93,7 +101,7 @@ export async function startApp(
     onListen: () => ready.resolve(),
   }, (req, info) => app!(req, info));
   await ready.promise;
-  origin = `http://localhost:${server.addr.port}`;
+  origin = `http://${options.host ?? "localhost"}:${server.addr.port}`;
   app = createApp({
     sessions,
     secret,
@@ -121,6 +129,7 @@ export async function startApp(
     logs,
     credentials,
     sessions,
+    throttle: new LoginThrottle({ store: kv, now }),
     advance: (ms) => {
       t += ms;
     },

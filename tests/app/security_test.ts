@@ -152,39 +152,94 @@ Deno.test("enumeration: unknown email and wrong password answer identical status
   }
 });
 
-Deno.test("login is rate limited per email: 429 with Retry-After, even for the right password, until the window passes", async () => {
-  await using app = await startApp({
-    limits: { loginPerEmail: { max: 3, windowSeconds: 900 } },
-  });
+const THROTTLE_3 = {
+  loginPerAccount: {
+    freeFailures: 3,
+    baseDelaySeconds: 60,
+    maxDelaySeconds: 900,
+    hardStop: 100,
+  },
+};
+
+Deno.test("SECURITY item 45 (login throttle): after 3 failures from one address, 429 with Retry-After there even for the right password; the owner elsewhere gets in; the delay passes", async () => {
+  await using app = await startApp({ limits: THROTTLE_3 });
   await registerJson(app.origin, "rl@example.com");
-  for (let i = 0; i < 3; i++) {
-    const res = await api(app.origin, "POST", "/login", {
-      email: "rl@example.com",
-      password: "wrong password",
+  const attempt = (password: string, client = "192.0.2.66") =>
+    api(app.origin, "POST", "/login", { email: "rl@example.com", password }, {
+      "x-test-client": client,
     });
-    assert.equal(res.status, 401);
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await attempt("wrong password")).status, 401);
   }
-  const blocked = await api(app.origin, "POST", "/login", {
-    email: "rl@example.com",
-    password: "correct horse battery",
-  });
+  const blocked = await attempt("correct horse battery");
   assert.equal(blocked.status, 429);
-  assert.ok(Number(blocked.headers.get("retry-after")) > 0);
-  // Another email from another address is not affected.
-  await registerJson(app.origin, "other@example.com");
+  assert.equal(blocked.headers.get("retry-after"), "60");
+  // The owner, from an address that has not failed, is not held.
   assert.equal(
-    (await api(app.origin, "POST", "/login", {
-      email: "other@example.com",
-      password: "correct horse battery",
-    }, { "x-test-client": "203.0.113.9" })).status,
+    (await attempt("correct horse battery", "203.0.113.9")).status,
     200,
   );
-  app.advance(900 * 1000);
+  // The success cleared the account's count; the guessing address still
+  // waits out its own delay, then gets in.
+  app.advance(60 * 1000);
+  assert.equal((await attempt("correct horse battery")).status, 200);
+});
+
+Deno.test("SECURITY item 45 (login throttle): the throttled answer is the same 429 for a registered and an unknown email", async () => {
+  await using app = await startApp({ limits: THROTTLE_3 });
+  await registerJson(app.origin, "known@example.com");
+  const answers = [];
+  for (const email of ["known@example.com", "unknown@example.com"]) {
+    for (let i = 0; i < 3; i++) {
+      await api(app.origin, "POST", "/login", {
+        email,
+        password: "wrong password",
+      });
+    }
+    answers.push(
+      await api(app.origin, "POST", "/login", {
+        email,
+        password: "wrong password",
+      }),
+    );
+  }
+  const [known, unknown] = answers;
+  assert.equal(known.status, 429);
+  assert.equal(unknown.status, 429);
+  assert.deepEqual(known.body, unknown.body);
   assert.equal(
-    (await api(app.origin, "POST", "/login", {
-      email: "rl@example.com",
-      password: "correct horse battery",
-    })).status,
+    known.headers.get("retry-after"),
+    unknown.headers.get("retry-after"),
+  );
+});
+
+Deno.test("SECURITY item 45 (login throttle): 100 failures on one account from 100 addresses stop even the owner's right password, until the throttle is reset", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "stop@example.com");
+  const attempt = (password: string, client: string) =>
+    api(app.origin, "POST", "/login", { email: "stop@example.com", password }, {
+      "x-test-client": client,
+    });
+  for (let i = 0; i < 100; i++) {
+    assert.equal(
+      (await attempt("wrong password", `198.18.0.${i}`)).status,
+      401,
+      `guess ${i + 1}`,
+    );
+  }
+  assert.equal(
+    (await attempt("correct horse battery", "203.0.113.200")).status,
+    429,
+  );
+  app.advance(7 * 86400 * 1000);
+  assert.equal(
+    (await attempt("correct horse battery", "203.0.113.200")).status,
+    429,
+    "a week later: still stopped",
+  );
+  await app.throttle.reset("stop@example.com"); // what a password reset does
+  assert.equal(
+    (await attempt("correct horse battery", "203.0.113.200")).status,
     200,
   );
 });
@@ -215,7 +270,9 @@ Deno.test("login is rate limited per client address across emails", async () => 
 
 Deno.test("a successful login resets the email's failure count", async () => {
   await using app = await startApp({
-    limits: { loginPerEmail: { max: 2, windowSeconds: 900 } },
+    limits: {
+      loginPerAccount: { ...THROTTLE_3.loginPerAccount, freeFailures: 2 },
+    },
   });
   await registerJson(app.origin, "reset@example.com");
   const attempt = (password: string) =>

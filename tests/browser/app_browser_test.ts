@@ -74,7 +74,7 @@ Deno.test({
       assert.equal(landing?.status(), 200);
       assert.equal(
         (await landing?.allHeaders())?.["referrer-policy"],
-        "no-referrer",
+        "strict-origin",
       );
       assert.equal(new URL(page.url()).pathname, "/verify");
       assert.equal(await page.isVisible("#verified"), false);
@@ -121,6 +121,85 @@ Deno.test({
         await page.textContent("#email") ?? "",
         /browser@example\.com/,
       );
+    } finally {
+      await browser.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "browser, hardening finding 13: on a plain-HTTP origin other than localhost (no Sec-Fetch-Site, Origin only), registering and confirming the email through the page works",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await haveChromium())) return;
+    // http://app.example.com:PORT is not a secure context: no __Host-
+    // Secure cookie (COOKIE_SECURE=false) and no Fetch Metadata, so the
+    // cross-origin check decides on Origin alone. With no-referrer on the
+    // confirm page the form's POST carried Origin: null and got 403.
+    await using app = await startApp({ cookieSecure: false }, {
+      host: "app.example.com",
+    });
+    assert.match(app.origin, /^http:\/\/app\.example\.com:\d+$/);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP app.example.com 127.0.0.1",
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      const posts: { path: string; origin?: string; site?: string }[] = [];
+      page.on("request", (r) => {
+        if (r.method() !== "POST") return;
+        const h = r.headers();
+        posts.push({
+          path: new URL(r.url()).pathname,
+          origin: h["origin"],
+          site: h["sec-fetch-site"],
+        });
+      });
+      await page.goto(`${app.origin}/register`);
+      await page.fill("#email", "remote@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("button[type=submit]"),
+      ]);
+      assert.match(await page.textContent(".flash") ?? "", /Check your inbox/);
+
+      const link = app.lastLink("remote@example.com");
+      assert.ok(link.startsWith(`${app.origin}/verify?token=`), link);
+      const landing = await page.goto(link);
+      assert.equal(
+        (await landing?.allHeaders())?.["referrer-policy"],
+        "strict-origin",
+      );
+      const [confirmed] = await Promise.all([
+        page.waitForNavigation(),
+        page.click("#confirm"),
+      ]);
+      assert.notEqual(confirmed?.status(), 403);
+      assert.equal(page.url(), `${app.origin}/`);
+      assert.match(
+        await page.textContent(".flash") ?? "",
+        /your email address is verified/,
+      );
+      const user = await app.credentials.findByEmail("remote@example.com");
+      assert.ok(user!.verifiedAt > 0);
+      // The Origin-only path of the check was the one exercised.
+      const verify = posts.find((p) => p.path === "/verify");
+      assert.equal(verify?.site, undefined, "no Sec-Fetch-Site on this origin");
+      assert.equal(verify?.origin, app.origin);
     } finally {
       await browser.close();
     }

@@ -211,6 +211,27 @@ export async function runContract(
     }
   });
 
+  await check(
+    "POST /register with a body that is not JSON or a form answers 415 and registers nobody",
+    async () => {
+      const target = email("mediatype");
+      for (const type of ["text/plain", "image/png"]) {
+        const res = await fetch(base + "/register", {
+          method: "POST",
+          headers: { "content-type": type, accept: "application/json" },
+          body: JSON.stringify({ email: target, password: PASSWORD }),
+        });
+        const text = await res.text();
+        assert.equal(res.status, 415, `${type}: ${text}`);
+        assert.equal(JSON.parse(text).error, "unsupported_media_type");
+      }
+      const login = await call("POST", "/login", {
+        json: { email: target, password: PASSWORD },
+      });
+      assert.equal(login.status, 401, "nobody was registered");
+    },
+  );
+
   await check("POST /login (JSON) answers 200 {token, expiresAt}", async () => {
     const r = await call("POST", "/login", {
       json: { email: alice.email, password: PASSWORD },
@@ -375,14 +396,14 @@ export async function runContract(
 
   let token = "";
   await check(
-    "GET /verify with the mailed link only shows a confirmation (nothing consumed, no-referrer)",
+    "GET /verify with the mailed link only shows a confirmation (nothing consumed, strict-origin)",
     async () => {
       const link = await options.mail.link(alice.email);
       const url = new URL(link);
       token = url.searchParams.get("token") ?? "";
       const r = await call("GET", url.pathname + url.search);
       assert.equal(r.status, 200, r.text);
-      assert.equal(r.headers.get("referrer-policy"), "no-referrer");
+      assert.equal(r.headers.get("referrer-policy"), "strict-origin");
       assert.equal(r.headers.get("set-cookie"), null);
       const me = await call("GET", "/api/me", { bearer: alice.token });
       assert.equal(me.json().verified, false);

@@ -23,13 +23,13 @@ Deno.test("one PasswordAuthenticator with two SessionManagers (memory and Deno K
   try {
     const web = new SessionManager({
       secret: SecretProvider.fromValue(
-        "web-secret-0123456789-abcdefghijklmnop",
+        "zve8pDXq59Z87632bEPW4z1M+WM8oDFobzLdWAj5CUc=",
       ),
       store: new KVSessionStore(new MemoryKV()),
     });
     const api = new SessionManager({
       secret: SecretProvider.fromValue(
-        "api-secret-0123456789-abcdefghijklmnop",
+        "RlISsP5Ko+7B6h5pRYIW8tE+5wirKIKSuTU70sL7s+U=",
       ),
       store: new KVSessionStore(denoKv),
       lifetimeSeconds: 3600,

@@ -7,8 +7,8 @@ import {
 } from "../../mod.ts";
 import type { SessionManagerOptions } from "../../lib/session/mod.ts";
 
-export const SECRET = "test-secret-0123456789-abcdefghijklmnop";
-export const OLD_SECRET = "old-secret-ABCDEFGHIJKLMNOP-0123456789";
+export const SECRET = "2CfJ4Z1xPNTmdOfwXz46CNaE1hL23uCU4bjYaqqzE88=";
+export const OLD_SECRET = "mkMU7+6aPVFbBPZUVjswSPMsTzzOZNY824+RQ2PBI1w=";
 
 /** A mutable clock in unix milliseconds. */
 export class Clock {

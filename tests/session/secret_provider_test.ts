@@ -6,7 +6,7 @@ import { OLD_SECRET, SECRET } from "./_helpers.ts";
 Deno.test("item 18: a secret shorter than 32 bytes, empty or missing throws at construction", () => {
   assert.throws(
     () => SecretProvider.fromValue("short"),
-    /at least 32 bytes: received 5/,
+    /at least 32 random bytes: received base64 of 3/,
   );
   assert.throws(() => SecretProvider.fromValue(""), TypeError);
   assert.throws(
@@ -16,11 +16,63 @@ Deno.test("item 18: a secret shorter than 32 bytes, empty or missing throws at c
   assert.throws(() => SecretProvider.fromValue("a".repeat(64)), /not random/);
   assert.throws(
     () => SecretProvider.fromValue(SECRET, ["too-short"]),
-    /Previous secret #1 must hold at least 32 bytes/,
+    /Previous secret #1 must hold at least 32 random bytes/,
   );
   assert.ok(
     SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
   );
+});
+
+Deno.test("hardening finding 6 (low-entropy secrets): a text secret must be 32 random bytes as hex or base64, or the error shows openssl rand -base64 32", () => {
+  const refused = [
+    "correct-horse-battery-staple-123", // the secret the review started the app with
+    "correct-horse-battery-staple-and-a-few-more-words", // long, but a passphrase
+    "ab".repeat(20), // hex of 20 bytes
+    "x".repeat(43), // base64 alphabet, one symbol
+    "The quick brown fox jumps over the lazy dog!!", // spaces and punctuation
+    "Zm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFy", // base64 of 24 bytes
+  ];
+  for (const secret of refused) {
+    assert.throws(
+      () => SecretProvider.fromValue(secret),
+      (e: unknown) =>
+        e instanceof RangeError &&
+        e.message.includes("openssl rand -base64 32") &&
+        !e.message.includes(secret),
+      secret,
+    );
+  }
+  // The same rule for previous secrets.
+  assert.throws(
+    () =>
+      SecretProvider.fromValue(SECRET, ["correct-horse-battery-staple-123"]),
+    /^RangeError: Previous secret #1 .*openssl rand -base64 32/,
+  );
+  assert.throws(
+    () =>
+      SecretProvider.fromEnv("AUTH_SECRET", {
+        env: { AUTH_SECRET: "correct-horse-battery-staple-123" },
+      }),
+    /^RangeError: AUTH_SECRET /,
+  );
+  // What the recognisable encodings of 32 random bytes look like.
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  const base64 = btoa(String.fromCharCode(...bytes));
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(
+    "",
+  );
+  for (
+    const ok of [
+      base64, // openssl rand -base64 32: 44 characters with one "="
+      base64.replace(/=+$/, ""), // unpadded: 43
+      base64.replaceAll("+", "-").replaceAll("/", "_"), // base64url
+      hex, // openssl rand -hex 32: 64
+      hex.toUpperCase(),
+      "a1b2c3d4".repeat(8),
+    ]
+  ) {
+    assert.ok(SecretProvider.fromValue(ok), ok);
+  }
 });
 
 Deno.test("fromEnv() names the variable in its errors and never echoes the value", () => {
@@ -36,7 +88,7 @@ Deno.test("fromEnv() names the variable in its errors and never echoes the value
   } catch (e) {
     assert.match(
       (e as Error).message,
-      /^MY_SECRET must hold at least 32 bytes: received 15$/,
+      /^MY_SECRET must hold at least 32 random bytes: received base64 of 11; generate one with `openssl rand -base64 32`$/,
     );
     assert.ok(!(e as Error).message.includes("hunter2"));
   }

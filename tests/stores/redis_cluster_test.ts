@@ -170,7 +170,7 @@ Deno.test({
           const make = () =>
             new SessionManager({
               secret: SecretProvider.fromValue(
-                "test-secret-0123456789-abcdefghijklmnop",
+                "dAYvRjbcjECRbR/wbkpt8FYvHsCKqFIURquy3cs0moM=",
               ),
               store: new KVSessionStore(new RedisKV(c)),
             });

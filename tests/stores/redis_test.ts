@@ -23,7 +23,7 @@ import {
 } from "../support/redis_servers.ts";
 
 const REDIS_PORT = 6379;
-const SECRET = "test-secret-0123456789-abcdefghijklmnop";
+const SECRET = "2LmWgZ//w0RGuDsPMAZ9qs4s1Nxqi7mkeB0wZMqdZtk=";
 
 /**
  * A connected client that fails fast: no offline queue, and no reconnect

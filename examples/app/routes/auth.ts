@@ -13,7 +13,8 @@ import {
   signIn,
   signOut,
 } from "@portcullis/auth";
-import { type AppContext, emailKey, limit } from "../context.ts";
+import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
+import { type AppContext, limit } from "../context.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
@@ -52,20 +53,13 @@ export async function register(
   const wait = await ctx.limiter.take(perAddress);
   if (wait > 0) return tooManyRequests(req, wait);
 
-  let result;
-  try {
-    result = await ctx.passwords.register(email, password);
-  } catch (error) {
-    if (
-      error instanceof AuthError &&
-      (error.code === "INVALID_EMAIL" || error.code === "INVALID_PASSWORD")
-    ) {
-      const message = error.code === "INVALID_EMAIL"
-        ? "Enter a valid email address"
-        : passwordAdvice(error.message);
-      return refuse(422, error.code.toLowerCase(), message);
-    }
-    throw error;
+  const result = await ctx.passwords.register(email, password);
+  if (result.kind === "rejected") {
+    return refuse(
+      422,
+      result.reason === "emailInvalid" ? "invalid_email" : "invalid_password",
+      advice(result.reason),
+    );
   }
   if (result.kind === "emailTaken") {
     return refuse(409, "email_taken", "That email is already registered");
@@ -94,11 +88,16 @@ export async function register(
 /**
  * `POST /login`: form → 303 to `next` (or `/`); JSON → 200
  * `{token, expiresAt}`. An unknown email and a wrong password get the same
- * answer. Each attempt is counted per email (as `normalizeEmail` spells it,
- * so every Unicode spelling of an account shares one counter) and per
- * address **before** the password is hashed, so a burst of concurrent
- * requests cannot pass the check together; past a limit the answer is 429.
- * A successful login resets the email's counter.
+ * answer (401). The library's `LoginThrottle` counts each attempt before
+ * the password is hashed, per address, per (account, address) and per
+ * account (as `normalizeEmail` spells it, so every Unicode spelling shares
+ * one counter): consecutive failures give growing delays and, at 100, a
+ * hard stop. A throttled attempt answers 429 with `Retry-After`, the same
+ * for a registered and an unknown email (a documented deviation from
+ * SECURITY item 45's "identical to a wrong password": a held owner is told
+ * to wait instead of being told their right password is wrong). A success
+ * resets the counts. A login whose password changed while it was being
+ * checked answers as a wrong password (`signIn` re-checks it).
  */
 export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const body = await readBody(req);
@@ -109,19 +108,14 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
   const next = safeNextPath(body.fields.next);
-  const perEmail = limit(
-    "login-email",
-    emailKey(email),
-    ctx.limits.loginPerEmail,
-  );
-  const wait = await ctx.limiter.take([
-    perEmail,
-    limit("login-address", ctx.clientAddress(req), ctx.limits.loginPerAddress),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-
-  const subject = await ctx.passwords.authenticate(email, password);
-  if (subject === null) {
+  const result = await ctx.passwords.login(email, password, {
+    address: ctx.clientAddress(req),
+  });
+  if (result.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  const session = result.kind === "ok" ? await signIn(req, result) : null;
+  if (session === null) {
     return form
       ? page(loginPage({ next, error: INVALID_CREDENTIALS, flash: null }), 401)
       : json(
@@ -129,8 +123,6 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
         401,
       );
   }
-  await ctx.limiter.reset([perEmail]);
-  const session = await signIn(req, subject);
   if (form) return redirect(next, [session.setCookie]);
   return json({ token: session.token, expiresAt: session.expiresAt });
 }
@@ -181,8 +173,10 @@ export function logoutUnavailable(req: Request): Response {
 }
 
 /**
- * `POST /account/password`: checks the current password, sets the new one,
- * signs the user out everywhere (`revokeAll`) and signs this browser in
+ * `POST /account/password`: checks the current password, signs the user
+ * out everywhere and sets the new one (the authenticator revokes before it
+ * writes and again after, so a store that fails midway leaves the old
+ * password and no session it should have ended), and signs this browser in
  * again with a new session. Each check of the current password is counted
  * per account and per address before it is hashed (someone holding a
  * session must not get unlimited guesses); past a limit the answer is 429.
@@ -238,7 +232,7 @@ export async function changePassword(
       return refuse(
         422,
         "invalid_password",
-        passwordAdvice(error.message),
+        advice(error.reason as RegisterRejectionReason | undefined),
       );
     }
     throw error;
@@ -250,8 +244,10 @@ export async function changePassword(
       "The current password is incorrect",
     );
   }
-  await ctx.limiter.reset([perAccount]);
-  await ctx.sessions.revokeAll(subject);
+  // Best effort: the change is made; a count left behind only delays.
+  await ctx.limiter.reset([perAccount]).catch((error) =>
+    ctx.log(`password change: limiter reset failed: ${error?.message}`)
+  );
   const session = await signIn(req, subject);
   if (!form) {
     return json({ token: session.token, expiresAt: session.expiresAt });
@@ -266,9 +262,18 @@ export async function changePassword(
   ]);
 }
 
-/** What to tell a user whose new password was refused. */
-function passwordAdvice(reason: string): string {
-  return /common|breached/.test(reason)
-    ? "That password is too common: choose another"
-    : "Passwords need at least 8 characters";
+/** What to tell a user whose email or new password was refused. */
+function advice(reason: RegisterRejectionReason | undefined): string {
+  switch (reason) {
+    case "emailInvalid":
+      return "Enter a valid email address";
+    case "passwordCommon":
+      return "That password is too common: choose another";
+    case "passwordTooLong":
+      return "That password is too long";
+    case "passwordMalformed":
+      return "That password holds characters that cannot be stored";
+    default:
+      return "Passwords need at least 8 characters";
+  }
 }

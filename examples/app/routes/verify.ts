@@ -58,7 +58,11 @@ export async function sendVerificationLink(
  * account pre-registered under someone else's address would otherwise be
  * "confirmed" without its owner). `HEAD` answers the same page's headers.
  * A request without a token gets the 400 page. Sends
- * `Referrer-Policy: no-referrer`, so the token does not leak onwards.
+ * `Referrer-Policy: strict-origin`: a Referer carries the origin only, never
+ * the token, and the form's POST carries the origin in `Origin` (with
+ * `no-referrer` browsers send `Origin: null`, which the cross-origin check
+ * must refuse where no `Sec-Fetch-Site` is sent: plain-HTTP hosts other than
+ * localhost, older browsers).
  *
  * Deliberately, `GET /verify` does not consume the token: redemption is
  * `POST /verify`, which only a person pressing the button sends.
@@ -73,7 +77,7 @@ export async function confirmVerify(
   const email = user === null
     ? null
     : (await ctx.credentials.findById(user))?.email ?? null;
-  return noReferrer(page(layout({
+  return strictOrigin(page(layout({
     title: "Confirm your email address",
     email,
     body: html`<h1>Confirm your email address</h1>
@@ -186,6 +190,11 @@ export async function resend(ctx: AppContext, req: Request): Promise<Response> {
     return new Response(null, { status: 204 });
   }
   return redirect(back, [await ctx.flash.set({ kind: "notice", message })]);
+}
+
+function strictOrigin(res: Response): Response {
+  res.headers.set("referrer-policy", "strict-origin");
+  return res;
 }
 
 function noReferrer(res: Response): Response {

@@ -1,0 +1,350 @@
+/**
+ * The library throttle (`lib/throttle`) on every key-value store with an
+ * atomic increment that runs here: MemoryKV, Deno KV, libSQL KV (a file)
+ * Upstash (the real `@upstash/redis` client through the REST bridge to
+ * the Redis on 127.0.0.1:6379) and Redis (`RedisKV` over node-redis, same
+ * server). One suite, the same assertions per store.
+ */
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { createClient as createRedisClient } from "@redis/client";
+import { RedisKV } from "../../stores/redis/mod.ts";
+import { DenoKV, MemoryKV } from "../../mod.ts";
+import { LibsqlKV } from "../../stores/libsql_kv/mod.ts";
+import { UpstashKV } from "../../stores/upstash/mod.ts";
+import {
+  LoginThrottle,
+  type LoginThrottleOptions,
+  SlidingWindowLimiter,
+  type ThrottleStore,
+} from "../../lib/throttle/mod.ts";
+import { requireTcp } from "../support/services.ts";
+import { startUpstashBridge } from "../support/upstash_bridge.ts";
+
+interface Backend {
+  store: ThrottleStore;
+  close: () => Promise<void>;
+}
+
+const BACKENDS: {
+  name: string;
+  open: () => Promise<Backend | null>;
+}[] = [
+  {
+    name: "MemoryKV",
+    open: () =>
+      Promise.resolve({
+        store: new MemoryKV(),
+        close: () => Promise.resolve(),
+      }),
+  },
+  {
+    name: "Deno KV",
+    open: async () => {
+      const kv = await Deno.openKv(":memory:");
+      return {
+        store: new DenoKV(kv),
+        close: () => Promise.resolve(kv.close()),
+      };
+    },
+  },
+  {
+    name: "libSQL KV (file)",
+    open: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "portcullis-throttle-" });
+      const client = createClient({ url: `file:${dir}/kv.db` });
+      return {
+        store: new LibsqlKV(client),
+        close: async () => {
+          client.close();
+          await Deno.remove(dir, { recursive: true });
+        },
+      };
+    },
+  },
+  {
+    name: "Upstash (REST bridge to Redis)",
+    open: async () => {
+      if (!(await requireTcp("Redis", 6379))) return null;
+      const bridge = startUpstashBridge();
+      return {
+        store: new UpstashKV({ url: bridge.url, token: bridge.token }),
+        close: () => bridge.close(),
+      };
+    },
+  },
+  {
+    name: "Redis (RedisKV over node-redis)",
+    open: async () => {
+      if (!(await requireTcp("Redis", 6379))) return null;
+      const client = createRedisClient({
+        socket: { host: "127.0.0.1", port: 6379 },
+      });
+      await client.connect();
+      return {
+        store: new RedisKV(client),
+        close: async () => {
+          await client.close();
+        },
+      };
+    },
+  },
+];
+
+/** A clock the tests move by hand, starting on a minute boundary. */
+function clock() {
+  let t = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+  return { now: () => t, advance: (seconds: number) => t += seconds * 1000 };
+}
+
+function storeTest(
+  name: string,
+  fn: (store: ThrottleStore, prefix: string) => Promise<void>,
+): void {
+  for (const backend of BACKENDS) {
+    Deno.test({
+      name: `${name} (${backend.name})`,
+      sanitizeOps: false,
+      sanitizeResources: false,
+      fn: async () => {
+        const opened = await backend.open();
+        if (opened === null) return;
+        try {
+          // A fresh prefix per run: the Redis behind Upstash is shared.
+          await fn(opened.store, `t${crypto.randomUUID().slice(0, 8)}:`);
+        } finally {
+          await opened.close();
+        }
+      },
+    });
+  }
+}
+
+function throttle(
+  store: ThrottleStore,
+  prefix: string,
+  c: ReturnType<typeof clock>,
+  options: Partial<LoginThrottleOptions> = {},
+): LoginThrottle {
+  // Counters live 10 minutes in the store (real time), so the shared Redis
+  // behind Upstash and RedisKV is not left holding them for 30 days.
+  return new LoginThrottle({
+    store,
+    prefix,
+    now: c.now,
+    memorySeconds: 600,
+    ...options,
+  });
+}
+
+storeTest(
+  "SECURITY item 45: a hard stop at 100 consecutive failures per account, from any addresses, that only reset() lifts",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      perAddress: { max: 10_000, windowSeconds: 60 },
+    });
+    // 100 failures, each from a new address: no address is delayed, so only
+    // the account's count can stop them.
+    for (let i = 0; i < 100; i++) {
+      const d = await t.attempt("owner@example.com", `198.51.100.${i}`);
+      assert.equal(d.allowed, true, `failure ${i + 1}`);
+      c.advance(1);
+    }
+    const stopped = await t.attempt("owner@example.com", "203.0.113.1");
+    assert.deepEqual(
+      stopped.allowed === false && stopped.reason,
+      "hardStop",
+    );
+    c.advance(24 * 3600); // a day later: still stopped
+    assert.equal(
+      (await t.attempt("owner@example.com", "203.0.113.1")).allowed,
+      false,
+    );
+    await t.reset("owner@example.com"); // a password reset by email
+    assert.equal(
+      (await t.attempt("owner@example.com", "203.0.113.1")).allowed,
+      true,
+    );
+    // Another account is untouched throughout.
+    assert.equal(
+      (await t.attempt("other@example.com", "198.51.100.1")).allowed,
+      true,
+    );
+  },
+);
+
+storeTest(
+  "SECURITY item 45: the hard stop is configurable lower, never above 100",
+  async (store, prefix) => {
+    const c = clock();
+    assert.throws(
+      () => throttle(store, prefix, c, { hardStop: 101 }),
+      RangeError,
+    );
+    const t = throttle(store, prefix, c, { hardStop: 5 });
+    for (let i = 0; i < 5; i++) {
+      assert.equal(
+        (await t.attempt("a@example.com", `10.0.0.${i}`)).allowed,
+        true,
+      );
+    }
+    assert.equal((await t.attempt("a@example.com", "10.0.1.1")).allowed, false);
+  },
+);
+
+storeTest(
+  "SECURITY item 45: consecutive failures from one address wait 1, 2, 4, 8 s after the free ones, and a success resets the count",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c);
+    const who = ["a@example.com", "192.0.2.7"] as const;
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await t.attempt(...who)).allowed, true);
+    }
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const refused = await t.attempt(...who);
+      assert.equal(refused.allowed, false);
+      const wait = refused.allowed ? 0 : refused.retryAfterSeconds;
+      waits.push(wait);
+      c.advance(wait - 0.5);
+      assert.equal((await t.attempt(...who)).allowed, false, "not yet");
+      c.advance(0.5);
+      assert.equal((await t.attempt(...who)).allowed, true, "after the wait");
+    }
+    assert.deepEqual(waits, [1, 2, 4, 8]);
+    await t.succeeded(...who);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await t.attempt(...who)).allowed, true);
+    }
+  },
+);
+
+storeTest(
+  "a stranger's 36 guesses from 12 other addresses never keep the owner's right password out before the hard stop",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c);
+    for (let a = 0; a < 12; a++) {
+      for (let i = 0; i < 3; i++) {
+        await t.attempt("owner@example.com", `203.0.113.${a}`);
+        c.advance(0.1);
+      }
+    }
+    // The strangers are held by the account's delay (64 s and growing) ...
+    const stranger = await t.attempt("owner@example.com", "203.0.113.0");
+    assert.equal(stranger.allowed, false);
+    // ... the owner, from an address that has not failed, is not.
+    assert.equal(
+      (await t.attempt("owner@example.com", "198.51.100.20")).allowed,
+      true,
+    );
+    await t.succeeded("owner@example.com", "198.51.100.20");
+    // Several dozen more (60 from 20 addresses): still not locked out.
+    for (let a = 0; a < 20; a++) {
+      for (let i = 0; i < 3; i++) {
+        await t.attempt("owner@example.com", `192.0.2.${a}`);
+      }
+    }
+    assert.equal(
+      (await t.attempt("owner@example.com", "198.51.100.20")).allowed,
+      true,
+    );
+  },
+);
+
+storeTest(
+  "50 concurrent attempts from one address: at most freeFailures reach the password check",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, { freeFailures: 10 });
+    const decisions = await Promise.all(
+      Array.from({ length: 50 }, () => t.attempt("b@example.com", "192.0.2.1")),
+    );
+    const allowed = decisions.filter((d) => d.allowed).length;
+    // The account's and the pair's counters are incremented separately, so
+    // under contention an attempt can rank later in one than in the other
+    // and be refused by it: never more than 10, sometimes a few fewer.
+    assert.ok(allowed <= 10 && allowed >= 5, `${allowed} allowed`);
+    // Every attempt was counted: the next one waits.
+    assert.equal(
+      (await t.attempt("b@example.com", "192.0.2.1")).allowed,
+      false,
+    );
+  },
+);
+
+storeTest(
+  "per address: a sliding window, so the count does not drop to zero at a window boundary",
+  async (store, prefix) => {
+    const c = clock(); // on a minute boundary
+    const t = throttle(store, prefix, c, {
+      perAddress: { max: 5, windowSeconds: 60 },
+    });
+    for (let i = 0; i < 5; i++) {
+      assert.equal(
+        (await t.attempt(`u${i}@example.com`, "192.0.2.9")).allowed,
+        true,
+      );
+    }
+    const refused = await t.attempt("u9@example.com", "192.0.2.9");
+    assert.equal(refused.allowed === false && refused.reason, "address");
+    c.advance(60); // a new fixed window would start from zero here
+    assert.equal(
+      (await t.attempt("u9@example.com", "192.0.2.9")).allowed,
+      false,
+    );
+    c.advance(30); // half of the previous window still counts: 2.5 < 5
+    assert.equal(
+      (await t.attempt("u9@example.com", "192.0.2.9")).allowed,
+      true,
+    );
+    // Another address is not affected.
+    assert.equal(
+      (await t.attempt("u9@example.com", "192.0.2.10")).allowed,
+      true,
+    );
+  },
+);
+
+storeTest(
+  "SlidingWindowLimiter: max hits per sliding window, refused hits stay counted, reset() forgets",
+  async (store, prefix) => {
+    const c = clock();
+    const limiter = new SlidingWindowLimiter(store, { prefix, now: c.now });
+    const limit = {
+      name: "register",
+      key: "192.0.2.1",
+      max: 3,
+      windowSeconds: 60,
+    };
+    for (let i = 0; i < 3; i++) assert.equal(await limiter.take([limit]), 0);
+    assert.ok(await limiter.take([limit]) > 0);
+    c.advance(60);
+    assert.ok(
+      await limiter.take([limit]) > 0,
+      "the previous window still counts",
+    );
+    await limiter.reset([limit]);
+    assert.equal(await limiter.take([limit]), 0);
+  },
+);
+
+Deno.test("lib/throttle is neutral: it imports nothing from lib/authn, lib/session or lib/authz, and authn does not import it", async () => {
+  const imports = /(?:from|import)\s*\(?\s*"([^"]+)"/g;
+  const dir = new URL("../../lib/throttle/", import.meta.url);
+  for await (const entry of Deno.readDir(dir)) {
+    const text = await Deno.readTextFile(new URL(entry.name, dir));
+    for (const [, spec] of text.matchAll(imports)) {
+      if (!spec.startsWith(".")) continue; // doc examples name the package
+      assert.ok(spec.startsWith("./"), `${entry.name} imports ${spec}`);
+    }
+  }
+  const authn = new URL("../../lib/authn/", import.meta.url);
+  for await (const entry of Deno.readDir(authn)) {
+    if (!entry.isFile) continue;
+    const text = await Deno.readTextFile(new URL(entry.name, authn));
+    assert.ok(!text.includes("../throttle/"), entry.name);
+  }
+});
