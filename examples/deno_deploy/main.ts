@@ -41,6 +41,10 @@ const app = createApp({
   credentials: new SQLCredentialStore(db),
   kv,
   appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
+  // Deno.serve passes the connection as the handler's second argument.
+  clientAddress: (_req, info) =>
+    (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
+      ?.hostname ?? null,
 });
 
 // Deno Deploy ignores the port; locally PORT (default 8000) applies.

@@ -7,7 +7,8 @@
  *   and the session cookie; 409 when the email is taken; 400 for input the
  *   password or email rules refuse.
  * - `POST /login`: 200 as above; 401 for any wrong email or password; 429
- *   after 10 attempts for one email in 15 minutes.
+ *   with `Retry-After` while the library's `LoginThrottle` holds back the
+ *   account or the address.
  * - `GET /me` (behind `requireAuth()`): `{subject, email}`, else 401.
  * - `POST /logout` (behind `requireAuth()`): 204, session revoked.
  *
@@ -21,7 +22,6 @@ import {
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
-  normalizeEmail,
   PasswordAuthenticator,
   type PasswordHasher,
   requireAuth,
@@ -30,6 +30,7 @@ import {
   signOut,
 } from "@portcullis/auth";
 import { honoMiddleware } from "@portcullis/auth/adapters/hono";
+import { LoginThrottle } from "@portcullis/auth/throttle";
 
 /** What {@linkcode createHonoApp} needs. */
 export interface HonoAppOptions {
@@ -37,16 +38,18 @@ export interface HonoAppOptions {
   sessions: SessionManager;
   /** Where users and their password hashes live. */
   credentials: CredentialStore;
-  /** Where the login attempts per email are counted. */
+  /** Where failed logins are counted (per account, address and pair). */
   kv: KeyValueStore;
   /** The public origin; unsafe cross-site requests get 403. */
   appOrigin: string;
   /** Default: PBKDF2-SHA256 at 600000 iterations. */
   hasher?: PasswordHasher;
+  /**
+   * The client's address from Hono's context, for the per-address login
+   * counters (on Deno, `c.env.remoteAddr.hostname`). Default: one bucket.
+   */
+  clientAddress?: (req: Request, env: unknown) => string | null;
 }
-
-/** At most this many login attempts per email in the window. */
-export const LOGIN_LIMIT = { max: 10, windowSeconds: 15 * 60 };
 
 /**
  * Builds the Hono app.
@@ -58,6 +61,7 @@ export function createHonoApp(options: HonoAppOptions): Hono {
   const auth = new PasswordAuthenticator({
     credentials: options.credentials,
     hasher: options.hasher,
+    throttle: new LoginThrottle({ store: options.kv }),
   });
   const app = new Hono();
   // Identity on every route; unsafe cross-site requests answer 403.
@@ -68,8 +72,12 @@ export function createHonoApp(options: HonoAppOptions): Hono {
     })),
   );
 
-  const started = async (req: Request, subject: string, status: 200 | 201) => {
-    const { token, expiresAt, setCookie } = await signIn(req, subject);
+  const answer = (
+    session: { token: string; expiresAt: number; setCookie: string | null },
+    subject: string,
+    status: 200 | 201,
+  ) => {
+    const { token, expiresAt, setCookie } = session;
     const res = Response.json({ subject, token, expiresAt }, { status });
     if (setCookie) res.headers.append("set-cookie", setCookie);
     return res;
@@ -78,34 +86,30 @@ export function createHonoApp(options: HonoAppOptions): Hono {
   app.post("/register", async (c) => {
     const input = await credentialsOf(c.req.raw);
     if (input === null) return badRequest(c.req.raw);
-    let result;
-    try {
-      result = await auth.register(input.email, input.password);
-    } catch (error) {
-      if (
-        error instanceof AuthError &&
-        (error.code === "INVALID_EMAIL" || error.code === "INVALID_PASSWORD")
-      ) {
-        return errorResponse(c.req.raw, 400, "invalid_input", error.message);
-      }
-      throw error;
+    const result = await auth.register(input.email, input.password);
+    if (result.kind === "emailTaken") {
+      return errorResponse(c.req.raw, 409, "email_taken", "Email taken");
     }
-    if (result.kind === "created") {
-      return started(c.req.raw, result.subject, 201);
+    if (result.kind === "rejected") {
+      return errorResponse(c.req.raw, 400, "invalid_input", result.reason);
     }
-    return errorResponse(c.req.raw, 409, "email_taken", "Email taken");
+    const session = await signIn(c.req.raw, result.subject);
+    return answer(session, result.subject, 201);
   });
 
   app.post("/login", async (c) => {
     const input = await credentialsOf(c.req.raw);
     if (input === null) return badRequest(c.req.raw);
-    if (await tooManyAttempts(options.kv, input.email)) {
+    const address = options.clientAddress?.(c.req.raw, c.env) ?? "unknown";
+    const login = await auth.login(input.email, input.password, { address });
+    if (login.kind === "throttled") {
       return errorResponse(c.req.raw, 429, "too_many_requests", "Try later", {
-        "retry-after": String(LOGIN_LIMIT.windowSeconds),
+        "retry-after": String(login.retryAfterSeconds),
       });
     }
-    const subject = await auth.authenticate(input.email, input.password);
-    if (subject === null) {
+    // signIn answers null when the password changed meanwhile.
+    const session = login.kind === "ok" ? await signIn(c.req.raw, login) : null;
+    if (login.kind !== "ok" || session === null) {
       return errorResponse(
         c.req.raw,
         401,
@@ -113,7 +117,7 @@ export function createHonoApp(options: HonoAppOptions): Hono {
         "Wrong email or password",
       );
     }
-    return started(c.req.raw, subject, 200);
+    return answer(session, login.subject, 200);
   });
 
   app.get("/me", honoMiddleware(requireAuth()), async (c) => {
@@ -155,23 +159,4 @@ async function credentialsOf(
 
 function badRequest(req: Request): Response {
   return errorResponse(req, 400, "bad_request", "Send JSON {email, password}");
-}
-
-/** Counts one login attempt for the email; true when over the limit. */
-async function tooManyAttempts(
-  kv: KeyValueStore,
-  email: string,
-): Promise<boolean> {
-  let key: string;
-  try {
-    key = `login-attempts:${normalizeEmail(email)}`;
-  } catch {
-    return false; // no account has this address: nothing to guess
-  }
-  const { max, windowSeconds } = LOGIN_LIMIT;
-  if (kv.increment) return (await kv.increment(key, windowSeconds)) > max;
-  const [value] = await kv.getMany([key]);
-  const count = Number(value ?? 0) + 1;
-  await kv.put(key, String(count), { ttlSeconds: windowSeconds });
-  return count > max;
 }

@@ -38,6 +38,10 @@ const app = createHonoApp({
   sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
   credentials: new SQLCredentialStore(db),
   kv,
+  // Hono on Deno hands the connection info over as `c.env`.
+  clientAddress: (_req, env) =>
+    (env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
+      ?.hostname ?? null,
   appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
 });
 

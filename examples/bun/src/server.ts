@@ -25,11 +25,16 @@ import { LibsqlKV } from "@portcullis/libsql-kv";
 import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { createApp } from "./app.ts";
 
+/** The part of Bun's server the app uses: the client's address. */
+interface BunServer {
+  requestIP(req: Request): { address: string } | null;
+}
+
 declare const Bun: {
   serve(options: {
     hostname?: string;
     port: number;
-    fetch: (req: Request) => Promise<Response>;
+    fetch: (req: Request, server: BunServer) => Promise<Response>;
   }): { port: number };
 };
 
@@ -48,11 +53,14 @@ const app = createApp({
   credentials: new SQLCredentialStore(db),
   kv,
   appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
+  // Behind a proxy, read the header your proxy sets instead.
+  clientAddress: (req, server) =>
+    (server as BunServer).requestIP(req)?.address ?? null,
 });
 
 const server = Bun.serve({
   hostname: env.HOST ?? "0.0.0.0",
   port,
-  fetch: (req) => app(req),
+  fetch: (req, server) => app(req, server),
 });
 console.log(`Listening on port ${server.port}`);

@@ -4,10 +4,11 @@
  * the `__Host-session` cookie, whichever the client keeps.
  *
  * - `POST /register` `{email, password}`: 201 `{subject, token, expiresAt}`
- *   and the session cookie; 409 when the email is taken; 400 for input the
- *   password or email rules refuse.
+ *   and the session cookie; 409 when the email is taken; 400 with the
+ *   reason for input the password or email rules refuse.
  * - `POST /login` `{email, password}`: 200 as above; 401 for any wrong
- *   email or password; 429 after 10 attempts for one email in 15 minutes.
+ *   email or password; 429 with `Retry-After` when the library's
+ *   `LoginThrottle` holds the account or the address back.
  * - `GET /me`: 200 `{subject, email}`; 401 without a valid session.
  * - `POST /logout`: 204, the session revoked and the cookie cleared.
  *
@@ -21,7 +22,6 @@ import {
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
-  normalizeEmail,
   PasswordAuthenticator,
   type PasswordHasher,
   requireAuthenticated,
@@ -29,6 +29,7 @@ import {
   signIn,
   signOut,
 } from "@portcullis/auth";
+import { LoginThrottle } from "@portcullis/auth/throttle";
 
 /** What {@linkcode createApp} needs. */
 export interface AppOptions {
@@ -36,16 +37,19 @@ export interface AppOptions {
   sessions: SessionManager;
   /** Where users and their password hashes live. */
   credentials: CredentialStore;
-  /** Where the login attempts per email are counted. */
+  /** Where failed logins are counted (per account, address and pair). */
   kv: KeyValueStore;
   /** The public origin (`https://…`); unsafe cross-site requests get 403. */
   appOrigin: string;
   /** Default: PBKDF2-SHA256 at 600000 iterations. */
   hasher?: PasswordHasher;
+  /**
+   * The client's address, for the per-address login counters: read what
+   * your platform sets, never a header a client can set. Default: one
+   * shared bucket.
+   */
+  clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
 }
-
-/** At most this many login attempts per email in the window. */
-export const LOGIN_LIMIT = { max: 10, windowSeconds: 15 * 60 };
 
 /**
  * Builds the handler.
@@ -60,49 +64,55 @@ export function createApp(
   const auth = new PasswordAuthenticator({
     credentials: options.credentials,
     hasher: options.hasher,
+    throttle: new LoginThrottle({ store: options.kv }),
   });
 
-  const session = async (req: Request, subject: string, status: number) => {
-    const { token, expiresAt, setCookie } = await signIn(req, subject);
+  const session = (
+    started: { token: string; expiresAt: number; setCookie: string | null },
+    subject: string,
+    status: number,
+  ) => {
+    const { token, expiresAt, setCookie } = started;
     const res = Response.json({ subject, token, expiresAt }, { status });
     if (setCookie) res.headers.append("set-cookie", setCookie);
     res.headers.set("cache-control", "no-store");
     return res;
   };
 
-  const routes = async (req: Request): Promise<Response> => {
+  const routes = async (
+    req: Request,
+    ...rest: unknown[]
+  ): Promise<Response> => {
     const { pathname } = new URL(req.url);
     switch (`${req.method} ${pathname}`) {
       case "POST /register": {
         const input = await readCredentials(req);
         if (input === null) return badRequest(req);
-        let result;
-        try {
-          result = await auth.register(input.email, input.password);
-        } catch (error) {
-          if (isRefusedInput(error)) {
-            return errorResponse(req, 400, "invalid_input", error.message);
-          }
-          throw error;
-        }
-        if (result.kind === "created") {
-          return await session(req, result.subject, 201);
-        }
+        const result = await auth.register(input.email, input.password);
         if (result.kind === "emailTaken") {
           return errorResponse(req, 409, "email_taken", "Email taken");
         }
-        return errorResponse(req, 400, "invalid_input", "Input refused");
+        if (result.kind === "rejected") {
+          return errorResponse(req, 400, "invalid_input", result.reason);
+        }
+        const started = await signIn(req, result.subject);
+        return session(started, result.subject, 201);
       }
       case "POST /login": {
         const input = await readCredentials(req);
         if (input === null) return badRequest(req);
-        if (await tooManyAttempts(options.kv, input.email)) {
+        const address = options.clientAddress?.(req, ...rest) ?? "unknown";
+        const login = await auth.login(input.email, input.password, {
+          address,
+        });
+        if (login.kind === "throttled") {
           return errorResponse(req, 429, "too_many_requests", "Try later", {
-            "retry-after": String(LOGIN_LIMIT.windowSeconds),
+            "retry-after": String(login.retryAfterSeconds),
           });
         }
-        const subject = await auth.authenticate(input.email, input.password);
-        if (subject === null) {
+        // signIn answers null when the password changed meanwhile.
+        const started = login.kind === "ok" ? await signIn(req, login) : null;
+        if (login.kind !== "ok" || started === null) {
           return errorResponse(
             req,
             401,
@@ -110,7 +120,7 @@ export function createApp(
             "Wrong email or password",
           );
         }
-        return await session(req, subject, 200);
+        return session(started, login.subject, 200);
       }
       case "GET /me": {
         const denied = requireAuthenticated(req);
@@ -169,29 +179,4 @@ async function readCredentials(
 
 function badRequest(req: Request): Response {
   return errorResponse(req, 400, "bad_request", "Send JSON {email, password}");
-}
-
-function isRefusedInput(error: unknown): error is AuthError {
-  return error instanceof AuthError &&
-    (error.code === "INVALID_EMAIL" || error.code === "INVALID_PASSWORD");
-}
-
-/** Counts one login attempt for the email; true when over the limit. */
-async function tooManyAttempts(
-  kv: KeyValueStore,
-  email: string,
-): Promise<boolean> {
-  let key: string;
-  try {
-    key = `login-attempts:${normalizeEmail(email)}`;
-  } catch {
-    return false; // no account has this address: nothing to guess
-  }
-  const { max, windowSeconds } = LOGIN_LIMIT;
-  if (kv.increment) return (await kv.increment(key, windowSeconds)) > max;
-  // Stores without an atomic counter (Workers KV): close enough for a limit.
-  const [value] = await kv.getMany([key]);
-  const count = Number(value ?? 0) + 1;
-  await kv.put(key, String(count), { ttlSeconds: windowSeconds });
-  return count > max;
 }

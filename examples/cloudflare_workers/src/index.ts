@@ -58,6 +58,8 @@ async function build(env: Env): Promise<App> {
     kv,
     appOrigin: env.APP_ORIGIN,
     hasher,
+    // Cloudflare sets cf-connecting-ip; a client cannot override it there.
+    clientAddress: (req) => req.headers.get("cf-connecting-ip"),
   });
 }
 

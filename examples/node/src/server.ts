@@ -42,6 +42,10 @@ const app = createApp({
   credentials: new SQLCredentialStore(db),
   kv,
   appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
+  // The node:http adapter passes the socket address the way Deno.serve does.
+  clientAddress: (_req, info) =>
+    (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
+      ?.hostname ?? null,
 });
 
 const server = await serve(app, { port, hostname: env.HOST });

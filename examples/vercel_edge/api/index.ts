@@ -45,6 +45,8 @@ async function build(env: Env): Promise<App> {
     credentials: new SQLCredentialStore(db),
     kv,
     appOrigin: env.APP_ORIGIN!,
+    // Vercel sets x-real-ip; a client cannot override it there.
+    clientAddress: (req) => req.headers.get("x-real-ip"),
   });
 }
 
