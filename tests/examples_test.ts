@@ -3,7 +3,7 @@
  * the reference app) is copied out of the repository and started the way
  * its README says, then driven over HTTP: register, a taken email, a wrong
  * password, login, `/me` by Bearer token and by cookie, a cross-site POST,
- * logout, and the logged-out token refused.
+ * logout, the logged-out token refused, and repeated failures throttled.
  *
  * `@portcullis/*` resolve to this checkout, because JSR (where the copies'
  * `jsr:@portcullis/…` and `npm:@jsr/portcullis__…` names point) is not
@@ -242,6 +242,23 @@ async function drivePasswordFlow(base: string): Promise<void> {
   const other = await me(base, "/me", { cookie });
   assert.equal(other.status, 200, "the other session is untouched");
   await other.body?.cancel();
+
+  // The library's LoginThrottle over this platform's store: failures in a
+  // row hold the account back (three are free, then a growing delay).
+  let throttled: Response | undefined;
+  for (let i = 0; i < 6 && throttled === undefined; i++) {
+    const r = await post(base, "/login", {
+      json: { email, password: `wrong ${i}` },
+    });
+    if (r.status === 429) throttled = r;
+    else {
+      assert.equal(r.status, 401);
+      await r.body?.cancel();
+    }
+  }
+  assert.ok(throttled, "repeated failures are throttled");
+  assert.ok(Number(throttled.headers.get("retry-after")) >= 1);
+  await throttled.body?.cancel();
 }
 
 /** Starts a server process, waits for it, runs `fn`, stops it. */
