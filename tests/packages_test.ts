@@ -63,12 +63,7 @@ Deno.test("the core @portcullis/auth reaches no npm package from any of its expo
     const r = await run(Deno.execPath(), ["info", "--json", file]);
     assert.ok(r.ok, r.out.slice(-500));
     const info = JSON.parse(r.out.slice(r.out.indexOf("{")));
-    const npm = Object.keys(info.npmPackages ?? {});
-    assert.deepEqual(
-      npm,
-      [],
-      `${file} reaches npm packages: ${npm.join(", ")}`,
-    );
+    // `npmPackages` lists the whole lockfile: the modules are the graph.
     for (const m of info.modules as { specifier: string }[]) {
       // Local files, and the runtime's own modules (the Node adapter's
       // `node:http` types); never npm:, jsr: or a URL.
@@ -88,11 +83,8 @@ Deno.test("a control: a driver package's graph does reach npm (the check above c
   ]);
   assert.ok(r.ok, r.out.slice(-500));
   const info = JSON.parse(r.out.slice(r.out.indexOf("{")));
-  assert.ok(
-    Object.keys(info.npmPackages ?? {}).some((p) =>
-      p.startsWith("@upstash/redis")
-    ),
-  );
+  const modules = info.modules as { specifier: string }[];
+  assert.ok(modules.some((m) => m.specifier.startsWith("npm:")));
 });
 
 Deno.test("every workspace package has a name, version, exports, a README and caret ranges", async () => {

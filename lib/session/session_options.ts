@@ -5,6 +5,7 @@
  */
 import type { SecretProvider } from "./secret_provider.ts";
 import type { SessionStore } from "./session_store.ts";
+import { StaleSessionStore } from "./stale_session_store.ts";
 
 /** Options of sliding renewal; see {@linkcode SessionManagerOptions.sliding}. */
 export interface SlidingOptions {
@@ -53,6 +54,14 @@ export interface SessionManagerOptions {
    * would otherwise survive `revokeAll`.
    */
   clockSkewSeconds?: number;
+  /**
+   * Opt-in bounded staleness, in seconds: reuse the store's revocation
+   * answers for at most this long (see `StaleSessionStore` and
+   * docs/revocation.md). Revocations made through this manager apply here
+   * at once; revocations made elsewhere within the bound. Default: exact,
+   * one store round trip per request.
+   */
+  revocationStaleness?: number;
 }
 
 /** The default token lifetime: 7 days, in seconds. */
@@ -109,12 +118,20 @@ export function checkOptions(options: SessionManagerOptions): CheckedOptions {
       ),
     };
   }
+  const now = options.now ?? Date.now;
+  const stale = options.revocationStaleness;
   return {
     secret: options.secret,
-    store: options.store,
+    // The opt-in staleness wraps the store; the deadline wraps both.
+    store: options.store !== null && stale !== undefined
+      ? new StaleSessionStore(options.store, {
+        maxStalenessSeconds: stale,
+        now,
+      })
+      : options.store,
     lifetime,
     sliding,
-    now: options.now ?? Date.now,
+    now,
     random: options.randomBytes ??
       ((n) => crypto.getRandomValues(new Uint8Array(n))),
     cacheSize: options.cacheSize ?? 10_000,
