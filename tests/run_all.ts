@@ -1,6 +1,9 @@
 /**
- * Runs the whole test suite: `deno test` over `tests/`, then every runtime's
- * conformance run, and ends with one line `N passed, N failed` that CI reads.
+ * Runs the whole test suite: installs the npm packages the other runtimes
+ * load (tests/conformance/npm_packages.json), `deno test` over `tests/`
+ * (which includes tests/examples_test.ts, the examples run as copied),
+ * then every runtime's conformance run, and ends with one line
+ * `N passed, N failed` that CI reads.
  *
  * Usage: `deno task test` (which runs this file with `-A`).
  *
@@ -129,8 +132,9 @@ async function installRuntimePackages(): Promise<void> {
   }
 }
 
-await runDenoTests();
+// First: tests/examples_test.ts runs the npm examples from node_modules.
 await installRuntimePackages();
+await runDenoTests();
 for (const run of extraRuns) await runExtra(run.name, run.cmd);
 await Deno.remove(junit).catch(() => {});
 

@@ -33,12 +33,17 @@ import {
   OneTimeTokens,
   type VerificationTokenStore,
 } from "@portcullis/auth/verification";
-import type { Mailer } from "../app/mailer.ts";
-import { readBody } from "../app/request_body.ts";
-import { json, page, redirect, tooManyRequests } from "../app/respond.ts";
 import { type Limit, SlidingWindowLimiter } from "@portcullis/auth/throttle";
-import { html } from "../app/views/html.ts";
-import { layout } from "../app/views/auth/layout.ts";
+import type { Mailer } from "./mail.ts";
+import {
+  html,
+  json,
+  layout,
+  page,
+  readBody,
+  redirect,
+  tooManyRequests,
+} from "./http.ts";
 
 /** The purpose magic-link tokens are minted for. */
 export const MAGIC_LINK_PURPOSE = "magic-link";

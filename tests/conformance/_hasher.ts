@@ -4,8 +4,9 @@
  * Workers builds.
  *
  * Passwords that start with {@linkcode FULL_STRENGTH_MARK} are hashed by
- * the production default (`new Pbkdf2Hasher()`: 600000 iterations, WebCrypto
- * with the pure-JS route where WebCrypto refuses); every other password at
+ * the production hasher (600000 iterations through WebCrypto; on Workers,
+ * where WebCrypto refuses that, in the imported WebAssembly module, given as
+ * `full`); every other password at
  * 1000 iterations, so the suite stays fast. Verification follows the
  * iteration count in the stored string. The one full-strength test thus
  * proves, per runtime, that the default hasher works there, and measures it.

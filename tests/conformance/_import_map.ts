@@ -1,14 +1,17 @@
 /**
- * Test support: deno.json's import map and exports, read once, so the
- * bundlers (esbuild for Node, Vercel Edge and Workers) and the Bun link
- * resolve the same names Deno does.
+ * Test support: the workspace's packages and import maps, read once from
+ * the root deno.json and its members' deno.json files, so the bundlers
+ * (esbuild for Node, Vercel Edge, Workers and the examples) and the Bun
+ * link resolve the same names Deno does.
  *
- * - `@portcullis/auth` and its subpaths map to the files named in
- *   deno.json `exports` (the package itself, as a user's install would).
- * - An import-map name (`drizzle-orm/libsql`, `@libsql/client/web`) or an
- *   `npm:` specifier (`npm:esbuild@0.28.2`, `npm:/hono@4.13.19/jsx`) maps
- *   to the bare npm package name, which node_modules resolves (package.json
- *   pins the same versions as deno.json).
+ * - `@portcullis/auth`, `@portcullis/sql`, … and their subpaths (also as
+ *   `jsr:` specifiers) map to the files named in each member's `exports`
+ *   (the package itself, as a user's install would).
+ * - An import-map name of any member or of tests/import_map.json
+ *   (`drizzle-orm/libsql`, `@libsql/client/web`, `hono`) or an `npm:` specifier
+ *   (`npm:esbuild@0.28.2`) maps to the bare npm package name, which
+ *   node_modules resolves (tests/conformance/npm_packages.json installs the
+ *   versions the members' ranges allow).
  *
  * @module
  */
@@ -19,14 +22,69 @@ export const ROOT: string = new URL("../../", import.meta.url).pathname
   .replace(/\/$/, "");
 
 interface DenoJson {
-  name: string;
-  exports: Record<string, string>;
-  imports: Record<string, string>;
+  name?: string;
+  version?: string;
+  exports?: string | Record<string, string>;
+  imports?: Record<string, string>;
+  workspace?: string[];
 }
 
-/** deno.json, parsed. */
-export const denoJson: DenoJson = JSON.parse(
-  Deno.readTextFileSync(`${ROOT}/deno.json`),
+/** One named workspace member: a package as its users import it. */
+export interface WorkspacePackage {
+  /** The package name, such as `@portcullis/sql`. */
+  name: string;
+  /** The member's directory (absolute). */
+  dir: string;
+  /** Its exports: subpath (`.`, `./tokens`) to absolute file path. */
+  exports: Record<string, string>;
+}
+
+function readJson(path: string): DenoJson {
+  return JSON.parse(Deno.readTextFileSync(path));
+}
+
+/** The root deno.json, parsed. */
+export const denoJson: DenoJson = readJson(`${ROOT}/deno.json`);
+
+function memberDirs(): string[] {
+  return [
+    ROOT,
+    ...(denoJson.workspace ?? []).map((m) =>
+      `${ROOT}/${m.replace(/^\.\//, "").replace(/\/$/, "")}`
+    ),
+  ];
+}
+
+/** Every named member of the workspace (the core and the driver packages). */
+export const workspacePackages: WorkspacePackage[] = memberDirs().flatMap(
+  (dir) => {
+    const config = readJson(`${dir}/deno.json`);
+    if (!config.name) return [];
+    const raw = typeof config.exports === "string"
+      ? { ".": config.exports }
+      : config.exports ?? {};
+    const exports: Record<string, string> = {};
+    for (const [sub, file] of Object.entries(raw)) {
+      exports[sub] = `${dir}/${file.replace(/^\.\//, "")}`;
+    }
+    return [{ name: config.name, dir, exports }];
+  },
+);
+
+/**
+ * The npm import-map entries of every member (`drizzle-orm/`, `hono`,
+ * `@libsql/client`, …), merged: the members pin the same ranges.
+ */
+export const npmImports: Record<string, string> = Object.fromEntries(
+  [
+    ...memberDirs().map((dir) => `${dir}/deno.json`),
+    // tests/ is no workspace member: its npm packages have their own map.
+    `${ROOT}/tests/import_map.json`,
+  ].flatMap((path) =>
+    Object.entries(readJson(path).imports ?? {}).filter(([, value]) =>
+      value.startsWith("npm:")
+    )
+  ),
 );
 
 /**
@@ -44,29 +102,42 @@ export function bareNpmName(spec: string): string {
 }
 
 /**
+ * The file a workspace package name resolves to.
+ *
+ * @param spec A specifier such as `@portcullis/auth/tokens` or
+ * `jsr:@portcullis/sql@^0.2.0`.
+ * @returns The absolute path, or `null` when no member exports it.
+ */
+export function workspaceFile(spec: string): string | null {
+  const bare = spec.replace(/^jsr:\/?/, "").replace(
+    /^(@[^/@]+\/[^/@]+)@[^/]*/,
+    "$1",
+  );
+  for (const pkg of workspacePackages) {
+    if (bare === pkg.name || bare.startsWith(pkg.name + "/")) {
+      return pkg.exports["." + bare.slice(pkg.name.length)] ?? null;
+    }
+  }
+  return null;
+}
+
+/**
  * Maps a specifier as written in the sources to what node_modules knows.
  *
  * @param spec The import specifier.
- * @returns `{ file }` for one of this package's files (absolute path),
+ * @returns `{ file }` for a file of a workspace package (absolute path),
  * `{ pkg }` for an npm package name, or `null` for anything else.
  */
 export function mapSpecifier(
   spec: string,
 ): { file: string } | { pkg: string } | null {
-  const self = denoJson.name;
-  if (spec === self || spec.startsWith(self + "/")) {
-    const sub = "." + spec.slice(self.length);
-    const target = denoJson.exports[sub];
-    if (target === undefined) return null;
-    return { file: `${ROOT}/${target.replace(/^\.\//, "")}` };
-  }
+  const file = workspaceFile(spec);
+  if (file !== null) return { file };
   if (spec.startsWith("npm:")) return { pkg: bareNpmName(spec) };
-  const exact = denoJson.imports[spec];
-  if (exact !== undefined) {
-    return exact.startsWith("npm:") ? { pkg: bareNpmName(exact) } : null;
-  }
-  for (const [key, value] of Object.entries(denoJson.imports)) {
-    if (key.endsWith("/") && spec.startsWith(key) && value.startsWith("npm:")) {
+  const exact = npmImports[spec];
+  if (exact !== undefined) return { pkg: bareNpmName(exact) };
+  for (const [key, value] of Object.entries(npmImports)) {
+    if (key.endsWith("/") && spec.startsWith(key)) {
       return { pkg: bareNpmName(value) + spec.slice(key.length) };
     }
   }
@@ -175,28 +246,39 @@ export const SCRATCH: string =
   `${ROOT}/node_modules/.cache/portcullis-conformance`;
 
 /**
- * Makes `node_modules/@portcullis/auth` the way an install of the package
- * would: a package.json whose `exports` are deno.json's, and links to
- * `mod.ts`, `lib/` and `stores/`. Bun then resolves `@portcullis/auth`
- * from the examples exactly as in a user's project. Idempotent.
+ * Makes `node_modules/<name>` for every workspace package the way an
+ * install would: a package.json whose `exports` are its deno.json's, and
+ * links to the member's files. Bun then resolves `@portcullis/auth`,
+ * `@portcullis/sql`, … exactly as in a user's project. Idempotent.
  */
 export async function linkPackageForBun(): Promise<void> {
-  const dir = `${ROOT}/node_modules/${denoJson.name}`;
-  await Deno.mkdir(dir, { recursive: true });
-  for (const name of ["mod.ts", "lib", "stores"]) {
-    const link = `${dir}/${name}`;
-    await Deno.remove(link).catch(() => {});
-    await Deno.symlink(`${ROOT}/${name}`, link);
+  for (const pkg of workspacePackages) {
+    const dir = `${ROOT}/node_modules/${pkg.name}`;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await Deno.mkdir(dir, { recursive: true });
+    // The core's package is the root: link only its sources.
+    const names = pkg.dir === ROOT
+      ? ["mod.ts", "lib"]
+      : [...Deno.readDirSync(pkg.dir)].map((e) => e.name).filter((n) =>
+        n !== "deno.json" && n !== "node_modules"
+      );
+    for (const name of names) {
+      await Deno.symlink(`${pkg.dir}/${name}`, `${dir}/${name}`);
+    }
+    const exports: Record<string, string> = {};
+    for (const [sub, file] of Object.entries(pkg.exports)) {
+      exports[sub] = "./" + file.slice(pkg.dir.length + 1);
+    }
+    const manifest = {
+      name: pkg.name,
+      private: true,
+      type: "module",
+      description: "Linked by tests/conformance for Bun; not committed",
+      exports,
+    };
+    await Deno.writeTextFile(
+      `${dir}/package.json`,
+      JSON.stringify(manifest, null, 2) + "\n",
+    );
   }
-  const pkg = {
-    name: denoJson.name,
-    private: true,
-    type: "module",
-    description: "Linked by tests/conformance for Bun; not committed",
-    exports: denoJson.exports,
-  };
-  await Deno.writeTextFile(
-    `${dir}/package.json`,
-    JSON.stringify(pkg, null, 2) + "\n",
-  );
 }

@@ -54,15 +54,17 @@ export interface ServerProcess {
  *
  * @param cmd The command and its arguments.
  * @param env Environment variables added to the current ones.
+ * @param cwd The working directory; default the repository root.
  * @returns The process.
  */
 export function spawnServer(
   cmd: string[],
   env: Record<string, string>,
+  cwd: string = ROOT,
 ): ServerProcess {
   const child = new Deno.Command(cmd[0], {
     args: cmd.slice(1),
-    cwd: ROOT,
+    cwd,
     env,
     stdin: "null",
     stdout: "piped",

@@ -29,8 +29,9 @@ export interface ContractOptions {
   /** Whether the build answers {@linkcode HASHER_REPORT_PATH}; default true. */
   hasherReport?: boolean;
   /**
-   * The PBKDF2 route the full-strength check must have taken: `javascript`
-   * where WebCrypto refuses 600000 iterations (Workers), else `webcrypto`.
+   * The PBKDF2 route the full-strength check must have taken: `wasm` where
+   * WebCrypto refuses 600000 iterations (Workers, with the imported
+   * module), else `webcrypto`.
    */
   expectRoute?: "webcrypto" | "wasm" | "javascript";
 }

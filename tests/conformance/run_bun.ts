@@ -1,10 +1,10 @@
 /**
- * Conformance on Bun: `bun run` of tests/conformance/entries/bun.ts (the Bun
- * entry's `createBunApp` behind `Bun.serve`), with a libSQL file for users
+ * Conformance on Bun: `bun run` of tests/conformance/entries/bun.ts (the
+ * reference app behind `Bun.serve`), with a libSQL file for users
  * and tokens and Upstash (the REST bridge in front of the local Redis) for
  * the denylist, limits and notes; without Redis, `LibsqlKV` in the same
- * file. Bun resolves `@portcullis/auth` through node_modules, linked here
- * as an install would (`npm install` provides the drivers).
+ * file. Bun resolves the `@portcullis/*` packages through node_modules,
+ * linked here as an install would (`npm install` provides the drivers).
  *
  * Usage: `deno run -A tests/conformance/run_bun.ts`
  *
@@ -73,7 +73,7 @@ const result = await runAndReport(
   {
     label: `Bun ${version}`,
     about: [
-      "entry examples/bun/server.ts (createBunApp) under `bun run`, Bun.serve",
+      "entry tests/conformance/entries/bun.ts (the reference app) under `bun run`, Bun.serve",
       bridge
         ? "stores: Upstash (@upstash/redis through the REST bridge to the local Redis) for sessions, limits and notes; libSQL file for users and tokens"
         : "stores: LibsqlKV and libSQL file (Redis is not reachable on 127.0.0.1:6379, so Upstash is not exercised)",

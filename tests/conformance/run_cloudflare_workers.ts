@@ -1,6 +1,6 @@
 /**
  * Conformance on Cloudflare's runtime: tests/conformance/entries/cloudflare_workers.ts
- * (the Worker's app) bundled by esbuild as a module Worker and run in
+ * (the reference app as a Worker) bundled by esbuild as a module Worker and run in
  * `workerd` through Miniflare 4, with a local KV namespace (`AUTH_KV`) and
  * a local D1 database (`DB`) as bindings.
  *
@@ -83,7 +83,7 @@ const result = await runAndReport(
   {
     label: "workerd (Miniflare 4)",
     about: [
-      `entry examples/cloudflare_workers/src/app.ts (appFor) as a module Worker; esbuild bundle ${bytes} bytes in ${bundleMs} ms`,
+      `entry tests/conformance/entries/cloudflare_workers.ts (the reference app) as a module Worker; esbuild bundle ${bytes} bytes in ${bundleMs} ms`,
       "stores: Workers KV binding (CloudflareKV) for sessions, limits and notes; D1 binding through drizzle-orm/d1 (SQLCredentialStore, SQLVerificationTokenStore) for users and tokens",
       "production PBKDF2 cap enforced by a stand-in: WebCrypto PBKDF2 above 100000 iterations throws NotSupportedError",
     ],

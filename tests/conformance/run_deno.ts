@@ -1,13 +1,13 @@
 /**
- * Conformance on Deno: the Deno Deploy entry (`examples/deno_deploy/main.ts`)
- * in this process, behind `Deno.serve` on 127.0.0.1, with Deno KV and a
+ * Conformance on Deno: the reference app wired for Deno and Deno Deploy
+ * (tests/conformance/entries/deno.ts) in this process, behind `Deno.serve` on 127.0.0.1, with Deno KV and a
  * libSQL file in a scratch directory, and mail to the sink.
  *
  * Usage: `deno run -A tests/conformance/run_deno.ts`
  *
  * @module
  */
-import { createDeployApp } from "../../examples/deno_deploy/main.ts";
+import { createDenoApp } from "./entries/deno.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -31,7 +31,7 @@ const port = freePort();
 let server: Deno.HttpServer<Deno.NetAddr>;
 try {
   const app = withHasherReport(
-    await createDeployApp({
+    await createDenoApp({
       AUTH_SECRET: randomSecret(),
       APP_ORIGIN: `http://127.0.0.1:${port}`,
       DATABASE_URL: `file:${dir}/app.db`,
@@ -56,7 +56,7 @@ const result = await runAndReport(
   {
     label: `Deno ${Deno.version.deno}`,
     about: [
-      "entry examples/deno_deploy/main.ts (createDeployApp) in-process, Deno.serve",
+      "entry tests/conformance/entries/deno.ts (createDenoApp: the reference app) in-process, Deno.serve",
       "stores: Deno KV (file) for sessions, limits and notes; libSQL file (drizzle-orm/libsql) for users and tokens",
     ],
   },

@@ -1,5 +1,5 @@
 /**
- * Conformance of the Hono example (examples/hono/main.ts) on Deno: the whole
+ * Conformance of the reference app inside Hono (entries/hono.ts) on Deno: the whole
  * contract through Hono's router (the reference app mounted as Hono's
  * catch-all), plus checks of Hono routes guarded by portcullis middleware
  * through lib/http/adapters/hono.ts, on the same sessions.
@@ -9,13 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createHonoApp } from "../../examples/hono/main.ts";
+import { createHonoApp } from "./entries/hono.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
   withHasherReport,
 } from "./_hasher.ts";
-import { denoJson } from "./_import_map.ts";
+import { npmImports } from "./_import_map.ts";
 import {
   finish,
   freePort,
@@ -47,9 +47,11 @@ const server = Deno.serve(
 );
 const result = await runAndReport(
   {
-    label: `Hono ${denoJson.imports.hono.split("@").pop()} on Deno`,
+    label: `Hono ${
+      npmImports.hono.split("@").pop()!.replace(/^\^/, "")
+    } on Deno`,
     about: [
-      "entry examples/hono/main.ts: the reference app as Hono's catch-all route",
+      "entry tests/conformance/entries/hono.ts: the reference app as Hono's catch-all route",
       "stores: as the Deno run (Deno KV, libSQL file)",
     ],
   },

@@ -1,6 +1,6 @@
 /**
- * Conformance on Node ≥ 20: tests/conformance/entries/node.ts (the Node
- * entry's app behind the `node:http` adapter) bundled by esbuild with the
+ * Conformance on Node ≥ 20: tests/conformance/entries/node.ts (the
+ * reference app behind the `node:http` adapter) bundled by esbuild with the
  * deno.json import map (npm packages left to node_modules), started with
  * `node`; a libSQL file for users and tokens, `LibsqlKV` in the same file
  * for the denylist, limits and notes.
@@ -68,7 +68,7 @@ const result = await runAndReport(
   {
     label: `Node ${version}`,
     about: [
-      `entry examples/node/app.ts behind lib/http/adapters/node.ts; esbuild bundle ${bytes} bytes in ${bundleMs} ms (npm packages external, from node_modules)`,
+      `entry tests/conformance/entries/node.ts (the reference app) behind @portcullis/auth/adapters/node; esbuild bundle ${bytes} bytes in ${bundleMs} ms (npm packages external, from node_modules)`,
       "stores: LibsqlKV for sessions, limits and notes; libSQL file for users and tokens (@libsql/client, native)",
     ],
   },

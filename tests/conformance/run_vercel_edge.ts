@@ -97,7 +97,7 @@ const result = await runAndReport(
   {
     label: `Vercel edge-runtime ${version}`,
     about: [
-      `entry examples/vercel_edge/api/index.ts (createEdgeApp) in npm edge-runtime ${version} on Node, string/WASM code generation refused; classic-script bundle ${bytes} bytes in ${bundleMs} ms`,
+      `entry tests/conformance/entries/vercel_edge.ts (the reference app as an Edge Function) in npm edge-runtime ${version} on Node, string/WASM code generation refused; classic-script bundle ${bytes} bytes in ${bundleMs} ms`,
       "stores: Upstash (REST bridge to the local Redis) for sessions, limits and notes",
       "users and tokens: SQLCredentialStore/SQLVerificationTokenStore over drizzle-orm/libsql/web and @libsql/client/web, Hrana over HTTP to the libSQL bridge (a real local libSQL file; no sqld server here)",
     ],

@@ -1,35 +1,86 @@
 /**
  * What the Workers conformance run bundles and loads into workerd: the
- * production PBKDF2 cap stand-in first, then the Worker's `appFor` with the
- * conformance hasher (whose full-strength side is the Worker's own hasher,
- * over the imported PBKDF2 WebAssembly module), as a module Worker.
+ * production PBKDF2 cap stand-in first, then the reference app
+ * (examples/app) as a module Worker, built once per isolate from the
+ * bindings: the session denylist, rate limits and notes in Workers KV
+ * (`AUTH_KV`), users and verification tokens in D1 (`DB`) through
+ * drizzle's D1 driver. Its hasher is the conformance hasher whose
+ * full-strength side is the Workers hasher: PBKDF2 in the imported
+ * WebAssembly module where WebCrypto refuses 600000 iterations.
  *
  * @module
  */
 import { refusals } from "../_workers_pbkdf2_cap.ts";
 import {
-  appFor,
-  type Env,
-} from "../../../examples/cloudflare_workers/src/app.ts";
-import { pbkdf2WasmModule } from "../../../examples/cloudflare_workers/src/pbkdf2_wasm.ts";
-import { Pbkdf2Hasher } from "../../../mod.ts";
+  KVSessionStore,
+  Pbkdf2Hasher,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "@portcullis/sql";
+import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
+// @ts-ignore: bundled with a `.wasm` copy loader, the default export is a compiled WebAssembly.Module (as wrangler imports it)
+import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
+import { type App, createApp } from "../../../examples/app/app.ts";
+import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
 
-// The production hasher the Worker uses: WASM where WebCrypto refuses.
+interface Env {
+  AUTH_SECRET: string;
+  APP_ORIGIN: string;
+  AUTH_KV: KVNamespaceLike;
+  DB: AnyD1Database;
+  RESEND_API_KEY?: string;
+  RESEND_BASE_URL?: string;
+}
+
 const hasher = conformanceHasher(
-  new Pbkdf2Hasher({ wasmModule: pbkdf2WasmModule }),
+  new Pbkdf2Hasher({ wasmModule: pbkdf2Wasm as WebAssembly.Module }),
 );
+const apps = new WeakMap<object, Promise<App>>();
+
+async function build(env: Env): Promise<App> {
+  const secret = SecretProvider.fromEnv("AUTH_SECRET", { env: { ...env } });
+  const db = drizzle(env.DB);
+  await migrate(db);
+  const kv = new CloudflareKV(env.AUTH_KV);
+  return createApp({
+    sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+    secret,
+    credentials: new SQLCredentialStore(db),
+    tokens: new SQLVerificationTokenStore(db),
+    kv,
+    mailer: mailerFromEnv({
+      RESEND_API_KEY: env.RESEND_API_KEY,
+      RESEND_BASE_URL: env.RESEND_BASE_URL,
+    }),
+    appOrigin: env.APP_ORIGIN,
+    clientAddress: (req) => req.headers.get("cf-connecting-ip"),
+    hasher,
+    limits: CONFORMANCE_LIMITS,
+  });
+}
 
 export default {
   async fetch(req: Request, env: Env, ctx: unknown): Promise<Response> {
     if (new URL(req.url).pathname === "/__conformance/pbkdf2-cap") {
       return Response.json({ refusals: refusals.count });
     }
-    const app = await appFor(env, { hasher, limits: CONFORMANCE_LIMITS });
-    return withHasherReport(app, hasher)(req, env, ctx);
+    let app = apps.get(env);
+    if (app === undefined) {
+      app = build(env);
+      app.catch(() => apps.delete(env));
+      apps.set(env, app);
+    }
+    return withHasherReport(await app, hasher)(req, env, ctx);
   },
 };

@@ -1,26 +1,62 @@
 /**
- * What the Node conformance run bundles and starts with `node`: the Node
- * entry's `createNodeApp` with the conformance hasher, served through the
- * `node:http` adapter exactly as examples/node/server.ts does.
+ * What the Node conformance run bundles and starts with `node`: the
+ * reference app (examples/app) behind the `node:http` adapter, users and
+ * verification tokens in a libSQL file, the session denylist, rate limits
+ * and notes in a key-value table of the same database (`LibsqlKV`); the
+ * conformance hasher and limits.
  *
  * @module
  */
 import process from "node:process";
-import { serve } from "../../../lib/http/adapters/node.ts";
-import { createNodeApp } from "../../../examples/node/app.ts";
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import {
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { serve } from "@portcullis/auth/adapters/node";
+import { LibsqlKV } from "@portcullis/libsql-kv";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "@portcullis/sql";
+import { createApp } from "../../../examples/app/app.ts";
+import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
 
+const env = process.env;
+const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
+const client = createClient({ url: env.DATABASE_URL! });
+const db = drizzle(client);
+await migrate(db);
+const kv = new LibsqlKV(client);
 const hasher = conformanceHasher();
 const app = withHasherReport(
-  await createNodeApp(process.env, { hasher, limits: CONFORMANCE_LIMITS }),
+  createApp({
+    sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+    secret,
+    credentials: new SQLCredentialStore(db),
+    tokens: new SQLVerificationTokenStore(db),
+    kv,
+    mailer: mailerFromEnv(env),
+    appOrigin: env.APP_ORIGIN!,
+    // The node:http adapter passes the socket address the way Deno.serve does.
+    clientAddress: (_req, info) =>
+      (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
+        ?.hostname ?? null,
+    hasher,
+    limits: CONFORMANCE_LIMITS,
+  }),
   hasher,
 );
 const server = await serve(app, {
-  port: Number(process.env.PORT),
+  port: Number(env.PORT),
   hostname: "127.0.0.1",
 });
 console.log(`listening on ${JSON.stringify(server.address())}`);

@@ -1,17 +1,29 @@
 /**
  * What the Vercel Edge conformance run bundles as a classic script for
- * Vercel's `edge-runtime`: the Edge Function's `createEdgeApp` with the
- * conformance hasher, on a `fetch` event listener (how edge-runtime, like
- * Vercel, delivers requests). Users and tokens take the function's
- * production path: SQL stores over `@libsql/client/web` to `DATABASE_URL`,
- * which run_vercel_edge.ts points at the libSQL HTTP bridge.
+ * Vercel's `edge-runtime`: the reference app (examples/app) as one Edge
+ * Function on a `fetch` event listener (how edge-runtime, like Vercel,
+ * delivers requests). The session denylist, rate limits and notes in
+ * Upstash; users and verification tokens in the SQL stores over
+ * `@libsql/client/web` to `DATABASE_URL` (Turso in production; the
+ * run points it at the libSQL HTTP bridge). The conformance hasher and
+ * limits.
  *
  * @module
  */
 import {
-  createEdgeApp,
-  type Env,
-} from "../../../examples/vercel_edge/api/index.ts";
+  KVSessionStore,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { UpstashKV } from "@portcullis/upstash";
+import {
+  migrate,
+  SQLCredentialStore,
+  SQLVerificationTokenStore,
+} from "@portcullis/sql";
+import { drizzle } from "drizzle-orm/libsql/web";
+import { type App, createApp } from "../../../examples/app/app.ts";
+import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -23,12 +35,37 @@ interface FetchEventLike {
   respondWith(response: Promise<Response>): void;
 }
 
+type Env = Record<string, string | undefined>;
+
+async function build(env: Env): Promise<App> {
+  const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
+  const kv = new UpstashKV({
+    url: env.UPSTASH_REDIS_REST_URL!,
+    token: env.UPSTASH_REDIS_REST_TOKEN!,
+    prefix: env.KV_PREFIX ?? "",
+  });
+  const db = drizzle({
+    connection: { url: env.DATABASE_URL!, authToken: env.DATABASE_AUTH_TOKEN },
+  });
+  await migrate(db);
+  return createApp({
+    sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
+    secret,
+    credentials: new SQLCredentialStore(db),
+    tokens: new SQLVerificationTokenStore(db),
+    kv,
+    mailer: mailerFromEnv(env),
+    appOrigin: env.APP_ORIGIN!,
+    // Vercel sets x-real-ip; a client cannot override it there.
+    clientAddress: (req) => req.headers.get("x-real-ip"),
+    hasher,
+    limits: CONFORMANCE_LIMITS,
+  });
+}
+
 const env = (globalThis as unknown as { process: { env: Env } }).process.env;
 const hasher = conformanceHasher();
-const app = createEdgeApp(env, {
-  hasher,
-  limits: CONFORMANCE_LIMITS,
-}).then((a) => withHasherReport(a, hasher));
+const app = build(env).then((a) => withHasherReport(a, hasher));
 
 (globalThis as unknown as {
   addEventListener(type: "fetch", fn: (event: FetchEventLike) => void): void;
