@@ -215,19 +215,6 @@ export class SQLCredentialStore implements CredentialStore {
    * @returns `true` when a row matched.
    * @throws {RangeError} When `at` is not a positive safe integer.
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
-   *
-   * @example Usage
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { drizzle } from "drizzle-orm/libsql";
-   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
-   * const db = drizzle({ connection: { url: ":memory:" } });
-   * await migrate(db);
-   * const store = new SQLCredentialStore(db);
-   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
-   * assert.equal(await store.markVerified("u1", "a@example.com", Date.now()), true);
-   * db.$client.close();
-   * ```
    */
   async markVerified(id: string, email: string, at: number): Promise<boolean> {
     if (!Number.isSafeInteger(at) || at <= 0) {
