@@ -12,6 +12,7 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { execute } from "./_exec.ts";
+import { signInMigrationStatements } from "./signin_migrations.ts";
 
 /** Options shared by the SQL stores and {@linkcode migrate}. */
 export interface SQLStoreOptions {
@@ -178,6 +179,10 @@ export async function migrate(
 ): Promise<void> {
   const dialect = options.dialect ?? detectDialect(db);
   for (const statement of migrationStatements(dialect, options)) {
+    await execute(db as DrizzleDatabase, dialect, sql.raw(statement));
+  }
+  // Migration 0003: the sign-in methods' tables.
+  for (const statement of signInMigrationStatements(dialect, options)) {
     await execute(db as DrizzleDatabase, dialect, sql.raw(statement));
   }
 }
