@@ -39,6 +39,8 @@ import { RateLimiter } from "./rate_limit.ts";
 import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
+import { signInRoute } from "./routes/sign_in_routes.ts";
+import { signInMethods, type SignInMethodsDeps } from "./sign_in_methods.ts";
 // [verification] begin
 import { confirmVerify, resend, verify } from "./routes/verify.ts";
 // [verification] end
@@ -86,6 +88,11 @@ export interface AppDeps {
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * Sign-in methods beside the password (TOTP, OpenID Connect, passkeys),
+   * each on when given; see `sign_in_methods.ts`. Default: none.
+   */
+  signInMethods?: SignInMethodsDeps;
 }
 
 /** The app: a Web-standard handler. */
@@ -147,6 +154,7 @@ export function createApp(deps: AppDeps): App {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    methods: signInMethods(deps.signInMethods, log, secure),
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
@@ -163,6 +171,8 @@ export function createApp(deps: AppDeps): App {
       allowed: string,
       handler: () => Promise<Response> | Response,
     ) => method === allowed ? handler() : notAllowed(req, allowed);
+    const signInMethod = signInRoute(ctx, req, path, method);
+    if (signInMethod !== null) return signInMethod;
     switch (path) {
       case "/":
         return only("GET", () => home(ctx, req));

@@ -14,6 +14,7 @@ import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
 import type { Limit, RateLimiter } from "./rate_limit.ts";
+import type { SignInMethods } from "./sign_in_methods.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
 export interface Passwords {
@@ -101,6 +102,8 @@ export interface AppContext {
   log: (line: string) => void;
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
+  /** The sign-in methods beside the password (TOTP, OIDC, passkeys). */
+  methods: SignInMethods;
 }
 
 /** Builds one {@linkcode Limit}. */

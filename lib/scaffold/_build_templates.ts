@@ -32,6 +32,10 @@ for (
     "drizzle-orm",
     "drizzle-orm/",
     "@zxcvbn-ts/language-common",
+    // The sign-in packages' npm dependencies (for a project that links
+    // the packages from a local checkout; JSR installs resolve their own).
+    "otpauth",
+    "qrcode-generator",
   ]
 ) {
   npm[name] = config.imports[name];

@@ -109,10 +109,13 @@ export function projectConfig(options: ProjectOptions = {}): string {
   let main: string;
   let sql: string;
   let common: string;
+  // The sign-in packages sit next to the core (`@portcullis/totp`, …).
+  let signIn: (name: string) => string;
   if (spec.startsWith("jsr:") || spec.startsWith("npm:")) {
     main = spec;
     sql = `${spec}/stores/sql`;
     common = `${spec}/passwords/common`;
+    signIn = (name) => spec.replace("@portcullis/auth", `@portcullis/${name}`);
   } else {
     const root = spec.startsWith("file:")
       ? spec.replace(/\/?$/, "/")
@@ -120,6 +123,7 @@ export function projectConfig(options: ProjectOptions = {}): string {
     main = `${root}mod.ts`;
     sql = `${root}stores/sql.ts`;
     common = `${root}lib/authn/common_password_check.ts`;
+    signIn = (name) => `${root}packages/${name}/mod.ts`;
   }
   const config = {
     tasks: {
@@ -130,6 +134,7 @@ export function projectConfig(options: ProjectOptions = {}): string {
       "@portcullis/auth": main,
       "@portcullis/auth/stores/sql": sql,
       "@portcullis/auth/passwords/common": common,
+      "@portcullis/totp": signIn("totp"),
       ...NPM_IMPORTS,
     },
     unstable: ["kv"],

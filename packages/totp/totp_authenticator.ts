@@ -82,8 +82,8 @@ export interface PendingSecondFactor {
  *   secretKeys: [await deriveSecretKey(hmac)],
  *   pending: { sign: async (b) => btoa(String.fromCharCode(...b)), verify: async () => null }, // use signToken/verifyToken
  * });
- * const { uri } = await totp.startEnrolment("user_1", "a@example.com");
- * console.assert(uri.startsWith("otpauth://totp/"));
+ * const enrolment = await totp.startEnrolment("user_1", "a@example.com");
+ * console.assert(enrolment!.uri.startsWith("otpauth://totp/"));
  * ```
  */
 export class TotpAuthenticator {
@@ -96,6 +96,8 @@ export class TotpAuthenticator {
   #now: () => number;
 
   /**
+   * Makes the authenticator; options are checked once, here.
+   *
    * @param options The store, the issuer, the keys and the clock.
    * @throws {TypeError} When a key or the issuer is missing.
    */

@@ -56,6 +56,8 @@ export class SQLTotpStore {
   readonly dialect: SQLDialect;
 
   /**
+   * Makes the store; the dialect is detected unless given.
+   *
    * @param db A drizzle database of any supported dialect.
    * @param options The table prefix, and the dialect if detection is not wanted.
    */

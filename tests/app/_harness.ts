@@ -23,6 +23,7 @@ import {
 } from "../../stores/sql.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
 /** A running app and what the test needs to drive it. */
@@ -35,6 +36,8 @@ export interface TestApp {
   logs: string[];
   /** Moves the clock forward. */
   advance(ms: number): void;
+  /** The app's clock, in unix milliseconds. */
+  now(): number;
   /** The users. */
   credentials: SQLCredentialStore;
   /** The sessions. */
@@ -51,6 +54,11 @@ export interface TestApp {
 export interface StartOptions {
   /** Wraps the key-value store the sessions' denylist lives in. */
   sessionKv?: (kv: KeyValueStore) => KeyValueStore;
+  /**
+   * Settings for the sign-in methods beside the password, as `main.ts`
+   * reads them from the environment (`{ TOTP: "on" }`); default none.
+   */
+  signInEnv?: Record<string, string | undefined>;
 }
 
 /**
@@ -106,6 +114,12 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
+    signInMethods: signInMethodsFromEnv({
+      env: options.signInEnv ?? { TOTP: "off" },
+      db,
+      secret,
+      now,
+    }),
     ...overrides,
   });
   const close = async () => {
@@ -124,6 +138,7 @@ export async function startApp(
     advance: (ms) => {
       t += ms;
     },
+    now,
     lastLink(email) {
       const line = mail.findLast((l) => l.includes(`to=${email} `));
       const link = line?.match(/link=(\S+)/)?.[1];

@@ -22,6 +22,7 @@ import { registerPage } from "../views/auth/register.ts";
 // [verification] begin
 import { sendVerificationLink } from "./verify.ts";
 // [verification] end
+import { secondFactorStep } from "./totp.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 
@@ -130,6 +131,9 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       );
   }
   await ctx.limiter.reset([perEmail]);
+  // With TOTP on, the password alone issues no session.
+  const secondFactor = await secondFactorStep(ctx, subject, next, form);
+  if (secondFactor !== null) return secondFactor;
   const session = await signIn(req, subject);
   if (form) return redirect(next, [session.setCookie]);
   return json({ token: session.token, expiresAt: session.expiresAt });

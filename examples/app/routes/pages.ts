@@ -10,6 +10,7 @@ import { accountPage } from "../views/auth/account.ts";
 import { homePage } from "../views/auth/home.ts";
 import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
+import { totpAccountSection } from "./totp.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -60,7 +61,12 @@ export async function account(
   if (user === null) return page("Account not found", 404);
   const { flash, clear } = await ctx.flash.take(req);
   return page(
-    accountPage({ email: user.email, verified: user.verified, flash }),
+    accountPage({
+      email: user.email,
+      verified: user.verified,
+      flash,
+      sections: [await totpAccountSection(ctx, user.subject)],
+    }),
     200,
     [clear],
   );

@@ -16,6 +16,8 @@ export interface AccountInput {
   flash: FlashMessage | null;
   /** An error from the password form, or `null`. */
   error?: string | null;
+  /** Sections of the sign-in methods (two-factor, passkeys, linked accounts). */
+  sections?: (Html | null)[];
 }
 
 /**
@@ -61,6 +63,7 @@ export function accountPage(input: AccountInput): string {
           required minlength="8">
         <p><button type="submit">Change password and sign out other sessions</button></p>
       </form>
+      ${input.sections ?? []}
     `,
   });
 }
