@@ -29,7 +29,7 @@
 export { SQLCredentialStore } from "./sql/credential_store.ts";
 export { SQLVerificationTokenStore } from "./sql/verification_token_store.ts";
 // Sign-in methods (migration 0003).
-export { SQLTotpStore, type SQLTotpRecord } from "./sql/totp_store.ts";
+export { type SQLTotpRecord, SQLTotpStore } from "./sql/totp_store.ts";
 export {
   signInMigrationStatements,
   type SignInTableNames,
