@@ -31,6 +31,10 @@ export { SQLVerificationTokenStore } from "./sql/verification_token_store.ts";
 // Sign-in methods (migration 0003).
 export { type SQLTotpRecord, SQLTotpStore } from "./sql/totp_store.ts";
 export {
+  type SQLIdentityRecord,
+  SQLIdentityStore,
+} from "./sql/identity_store.ts";
+export {
   signInMigrationStatements,
   type SignInTableNames,
   signInTableNames,

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { TotpStore } from "../../packages/totp/mod.ts";
+import type { IdentityStore } from "../../packages/oidc/mod.ts";
 
 /** Registers the TOTP store suite. */
 export function testTotpStore(
@@ -93,5 +94,73 @@ export function testTotpStore(
     assert.equal(await s.countRecoveryCodes(u), 0);
     assert.ok(await s.find(other));
     assert.equal(await s.countRecoveryCodes(other), 1);
+  });
+}
+
+/** Registers the OpenID Connect identity store suite. */
+export function testIdentityStore(
+  name: string,
+  make: () => Promise<IdentityStore>,
+  options: { available?: () => Promise<boolean> } = {},
+): void {
+  const test = (title: string, fn: (s: IdentityStore) => Promise<void>) =>
+    Deno.test(`${name}: ${title}`, async () => {
+      if (options.available && !(await options.available())) return;
+      await fn(await make());
+    });
+  const id = () => `u_${crypto.randomUUID()}`;
+
+  test("link() makes a link once; find() and listFor() read it back", async (s) => {
+    const u = id();
+    const sub = `sub-${crypto.randomUUID()}`;
+    const record = {
+      provider: "op",
+      providerSubject: sub,
+      subject: u,
+      email: "a@example.com",
+      createdAt: 7,
+    };
+    assert.equal(await s.find("op", sub), null);
+    assert.equal(await s.link(record), true);
+    assert.deepEqual(await s.find("op", sub), record);
+    assert.equal(await s.find("other-op", sub), null);
+    assert.equal(await s.link({ ...record, subject: id() }), false);
+    assert.equal((await s.find("op", sub))?.subject, u);
+    await s.link({ ...record, provider: "other-op", createdAt: 8 });
+    assert.deepEqual(
+      (await s.listFor(u)).map((r) => r.provider),
+      ["op", "other-op"],
+    );
+  });
+
+  test("concurrent links of one provider user: exactly one wins", async (s) => {
+    const sub = `sub-${crypto.randomUUID()}`;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        s.link({
+          provider: "op",
+          providerSubject: sub,
+          subject: id(),
+          email: "a@example.com",
+          createdAt: 1,
+        })),
+    );
+    assert.equal(results.filter(Boolean).length, 1);
+  });
+
+  test("unlink() removes only the user's own link", async (s) => {
+    const u = id();
+    const sub = `sub-${crypto.randomUUID()}`;
+    await s.link({
+      provider: "op",
+      providerSubject: sub,
+      subject: u,
+      email: "a@example.com",
+      createdAt: 1,
+    });
+    assert.equal(await s.unlink(id(), "op", sub), false);
+    assert.ok(await s.find("op", sub));
+    assert.equal(await s.unlink(u, "op", sub), true);
+    assert.equal(await s.find("op", sub), null);
   });
 }

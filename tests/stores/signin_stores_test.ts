@@ -12,10 +12,16 @@ import postgres from "postgres";
 import { drizzle as pgjs } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import { drizzle as mysqlDrizzle } from "drizzle-orm/mysql2";
-import { migrate, type SQLDatabase, SQLTotpStore } from "../../stores/sql.ts";
+import {
+  migrate,
+  type SQLDatabase,
+  SQLIdentityStore,
+  SQLTotpStore,
+} from "../../stores/sql.ts";
 import { MemoryTotpStore } from "../../packages/totp/mod.ts";
+import { MemoryIdentityStore } from "../../packages/oidc/mod.ts";
 import { requireTcp } from "../support/services.ts";
-import { testTotpStore } from "./_signin_conformance.ts";
+import { testIdentityStore, testTotpStore } from "./_signin_conformance.ts";
 
 interface Backend {
   name: string;
@@ -122,7 +128,16 @@ const backends: Backend[] = [
 ];
 
 testTotpStore("MemoryTotpStore", () => Promise.resolve(new MemoryTotpStore()));
+testIdentityStore(
+  "MemoryIdentityStore",
+  () => Promise.resolve(new MemoryIdentityStore()),
+);
 for (const b of backends) {
+  testIdentityStore(
+    `SQLIdentityStore (${b.name})`,
+    async () => new SQLIdentityStore(await b.open()),
+    { available: b.available },
+  );
   testTotpStore(
     `SQLTotpStore (${b.name})`,
     async () => new SQLTotpStore(await b.open()),
