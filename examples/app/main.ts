@@ -108,7 +108,7 @@ const app = createApp({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
-  signInMethods: signInMethodsFromEnv({ env, db, secret }),
+  signInMethods: signInMethodsFromEnv({ env, db, secret, appOrigin }),
 });
 
 Deno.serve({

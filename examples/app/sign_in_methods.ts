@@ -38,6 +38,81 @@ export interface SecondFactorMethod {
   ): Promise<{ subject: string; next: string } | null>;
 }
 
+/** One OpenID Provider as the routes use it (`OidcClient`). */
+export interface OidcProviderMethod {
+  /** The provider's id, in URLs and the identities table. */
+  readonly id: string;
+  /** The name on the "Sign in with …" button. */
+  readonly name: string;
+  /** Starts a sign-in: the provider's URL and the signed state value. */
+  start(
+    next: string,
+  ): Promise<{ authorizationUrl: string; state: string; maxAge: number }>;
+  /** Checks the callback against the state value. */
+  finish(callbackUrl: string, state: string | null): Promise<
+    | {
+      kind: "ok";
+      identity: {
+        provider: string;
+        subject: string;
+        email: string | null;
+        emailVerified: boolean;
+      };
+      next: string;
+    }
+    | { kind: "refused"; reason: string }
+  >;
+}
+
+/** A provider user linked to an app user (`IdentityRecord`). */
+export interface LinkedIdentity {
+  /** The provider's id. */
+  provider: string;
+  /** The `sub` at that provider. */
+  providerSubject: string;
+  /** The app user. */
+  subject: string;
+  /** The email the provider gave. */
+  email: string;
+  /** Unix milliseconds of the link. */
+  createdAt: number;
+}
+
+/** OpenID Connect as the routes use it. */
+export interface OidcMethod {
+  /** The providers, by id. */
+  providers: readonly OidcProviderMethod[];
+  /** The identities store (`SQLIdentityStore`). */
+  identities: {
+    find(
+      provider: string,
+      providerSubject: string,
+    ): Promise<LinkedIdentity | null>;
+    link(record: LinkedIdentity): Promise<boolean>;
+    listFor(subject: string): Promise<LinkedIdentity[]>;
+  };
+  /** The account-linking rule (`decideAccount` of `@portcullis/oidc`). */
+  decide(facts: {
+    identity: {
+      provider: string;
+      subject: string;
+      email: string | null;
+      emailVerified: boolean;
+    };
+    linkedSubject: string | null;
+    currentSubject: string | null;
+    userWithEmail: string | null;
+  }):
+    | { kind: "signIn" | "link" | "confirmLink"; subject: string }
+    | { kind: "create"; email: string }
+    | { kind: "refuse"; reason: string };
+  /** Signs the "link after the password" value (its own purpose). */
+  linkSigner: {
+    sign(payload: Uint8Array): Promise<string>;
+    verify(value: string): Promise<Uint8Array | null>;
+  };
+}
+
 /** Something a sign-in method did, for logs and the security activity. */
 export type SignInEvent =
   | {
@@ -60,6 +135,8 @@ export type SignInEvent =
 export interface SignInMethodsDeps {
   /** TOTP as a second factor after the password. */
   totp?: SecondFactorMethod;
+  /** Sign-in with OpenID Providers. */
+  oidc?: OidcMethod;
   /**
    * Receives the methods' events; default one line through the app's
    * `log` (no token, code or secret is ever in an event).
@@ -71,6 +148,8 @@ export interface SignInMethodsDeps {
 export interface SignInMethods {
   /** TOTP, or `null` when off. */
   totp: SecondFactorMethod | null;
+  /** OpenID Connect, or `null` when off. */
+  oidc: OidcMethod | null;
   /** Whether the methods' cookies are `Secure` and `__Host-` prefixed. */
   cookieSecure: boolean;
   /** Reports an event. */
@@ -94,6 +173,7 @@ export function signInMethods(
     ((event: SignInEvent) => log(`auth event: ${JSON.stringify(event)}`));
   return {
     totp: deps?.totp ?? null,
+    oidc: deps?.oidc ?? null,
     cookieSecure,
     emit: (event) => {
       try {

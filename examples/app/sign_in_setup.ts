@@ -5,12 +5,23 @@
  *
  * Configuration (environment variables):
  * - `TOTP` — `on` (default) or `off`: TOTP as a second factor.
+ * - `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET` — sign-in with an
+ *   OpenID Provider, on when the issuer is set; `OIDC_PROVIDER_ID` (in
+ *   URLs, default `oidc`), `OIDC_PROVIDER_NAME` (on the button, default
+ *   `OpenID Connect`), `OIDC_ALLOW_HTTP=true` only for a development
+ *   provider on 127.0.0.1. The callback to register at the provider is
+ *   `<APP_ORIGIN>/login/oidc/<id>/callback`.
  *
  * @module
  */
 import type { SecretProvider } from "@portcullis/auth";
-import { type SQLDatabase, SQLTotpStore } from "@portcullis/auth/stores/sql";
+import {
+  type SQLDatabase,
+  SQLIdentityStore,
+  SQLTotpStore,
+} from "@portcullis/auth/stores/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
+import { decideAccount, OidcClient } from "@portcullis/oidc";
 import {
   purposeKeyList,
   purposeSigner,
@@ -25,6 +36,8 @@ export interface SignInSetup {
   db: SQLDatabase;
   /** The application secret; each method gets keys of its own purpose. */
   secret: SecretProvider;
+  /** The public origin (callback URLs are built from it). */
+  appOrigin: string;
   /** The site's name, shown by authenticator apps; default `"Portcullis"`. */
   issuer?: string;
   /** The clock, in unix milliseconds; default `Date.now`. */
@@ -51,6 +64,35 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
       pending: purposeSigner(setup.secret, "totp-pending"),
       now: setup.now,
     });
+  }
+  const issuer = setup.env.OIDC_ISSUER;
+  if (issuer) {
+    const id = setup.env.OIDC_PROVIDER_ID ?? "oidc";
+    const client = new OidcClient({
+      provider: {
+        id,
+        issuer,
+        clientId: setup.env.OIDC_CLIENT_ID ?? "",
+        clientSecret: setup.env.OIDC_CLIENT_SECRET ?? "",
+        allowInsecureHttp: setup.env.OIDC_ALLOW_HTTP === "true",
+      },
+      redirectUri: `${setup.appOrigin}/login/oidc/${id}/callback`,
+      // State, nonce and PKCE verifier travel in one value signed for
+      // "oidc-state" alone.
+      signer: purposeSigner(setup.secret, "oidc-state"),
+      now: setup.now,
+    });
+    out.oidc = {
+      providers: [{
+        id,
+        name: setup.env.OIDC_PROVIDER_NAME ?? "OpenID Connect",
+        start: (next) => client.start(next),
+        finish: (url, state) => client.finish(url, state),
+      }],
+      identities: new SQLIdentityStore(setup.db),
+      decide: decideAccount,
+      linkSigner: purposeSigner(setup.secret, "oidc-link"),
+    };
   }
   return out;
 }

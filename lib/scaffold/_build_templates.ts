@@ -36,6 +36,7 @@ for (
     // the packages from a local checkout; JSR installs resolve their own).
     "otpauth",
     "qrcode-generator",
+    "oauth4webapi",
   ]
 ) {
   npm[name] = config.imports[name];

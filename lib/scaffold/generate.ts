@@ -135,6 +135,7 @@ export function projectConfig(options: ProjectOptions = {}): string {
       "@portcullis/auth/stores/sql": sql,
       "@portcullis/auth/passwords/common": common,
       "@portcullis/totp": signIn("totp"),
+      "@portcullis/oidc": signIn("oidc"),
       ...NPM_IMPORTS,
     },
     unstable: ["kv"],

@@ -58,7 +58,9 @@ export interface StartOptions {
    * Settings for the sign-in methods beside the password, as `main.ts`
    * reads them from the environment (`{ TOTP: "on" }`); default none.
    */
-  signInEnv?: Record<string, string | undefined>;
+  signInEnv?:
+    | Record<string, string | undefined>
+    | ((origin: string) => Promise<Record<string, string | undefined>>);
 }
 
 /**
@@ -115,9 +117,12 @@ export async function startApp(
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
     signInMethods: signInMethodsFromEnv({
-      env: options.signInEnv ?? { TOTP: "off" },
+      env: typeof options.signInEnv === "function"
+        ? await options.signInEnv(origin)
+        : options.signInEnv ?? { TOTP: "off" },
       db,
       secret,
+      appOrigin: origin,
       now,
     }),
     ...overrides,

@@ -11,6 +11,7 @@ import { homePage } from "../views/auth/home.ts";
 import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
 import { totpAccountSection } from "./totp.ts";
+import { oidcAccountSection, oidcLoginLinks } from "./oidc.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -44,7 +45,11 @@ export async function loginForm(
 ): Promise<Response> {
   const { flash, clear } = await ctx.flash.take(req);
   const next = safeNextPath(new URL(req.url).searchParams.get("next"));
-  return page(loginPage({ next, error: null, flash }), 200, [clear]);
+  return page(
+    loginPage({ next, error: null, flash, extra: oidcLoginLinks(ctx, next) }),
+    200,
+    [clear],
+  );
 }
 
 /** `GET /register`. */
@@ -65,7 +70,10 @@ export async function account(
       email: user.email,
       verified: user.verified,
       flash,
-      sections: [await totpAccountSection(ctx, user.subject)],
+      sections: [
+        await totpAccountSection(ctx, user.subject),
+        await oidcAccountSection(ctx, user.subject),
+      ],
     }),
     200,
     [clear],

@@ -7,6 +7,7 @@
  */
 import { errorResponse } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
+import { confirmLink, oidcRoute } from "./oidc.ts";
 import {
   confirmTotp,
   disableTotp,
@@ -22,6 +23,7 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   "/account/totp": { POST: startTotp },
   "/account/totp/confirm": { POST: confirmTotp },
   "/account/totp/disable": { POST: disableTotp },
+  "/login/oidc/link": { POST: confirmLink },
 };
 
 /**
@@ -40,7 +42,7 @@ export function signInRoute(
   method: string,
 ): Promise<Response> | Response | null {
   const route = ROUTES[path];
-  if (route === undefined) return null;
+  if (route === undefined) return oidcRoute(ctx, req, path, method);
   const handler = route[method];
   if (handler !== undefined) return handler(ctx, req);
   const allow = Object.keys(route).join(", ");
