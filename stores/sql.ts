@@ -34,6 +34,7 @@ export {
   type SQLIdentityRecord,
   SQLIdentityStore,
 } from "./sql/identity_store.ts";
+export { type SQLPasskeyRecord, SQLPasskeyStore } from "./sql/passkey_store.ts";
 export {
   signInMigrationStatements,
   type SignInTableNames,

@@ -290,7 +290,9 @@ function setSecurityHeaders(headers: Headers): void {
   if ((headers.get("content-type") ?? "").startsWith("text/html")) {
     headers.set(
       "content-security-policy",
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      // script-src and connect-src 'self': the passkey pages load the
+      // app's own /assets/passkeys.js, which posts to the app.
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
 }

@@ -113,6 +113,45 @@ export interface OidcMethod {
   };
 }
 
+/** A stored passkey as the account page shows it. */
+export interface PasskeyInfo {
+  /** The credential id, base64url. */
+  credentialId: string;
+  /** The user's name for it. */
+  name: string;
+  /** Unix milliseconds of registration. */
+  createdAt: number;
+  /** Unix milliseconds of the last sign-in; 0 before any. */
+  lastUsedAt: number;
+}
+
+/** Passkeys as the routes use them (`PasskeyAuthenticator` and its store). */
+export interface PasskeysMethod {
+  /** Options for `navigator.credentials.create`. */
+  registrationOptions(
+    user: { subject: string; email: string },
+  ): Promise<unknown>;
+  /** Checks a registration and stores the passkey. */
+  register(subject: string, response: unknown, name: string): Promise<
+    { kind: "ok"; passkey: PasskeyInfo } | { kind: "refused"; reason: string }
+  >;
+  /** Options for `navigator.credentials.get` (discoverable credentials). */
+  authenticationOptions(): Promise<unknown>;
+  /** Checks a sign-in; whose passkey it was. */
+  authenticate(response: unknown): Promise<
+    | { kind: "ok"; subject: string; credentialId: string }
+    | { kind: "refused"; reason: string }
+  >;
+  /** A user's passkeys. */
+  list(subject: string): Promise<PasskeyInfo[]>;
+  /** Renames a user's passkey. */
+  rename(subject: string, credentialId: string, name: string): Promise<boolean>;
+  /** Removes a user's passkey. */
+  remove(subject: string, credentialId: string): Promise<boolean>;
+  /** The browser module (`@simplewebauthn/browser` and its driver). */
+  script: string;
+}
+
 /** Something a sign-in method did, for logs and the security activity. */
 export type SignInEvent =
   | {
@@ -137,6 +176,8 @@ export interface SignInMethodsDeps {
   totp?: SecondFactorMethod;
   /** Sign-in with OpenID Providers. */
   oidc?: OidcMethod;
+  /** Passkeys: added on /account, used from /login. */
+  passkeys?: PasskeysMethod;
   /**
    * Receives the methods' events; default one line through the app's
    * `log` (no token, code or secret is ever in an event).
@@ -150,6 +191,8 @@ export interface SignInMethods {
   totp: SecondFactorMethod | null;
   /** OpenID Connect, or `null` when off. */
   oidc: OidcMethod | null;
+  /** Passkeys, or `null` when off. */
+  passkeys: PasskeysMethod | null;
   /** Whether the methods' cookies are `Secure` and `__Host-` prefixed. */
   cookieSecure: boolean;
   /** Reports an event. */
@@ -174,6 +217,7 @@ export function signInMethods(
   return {
     totp: deps?.totp ?? null,
     oidc: deps?.oidc ?? null,
+    passkeys: deps?.passkeys ?? null,
     cookieSecure,
     emit: (event) => {
       try {

@@ -11,6 +11,9 @@
  *   `OpenID Connect`), `OIDC_ALLOW_HTTP=true` only for a development
  *   provider on 127.0.0.1. The callback to register at the provider is
  *   `<APP_ORIGIN>/login/oidc/<id>/callback`.
+ * - `PASSKEYS` — `on` (default) or `off`: passkeys, with the relying party
+ *   id `PASSKEYS_RP_ID` (default: `APP_ORIGIN`'s host name) and the name
+ *   `PASSKEYS_RP_NAME` (default `Portcullis`).
  *
  * @module
  */
@@ -18,10 +21,14 @@ import type { SecretProvider } from "@portcullis/auth";
 import {
   type SQLDatabase,
   SQLIdentityStore,
+  SQLPasskeyStore,
   SQLTotpStore,
+  SQLVerificationTokenStore,
 } from "@portcullis/auth/stores/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
 import { decideAccount, OidcClient } from "@portcullis/oidc";
+import { PasskeyAuthenticator } from "@portcullis/passkeys";
+import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 import {
   purposeKeyList,
   purposeSigner,
@@ -92,6 +99,47 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
       identities: new SQLIdentityStore(setup.db),
       decide: decideAccount,
       linkSigner: purposeSigner(setup.secret, "oidc-link"),
+    };
+  }
+  if ((setup.env.PASSKEYS ?? "on") !== "off") {
+    const store = new SQLPasskeyStore(setup.db);
+    const tokens = new SQLVerificationTokenStore(setup.db);
+    const now = setup.now ?? Date.now;
+    const authenticator = new PasskeyAuthenticator({
+      rpId: setup.env.PASSKEYS_RP_ID ?? new URL(setup.appOrigin).hostname,
+      rpName: setup.env.PASSKEYS_RP_NAME ?? "Portcullis",
+      origins: [setup.appOrigin],
+      store,
+      // Each challenge waits for its one use in the single-use token table
+      // (an atomic consume); its id is the subject, so challenges in flight
+      // do not replace each other.
+      challenges: {
+        put: (id, expiresAt) =>
+          tokens.put({
+            tokenHash: id,
+            purpose: "webauthn-challenge",
+            subject: id,
+            email: "",
+            expiresAt,
+            createdAt: now(),
+          }),
+        consume: async (id) =>
+          ((await tokens.consume(id, "webauthn-challenge"))?.expiresAt ?? 0) >
+            now(),
+      },
+      signer: purposeSigner(setup.secret, "webauthn-challenge"),
+      now,
+    });
+    out.passkeys = {
+      registrationOptions: (user) => authenticator.registrationOptions(user),
+      register: (subject, response, name) =>
+        authenticator.register(subject, response, name),
+      authenticationOptions: () => authenticator.authenticationOptions(),
+      authenticate: (response) => authenticator.authenticate(response),
+      list: (subject) => store.listFor(subject),
+      rename: (subject, id, name) => store.rename(subject, id, name),
+      remove: (subject, id) => store.remove(subject, id),
+      script: PASSKEYS_BROWSER_SCRIPT,
     };
   }
   return out;

@@ -37,6 +37,7 @@ for (
     "otpauth",
     "qrcode-generator",
     "oauth4webapi",
+    "@simplewebauthn/server",
   ]
 ) {
   npm[name] = config.imports[name];

@@ -136,6 +136,11 @@ export function projectConfig(options: ProjectOptions = {}): string {
       "@portcullis/auth/passwords/common": common,
       "@portcullis/totp": signIn("totp"),
       "@portcullis/oidc": signIn("oidc"),
+      "@portcullis/passkeys": signIn("passkeys"),
+      "@portcullis/passkeys/browser-script": signIn("passkeys").replace(
+        /mod\.ts$/,
+        "browser_script.ts",
+      ).replace(/passkeys$/, "passkeys/browser-script"),
       ...NPM_IMPORTS,
     },
     unstable: ["kv"],

@@ -119,7 +119,7 @@ export async function startApp(
     signInMethods: signInMethodsFromEnv({
       env: typeof options.signInEnv === "function"
         ? await options.signInEnv(origin)
-        : options.signInEnv ?? { TOTP: "off" },
+        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
       db,
       secret,
       appOrigin: origin,

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import type { TotpStore } from "../../packages/totp/mod.ts";
 import type { IdentityStore } from "../../packages/oidc/mod.ts";
+import type { PasskeyStore } from "../../packages/passkeys/mod.ts";
 
 /** Registers the TOTP store suite. */
 export function testTotpStore(
@@ -162,5 +163,69 @@ export function testIdentityStore(
     assert.ok(await s.find("op", sub));
     assert.equal(await s.unlink(u, "op", sub), true);
     assert.equal(await s.find("op", sub), null);
+  });
+}
+
+/** Registers the passkey store suite. */
+export function testPasskeyStore(
+  name: string,
+  make: () => Promise<PasskeyStore>,
+  options: { available?: () => Promise<boolean> } = {},
+): void {
+  const test = (title: string, fn: (s: PasskeyStore) => Promise<void>) =>
+    Deno.test(`${name}: ${title}`, async () => {
+      if (options.available && !(await options.available())) return;
+      await fn(await make());
+    });
+  const record = (subject: string, extra = {}) => ({
+    credentialId: `cred-${crypto.randomUUID()}`,
+    subject,
+    publicKey: "pQECAyYgASFYIA",
+    counter: 0,
+    transports: ["internal", "hybrid"],
+    name: "Laptop",
+    createdAt: 5,
+    lastUsedAt: 0,
+    ...extra,
+  });
+
+  test("add() stores a passkey once; find() and listFor() read it back", async (s) => {
+    const u = `u_${crypto.randomUUID()}`;
+    const a = record(u);
+    assert.equal(await s.add(a), true);
+    assert.equal(await s.add({ ...a, subject: "someone-else" }), false);
+    assert.deepEqual(await s.find(a.credentialId), a);
+    const b = record(u, { createdAt: 6, transports: [] });
+    await s.add(b);
+    assert.deepEqual(await s.listFor(u), [a, b]);
+    assert.equal(await s.find("missing"), null);
+  });
+
+  test("updateCounter() is a compare-and-set: one of several concurrent moves wins", async (s) => {
+    const a = record(`u_${crypto.randomUUID()}`, { counter: 3 });
+    await s.add(a);
+    assert.equal(await s.updateCounter(a.credentialId, 2, 9, 10), false);
+    const results = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () => s.updateCounter(a.credentialId, 3, 4, 11),
+      ),
+    );
+    assert.equal(results.filter(Boolean).length, 1);
+    const after = await s.find(a.credentialId);
+    assert.equal(after?.counter, 4);
+    assert.equal(after?.lastUsedAt, 11);
+  });
+
+  test("rename() and remove() act only on the owner's passkey", async (s) => {
+    const u = `u_${crypto.randomUUID()}`;
+    const a = record(u);
+    await s.add(a);
+    assert.equal(await s.rename("intruder", a.credentialId, "x"), false);
+    assert.equal(await s.rename(u, a.credentialId, "Phone"), true);
+    assert.equal((await s.find(a.credentialId))?.name, "Phone");
+    assert.equal(await s.remove("intruder", a.credentialId), false);
+    assert.equal(await s.remove(u, a.credentialId), true);
+    assert.equal(await s.find(a.credentialId), null);
   });
 }

@@ -16,12 +16,18 @@ import {
   migrate,
   type SQLDatabase,
   SQLIdentityStore,
+  SQLPasskeyStore,
   SQLTotpStore,
 } from "../../stores/sql.ts";
 import { MemoryTotpStore } from "../../packages/totp/mod.ts";
 import { MemoryIdentityStore } from "../../packages/oidc/mod.ts";
+import { MemoryPasskeyStore } from "../../packages/passkeys/mod.ts";
 import { requireTcp } from "../support/services.ts";
-import { testIdentityStore, testTotpStore } from "./_signin_conformance.ts";
+import {
+  testIdentityStore,
+  testPasskeyStore,
+  testTotpStore,
+} from "./_signin_conformance.ts";
 
 interface Backend {
   name: string;
@@ -132,7 +138,16 @@ testIdentityStore(
   "MemoryIdentityStore",
   () => Promise.resolve(new MemoryIdentityStore()),
 );
+testPasskeyStore(
+  "MemoryPasskeyStore",
+  () => Promise.resolve(new MemoryPasskeyStore()),
+);
 for (const b of backends) {
+  testPasskeyStore(
+    `SQLPasskeyStore (${b.name})`,
+    async () => new SQLPasskeyStore(await b.open()),
+    { available: b.available },
+  );
   testIdentityStore(
     `SQLIdentityStore (${b.name})`,
     async () => new SQLIdentityStore(await b.open()),

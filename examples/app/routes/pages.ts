@@ -12,6 +12,8 @@ import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
 import { totpAccountSection } from "./totp.ts";
 import { oidcAccountSection, oidcLoginLinks } from "./oidc.ts";
+import { passkeysAccountSection, passkeysLoginButton } from "./passkeys.ts";
+import { html } from "../views/html.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -46,7 +48,14 @@ export async function loginForm(
   const { flash, clear } = await ctx.flash.take(req);
   const next = safeNextPath(new URL(req.url).searchParams.get("next"));
   return page(
-    loginPage({ next, error: null, flash, extra: oidcLoginLinks(ctx, next) }),
+    loginPage({
+      next,
+      error: null,
+      flash,
+      extra: html`${passkeysLoginButton(ctx, next)}${
+        oidcLoginLinks(ctx, next)
+      }`,
+    }),
     200,
     [clear],
   );
@@ -73,6 +82,7 @@ export async function account(
       sections: [
         await totpAccountSection(ctx, user.subject),
         await oidcAccountSection(ctx, user.subject),
+        await passkeysAccountSection(ctx, user.subject),
       ],
     }),
     200,

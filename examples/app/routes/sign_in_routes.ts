@@ -8,6 +8,7 @@
 import { errorResponse } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
 import { confirmLink, oidcRoute } from "./oidc.ts";
+import * as passkeys from "./passkeys.ts";
 import {
   confirmTotp,
   disableTotp,
@@ -24,6 +25,13 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   "/account/totp/confirm": { POST: confirmTotp },
   "/account/totp/disable": { POST: disableTotp },
   "/login/oidc/link": { POST: confirmLink },
+  "/assets/passkeys.js": { GET: passkeys.passkeysScript },
+  "/passkeys/register/options": { POST: passkeys.registrationOptions },
+  "/passkeys/register": { POST: passkeys.register },
+  "/passkeys/login/options": { POST: passkeys.authenticationOptions },
+  "/passkeys/login": { POST: passkeys.login },
+  "/account/passkeys/rename": { POST: passkeys.rename },
+  "/account/passkeys/delete": { POST: passkeys.remove },
 };
 
 /**
