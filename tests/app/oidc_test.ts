@@ -9,6 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { Secret, TOTP } from "otpauth";
 import {
   api,
   Browser,
@@ -249,6 +250,43 @@ Deno.test("OIDC: a tampered state cookie, a missing one, a replayed callback and
     await refusedWith(b, foreign.pathname + foreign.search);
     assert.ok(app.logs.some((l) => l.includes('"reason":"issuer_mismatch"')));
     assert.ok(app.logs.some((l) => l.includes('"reason":"code_rejected"')));
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("OIDC: a user with TOTP on gives a code after the provider too", async () => {
+  const { app, op, close } = await setup();
+  try {
+    const b = new Browser(app.origin);
+    assert.equal(
+      (await b.fetch(await throughOp(b, op, "otp;otp@example.com;true")))
+        .status,
+      303,
+    );
+    const enrol = await b.post("/account/totp", {});
+    const secret =
+      (await enrol.text()).match(/id="totp-secret">([A-Z2-7]+)</)![1];
+    const totp = new TOTP({ secret: Secret.fromBase32(secret) });
+    const confirmed = await b.post("/account/totp/confirm", {
+      code: totp.generate({ timestamp: app.now() }),
+    });
+    assert.equal(confirmed.status, 200);
+    await confirmed.body?.cancel();
+    app.advance(30_000);
+    const fresh = new Browser(app.origin);
+    const res = await fresh.fetch(
+      await throughOp(fresh, op, "otp;otp@example.com;true"),
+    );
+    assert.equal(res.status, 303);
+    assert.equal(res.headers.get("location"), "/login/totp");
+    assert.ok(!fresh.cookies.has("__Host-session"));
+    assert.equal((await me(fresh)).status, 401);
+    const done = await fresh.post("/login/totp", {
+      code: totp.generate({ timestamp: app.now() }),
+    });
+    assert.equal(done.status, 303);
+    assert.equal((await me(fresh)).body.email, "otp@example.com");
   } finally {
     await close();
   }

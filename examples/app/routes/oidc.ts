@@ -20,6 +20,7 @@ import { page, redirect, tooManyRequests } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
 import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
 import type { Html } from "../views/html.ts";
+import { secondFactorStep } from "./totp.ts";
 import {
   linkedProvidersSection,
   linkPage,
@@ -246,6 +247,12 @@ async function finishSignIn(
   next: string,
   clear: string,
 ): Promise<Response> {
+  // A user who turned TOTP on gives a code after the provider too.
+  const second = await secondFactorStep(ctx, subject, safeNextPath(next), true);
+  if (second !== null) {
+    second.headers.append("set-cookie", clear);
+    return second;
+  }
   const session = await signIn(req, subject);
   ctx.methods.emit({ type: "login", method: "oidc", subject });
   return redirect(safeNextPath(next), [session.setCookie, clear]);
