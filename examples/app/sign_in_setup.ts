@@ -4,6 +4,7 @@
  * packages, so an entry that leaves them off bundles none of them.
  *
  * Configuration (environment variables):
+ * - `SIGN_IN_METHODS=off` — every method below off (password only).
  * - `TOTP` — `on` (default) or `off`: TOTP as a second factor.
  * - `OIDC_ISSUER`, `OIDC_CLIENT_ID`, `OIDC_CLIENT_SECRET` — sign-in with an
  *   OpenID Provider, on when the issuer is set; `OIDC_PROVIDER_ID` (in
@@ -18,22 +19,24 @@
  * @module
  */
 import type { SecretProvider } from "@portcullis/auth";
+import type { SQLDatabase } from "@portcullis/auth/stores/sql";
+// [totp] begin
+import { SQLTotpStore } from "@portcullis/auth/stores/sql";
+import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
+// [totp] end
+// [oidc] begin
+import { SQLIdentityStore } from "@portcullis/auth/stores/sql";
+import { decideAccount, OidcClient } from "@portcullis/oidc";
+// [oidc] end
+// [passkeys] begin
 import {
-  type SQLDatabase,
-  SQLIdentityStore,
   SQLPasskeyStore,
-  SQLTotpStore,
   SQLVerificationTokenStore,
 } from "@portcullis/auth/stores/sql";
-import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
-import { decideAccount, OidcClient } from "@portcullis/oidc";
 import { PasskeyAuthenticator } from "@portcullis/passkeys";
 import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
-import {
-  purposeKeyList,
-  purposeSigner,
-  type SignInMethodsDeps,
-} from "./sign_in_methods.ts";
+// [passkeys] end
+import * as methods from "./sign_in_methods.ts";
 
 /** What {@linkcode signInMethodsFromEnv} needs. */
 export interface SignInSetup {
@@ -57,21 +60,27 @@ export interface SignInSetup {
  * @param setup The environment, the database, the secret.
  * @returns What `createApp` takes as `signInMethods`.
  */
-export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
-  const out: SignInMethodsDeps = {};
+export function signInMethodsFromEnv(
+  setup: SignInSetup,
+): methods.SignInMethodsDeps {
+  const out: methods.SignInMethodsDeps = {};
+  if (setup.env.SIGN_IN_METHODS === "off") return out;
+  // [totp] begin
   if ((setup.env.TOTP ?? "on") !== "off") {
     out.totp = new TotpAuthenticator({
       store: new SQLTotpStore(setup.db),
       issuer: setup.issuer ?? "Portcullis",
       // TOTP secrets are sealed at rest with AES-GCM keys derived from the
       // "totp-secret" purpose; the pending value is signed for its own.
-      secretKeys: purposeKeyList(setup.secret, "totp-secret").then((keys) =>
-        Promise.all(keys.map(deriveSecretKey))
-      ),
-      pending: purposeSigner(setup.secret, "totp-pending"),
+      secretKeys: methods.purposeKeyList(setup.secret, "totp-secret").then((
+        keys,
+      ) => Promise.all(keys.map(deriveSecretKey))),
+      pending: methods.purposeSigner(setup.secret, "totp-pending"),
       now: setup.now,
     });
   }
+  // [totp] end
+  // [oidc] begin
   const issuer = setup.env.OIDC_ISSUER;
   if (issuer) {
     const id = setup.env.OIDC_PROVIDER_ID ?? "oidc";
@@ -86,7 +95,7 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
       redirectUri: `${setup.appOrigin}/login/oidc/${id}/callback`,
       // State, nonce and PKCE verifier travel in one value signed for
       // "oidc-state" alone.
-      signer: purposeSigner(setup.secret, "oidc-state"),
+      signer: methods.purposeSigner(setup.secret, "oidc-state"),
       now: setup.now,
     });
     out.oidc = {
@@ -98,9 +107,11 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
       }],
       identities: new SQLIdentityStore(setup.db),
       decide: decideAccount,
-      linkSigner: purposeSigner(setup.secret, "oidc-link"),
+      linkSigner: methods.purposeSigner(setup.secret, "oidc-link"),
     };
   }
+  // [oidc] end
+  // [passkeys] begin
   if ((setup.env.PASSKEYS ?? "on") !== "off") {
     const store = new SQLPasskeyStore(setup.db);
     const tokens = new SQLVerificationTokenStore(setup.db);
@@ -127,7 +138,7 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
           ((await tokens.consume(id, "webauthn-challenge"))?.expiresAt ?? 0) >
             now(),
       },
-      signer: purposeSigner(setup.secret, "webauthn-challenge"),
+      signer: methods.purposeSigner(setup.secret, "webauthn-challenge"),
       now,
     });
     out.passkeys = {
@@ -142,5 +153,6 @@ export function signInMethodsFromEnv(setup: SignInSetup): SignInMethodsDeps {
       script: PASSKEYS_BROWSER_SCRIPT,
     };
   }
+  // [passkeys] end
   return out;
 }

@@ -6,8 +6,30 @@
  */
 import { NPM_IMPORTS, TEMPLATES, VERSION } from "./_templates.ts";
 
+/**
+ * Which sign-in methods beside the password the project includes; each
+ * defaults to `true`. A method left out loses its package import, its
+ * construction in `sign_in_setup.ts` and its npm dependencies; its routes
+ * stay and answer 404, as when it is switched off by configuration.
+ */
+export interface SignInMethodOptions {
+  /** TOTP as a second factor (`@portcullis/totp`). */
+  totp?: boolean;
+  /** OpenID Connect sign-in (`@portcullis/oidc`). */
+  oidc?: boolean;
+  /** Passkeys (`@portcullis/passkeys`). */
+  passkeys?: boolean;
+}
+
+/** The npm packages each sign-in method's package needs. */
+const METHOD_NPM: Record<keyof SignInMethodOptions, string[]> = {
+  totp: ["otpauth", "qrcode-generator"],
+  oidc: ["oauth4webapi"],
+  passkeys: ["@simplewebauthn/server"],
+};
+
 /** Options of {@linkcode renderApp}. */
-export interface RenderOptions {
+export interface RenderOptions extends SignInMethodOptions {
   /**
    * Include email verification (`GET /verify`, `POST /verify/resend`, the
    * email view, `requireVerified` on notes); default `true`. `false` writes
@@ -17,7 +39,7 @@ export interface RenderOptions {
 }
 
 /** Options of {@linkcode projectConfig}. */
-export interface ProjectOptions {
+export interface ProjectOptions extends SignInMethodOptions {
   /**
    * Where `@portcullis/auth` comes from: a `jsr:` specifier (default
    * `jsr:@portcullis/auth@^<version>`), or a local checkout (an absolute path
@@ -60,8 +82,12 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
   const out = new Map<string, string>();
   for (const path of Object.keys(TEMPLATES).sort()) {
     if (!verification && VERIFICATION_ONLY.has(path)) continue;
-    const source = rewriteImports(TEMPLATES[path]);
-    out.set(path, verification ? source : withoutRegions(path, source));
+    let source = rewriteImports(TEMPLATES[path]);
+    if (!verification) source = withoutRegions(path, source);
+    for (const method of leftOut(options)) {
+      source = withoutRegions(path, source, method);
+    }
+    out.set(path, source);
   }
   return out;
 }
@@ -110,12 +136,14 @@ export function projectConfig(options: ProjectOptions = {}): string {
   let sql: string;
   let common: string;
   // The sign-in packages sit next to the core (`@portcullis/totp`, …).
-  let signIn: (name: string) => string;
+  let signIn: (name: string, sub?: string) => string;
   if (spec.startsWith("jsr:") || spec.startsWith("npm:")) {
     main = spec;
     sql = `${spec}/stores/sql`;
     common = `${spec}/passwords/common`;
-    signIn = (name) => spec.replace("@portcullis/auth", `@portcullis/${name}`);
+    signIn = (name, sub) =>
+      spec.replace("@portcullis/auth", `@portcullis/${name}`) +
+      (sub ? `/${sub}` : "");
   } else {
     const root = spec.startsWith("file:")
       ? spec.replace(/\/?$/, "/")
@@ -123,8 +151,28 @@ export function projectConfig(options: ProjectOptions = {}): string {
     main = `${root}mod.ts`;
     sql = `${root}stores/sql.ts`;
     common = `${root}lib/authn/common_password_check.ts`;
-    signIn = (name) => `${root}packages/${name}/mod.ts`;
+    signIn = (name, sub) =>
+      `${root}packages/${name}/${sub ? sub.replace(/-/g, "_") : "mod"}.ts`;
   }
+  const without = leftOut(options);
+  const signInImports: Record<string, string> = {};
+  if (!without.includes("totp")) {
+    signInImports["@portcullis/totp"] = signIn("totp");
+  }
+  if (!without.includes("oidc")) {
+    signInImports["@portcullis/oidc"] = signIn("oidc");
+  }
+  if (!without.includes("passkeys")) {
+    signInImports["@portcullis/passkeys"] = signIn("passkeys");
+    signInImports["@portcullis/passkeys/browser-script"] = signIn(
+      "passkeys",
+      "browser-script",
+    );
+  }
+  const unused = new Set(without.flatMap((m) => METHOD_NPM[m]));
+  const npm = Object.fromEntries(
+    Object.entries(NPM_IMPORTS).filter(([name]) => !unused.has(name)),
+  );
   const config = {
     tasks: {
       start: "deno run -A main.ts",
@@ -134,14 +182,8 @@ export function projectConfig(options: ProjectOptions = {}): string {
       "@portcullis/auth": main,
       "@portcullis/auth/stores/sql": sql,
       "@portcullis/auth/passwords/common": common,
-      "@portcullis/totp": signIn("totp"),
-      "@portcullis/oidc": signIn("oidc"),
-      "@portcullis/passkeys": signIn("passkeys"),
-      "@portcullis/passkeys/browser-script": signIn("passkeys").replace(
-        /mod\.ts$/,
-        "browser_script.ts",
-      ).replace(/passkeys$/, "passkeys/browser-script"),
-      ...NPM_IMPORTS,
+      ...signInImports,
+      ...npm,
     },
     unstable: ["kv"],
     exclude: ["data/"],
@@ -149,19 +191,32 @@ export function projectConfig(options: ProjectOptions = {}): string {
   return JSON.stringify(config, null, 2) + "\n";
 }
 
-function withoutRegions(path: string, source: string): string {
+function withoutRegions(
+  path: string,
+  source: string,
+  name = "verification",
+): string {
+  const begin = name === "verification" ? BEGIN : `// [${name}] begin`;
+  const end = name === "verification" ? END : `// [${name}] end`;
   const kept: string[] = [];
   let inside = false;
   for (const line of source.split("\n")) {
     const t = line.trim();
-    if (t === BEGIN) {
-      if (inside) throw new Error(`Nested verification region in ${path}`);
+    if (t === begin) {
+      if (inside) throw new Error(`Nested ${name} region in ${path}`);
       inside = true;
-    } else if (t === END) {
-      if (!inside) throw new Error(`Unopened verification region in ${path}`);
+    } else if (t === end) {
+      if (!inside) throw new Error(`Unopened ${name} region in ${path}`);
       inside = false;
     } else if (!inside) kept.push(line);
   }
-  if (inside) throw new Error(`Unclosed verification region in ${path}`);
+  if (inside) throw new Error(`Unclosed ${name} region in ${path}`);
   return kept.join("\n");
+}
+
+/** The sign-in methods the options leave out. */
+function leftOut(options: SignInMethodOptions): (keyof SignInMethodOptions)[] {
+  return (["totp", "oidc", "passkeys"] as const).filter((m) =>
+    options[m] === false
+  );
 }
