@@ -10,7 +10,10 @@
  * `POST /api/notes`, `GET|PUT /api/notes/:id`, and with email
  * verification `GET|POST /verify` and `POST /verify/resend` (`GET /verify`
  * only shows a confirmation form and `POST /verify` redeems the token: a
- * deliberate deviation from DESIGN.md §10, where `GET` redeemed).
+ * deliberate deviation from DESIGN.md §10, where `GET` redeemed). The
+ * sign-in methods beside the password (TOTP, OpenID Connect, passkeys) add
+ * theirs through `routes/sign_in_routes.ts` when `signInMethods` turns
+ * them on.
  *
  * @module
  */

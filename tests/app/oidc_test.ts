@@ -197,8 +197,23 @@ Deno.test("OIDC: a signed-in user links the provider from the account page", asy
     const res = await b.fetch(
       await throughOp(b, op, "linker-op;other-address@example.com;false"),
     );
-    assert.equal(res.status, 303);
-    assert.equal(res.headers.get("location"), "/account");
+    // Nothing is linked until the user confirms on this site.
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /id="confirm-link"/);
+    assert.doesNotMatch((await b.page("/account")).body, /<li>Local OP/);
+    // Another signed-in user cannot use this browser's link value.
+    const other = new Browser(app.origin);
+    await (await other.post("/register", {
+      email: "other@example.com",
+      password: "correct horse battery",
+    })).body?.cancel();
+    other.cookies.set("__Host-oidc-link", b.cookies.get("__Host-oidc-link")!);
+    const stolen = await other.post("/login/oidc/link", {});
+    assert.equal(stolen.status, 400);
+    await stolen.body?.cancel();
+    const confirmed = await b.post("/login/oidc/link", {});
+    assert.equal(confirmed.status, 303);
+    assert.equal(confirmed.headers.get("location"), "/account");
     const after = await b.page("/account");
     assert.match(
       after.body,

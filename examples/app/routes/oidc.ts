@@ -170,21 +170,27 @@ async function callback(
         clear,
       );
     case "link": {
-      if (!(await oidc.identities.link(record(decision.subject)))) {
-        return refused(req, 409, REFUSALS.linked_elsewhere);
-      }
-      ctx.methods.emit({
-        type: "identity_linked",
-        subject: decision.subject,
-        provider: identity.provider,
-      });
-      return redirect("/account", [
-        clear,
-        await ctx.flash.set({
-          kind: "notice",
-          message: `${provider.name} is linked to your account.`,
+      // Signed in: the user confirms with a same-origin POST, so a page
+      // elsewhere that sends the browser through a provider cannot link an
+      // identity to the account unseen.
+      const value = await oidc.linkSigner.sign(new TextEncoder().encode(
+        JSON.stringify({
+          ...record(decision.subject),
+          next: "/account",
+          m: "session",
+          e: Math.floor(ctx.now() / 1000) + LINK_SECONDS,
         }),
-      ]);
+      ));
+      return page(
+        linkPage({
+          provider: provider.name,
+          email: email ?? "",
+          error: null,
+          signedIn: true,
+        }),
+        200,
+        [clear, linkCookie(ctx).set(value, LINK_SECONDS)],
+      );
     }
     case "create": {
       const id = randomId();
@@ -284,6 +290,7 @@ export async function confirmLink(
     subject: string;
     email: string;
     next: string;
+    m?: string;
     e: number;
   } | null = null;
   try {
@@ -302,6 +309,34 @@ export async function confirmLink(
       400,
       "The link request expired. Start again from the login page.",
     );
+  }
+  if (pending.m === "session") {
+    // Linking to the signed-in account: no password, the same user only.
+    if (currentUser(req) !== pending.subject) {
+      return refused(
+        req,
+        400,
+        "Sign in again and link from your account page.",
+      );
+    }
+    const { next: _n, e: _e, m: _m, ...linked } = pending;
+    if (!(await oidc.identities.link({ ...linked, createdAt: ctx.now() }))) {
+      return refused(req, 409, REFUSALS.linked_elsewhere);
+    }
+    ctx.methods.emit({
+      type: "identity_linked",
+      subject: linked.subject,
+      provider: linked.provider,
+    });
+    const name = oidc.providers.find((p) => p.id === linked.provider)?.name ??
+      linked.provider;
+    return redirect("/account", [
+      cookie.clear(),
+      await ctx.flash.set({
+        kind: "notice",
+        message: `${name} is linked to your account.`,
+      }),
+    ]);
   }
   const perAccount = limit(
     "login-email",
@@ -332,7 +367,7 @@ export async function confirmLink(
     );
   }
   await ctx.limiter.reset([perAccount]);
-  const { next, e: _e, ...record } = pending;
+  const { next, e: _e, m: _m, ...record } = pending;
   if (!(await oidc.identities.link({ ...record, createdAt: ctx.now() }))) {
     return refused(req, 409, REFUSALS.linked_elsewhere);
   }

@@ -26,8 +26,29 @@ export function providerLinks(
 
 /** An account with the provider's email exists: prove its password to link. */
 export function linkPage(
-  input: { provider: string; email: string; error: string | null },
+  input: {
+    provider: string;
+    email: string;
+    error: string | null;
+    signedIn?: boolean;
+  },
 ): string {
+  if (input.signedIn) {
+    return layout({
+      title: "Link your account",
+      email: null,
+      body: html`
+        <h1>Link ${input.provider}?</h1>
+        <p>Sign in to this account with the ${input.provider} account
+          <strong>${input.email}</strong> from now on?</p>
+        <form method="post" action="/login/oidc/link">
+          <p><button type="submit" id="confirm-link">Link ${input
+            .provider}</button></p>
+        </form>
+        <p><a href="/account">Cancel</a></p>
+      `,
+    });
+  }
   return layout({
     title: "Link your account",
     email: null,
