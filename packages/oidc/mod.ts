@@ -22,15 +22,14 @@
  *
  * @module
  */
-export {
-  OidcClient,
-  type OidcClientOptions,
-  type OidcIdentity,
-  type OidcOutcome,
-  type OidcProviderConfig,
-  type OidcRefusal,
-  type OidcStart,
-} from "./oidc_client.ts";
+export { OidcClient, type OidcClientOptions } from "./oidc_client.ts";
+export type {
+  OidcIdentity,
+  OidcOutcome,
+  OidcProviderConfig,
+  OidcRefusal,
+  OidcStart,
+} from "./oidc_types.ts";
 export {
   type AccountDecision,
   type AccountFacts,

@@ -24,9 +24,9 @@
  *
  * @module
  */
+export type { PendingSecondFactor } from "./pending_value.ts";
 export {
   type Enrolment,
-  type PendingSecondFactor,
   type SecondFactor,
   TotpAuthenticator,
   type TotpAuthenticatorOptions,

@@ -1,7 +1,5 @@
 /**
- * `TotpAuthenticator`: TOTP (RFC 6238) as a second factor, over `otpauth`,
- * with single-use recovery codes and the "second factor pending" value
- * that sits between the password and the session.
+ * `TotpAuthenticator`: TOTP (RFC 6238) as a second factor, over `otpauth`.
  *
  * @module
  */
@@ -10,6 +8,11 @@ import qrcode from "qrcode-generator";
 import { sha256Hex } from "./_encoding.ts";
 import { SecretBox } from "./secret_box.ts";
 import type { PurposeSigner } from "./signed_values.ts";
+import {
+  openPending,
+  type PendingSecondFactor,
+  signPending,
+} from "./pending_value.ts";
 import type { TotpStore } from "./totp_store.ts";
 import {
   newRecoveryCodes,
@@ -55,14 +58,6 @@ export interface Enrolment {
 
 /** Which kind of code {@linkcode TotpAuthenticator.verify} accepted. */
 export type SecondFactor = "totp" | "recovery";
-
-/** What a pending value carries once verified. */
-export interface PendingSecondFactor {
-  /** The user who gave the right password. */
-  subject: string;
-  /** Where to go after the second factor (a local path the app checked). */
-  next: string;
-}
 
 /**
  * TOTP second factor: enrolment (secret, `otpauth://` URI, QR code as SVG,
@@ -255,12 +250,11 @@ export class TotpAuthenticator {
    * @returns The value, for a cookie or a JSON field.
    */
   issuePending(subject: string, next = "/"): Promise<string> {
-    const expires = Math.floor(this.#now() / 1000) + this.#pendingSeconds;
-    return this.#pending.sign(
-      new TextEncoder().encode(
-        JSON.stringify({ s: subject, n: next, e: expires }),
-      ),
-    );
+    return signPending(this.#pending, {
+      subject,
+      next,
+      expires: Math.floor(this.#now() / 1000) + this.#pendingSeconds,
+    });
   }
 
   /**
@@ -270,24 +264,8 @@ export class TotpAuthenticator {
    * @returns The subject and next path, or `null` when forged, malformed or
    * expired.
    */
-  async readPending(value: string): Promise<PendingSecondFactor | null> {
-    if (
-      typeof value !== "string" || value.length === 0 || value.length > 2048
-    ) {
-      return null;
-    }
-    const payload = await this.#pending.verify(value);
-    if (payload === null) return null;
-    try {
-      const data = JSON.parse(new TextDecoder().decode(payload));
-      if (
-        typeof data.s !== "string" || typeof data.n !== "string" ||
-        typeof data.e !== "number" || data.e * 1000 <= this.#now()
-      ) return null;
-      return { subject: data.s, next: data.n };
-    } catch {
-      return null;
-    }
+  readPending(value: string): Promise<PendingSecondFactor | null> {
+    return openPending(this.#pending, value, this.#now());
   }
 
   #totp(secret: Secret, label = "user"): TOTP {

@@ -14,9 +14,8 @@ import {
   safeNextPath,
   signIn,
 } from "@portcullis/auth";
-import { type AppContext, limit } from "../context.ts";
-import { readBody } from "../request_body.ts";
-import { page, redirect, tooManyRequests } from "../respond.ts";
+import type { AppContext } from "../context.ts";
+import { page, redirect } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
 import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
 import type { Html } from "../views/html.ts";
@@ -30,7 +29,8 @@ import {
 const LINK_SECONDS = 600;
 const PROVIDER_PATH = /^\/login\/oidc\/([a-z0-9-]{1,32})(\/callback)?$/;
 
-const REFUSALS: Record<string, string> = {
+/** What a refused sign-in says, by reason. */
+export const REFUSALS: Record<string, string> = {
   email_missing: "The provider did not share an email address.",
   email_unverified:
     "An account with this email exists, and the provider has not verified the address. Log in with your password and link the provider from your account page.",
@@ -43,11 +43,17 @@ function stateCookie(ctx: AppContext): ShortCookie {
   return new ShortCookie("oidc", ctx.methods.cookieSecure);
 }
 
-function linkCookie(ctx: AppContext): ShortCookie {
+/** The cookie of the "link after the password" value. */
+export function linkCookie(ctx: AppContext): ShortCookie {
   return new ShortCookie("oidc-link", ctx.methods.cookieSecure);
 }
 
-function refused(req: Request, status: number, message: string): Response {
+/** A refused OIDC step: an error page or JSON. */
+export function refused(
+  req: Request,
+  status: number,
+  message: string,
+): Response {
   return errorResponse(req, status, "oidc_refused", message);
 }
 
@@ -246,7 +252,8 @@ async function callback(
   }
 }
 
-async function finishSignIn(
+/** Signs in after a provider (through the TOTP step when it is on). */
+export async function finishSignIn(
   ctx: AppContext,
   req: Request,
   subject: string,
@@ -262,121 +269,6 @@ async function finishSignIn(
   const session = await signIn(req, subject);
   ctx.methods.emit({ type: "login", method: "oidc", subject });
   return redirect(safeNextPath(next), [session.setCookie, clear]);
-}
-
-/**
- * `POST /login/oidc/link`: the password of the account the provider's
- * verified email names; right → link, sign in; wrong → 401. Counted per
- * account and per address, like logins.
- */
-export async function confirmLink(
-  ctx: AppContext,
-  req: Request,
-): Promise<Response> {
-  const oidc = ctx.methods.oidc;
-  if (oidc === null) {
-    return errorResponse(req, 404, "not_found", "Nothing here");
-  }
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
-  const cookie = linkCookie(ctx);
-  const value = cookie.read(req);
-  const payload = value === null ? null : await oidc.linkSigner.verify(value);
-  let pending: {
-    provider: string;
-    providerSubject: string;
-    subject: string;
-    email: string;
-    next: string;
-    m?: string;
-    e: number;
-  } | null = null;
-  try {
-    pending = payload === null
-      ? null
-      : JSON.parse(new TextDecoder().decode(payload));
-  } catch {
-    pending = null;
-  }
-  if (
-    pending === null || typeof pending.e !== "number" ||
-    pending.e * 1000 <= ctx.now()
-  ) {
-    return refused(
-      req,
-      400,
-      "The link request expired. Start again from the login page.",
-    );
-  }
-  if (pending.m === "session") {
-    // Linking to the signed-in account: no password, the same user only.
-    if (currentUser(req) !== pending.subject) {
-      return refused(
-        req,
-        400,
-        "Sign in again and link from your account page.",
-      );
-    }
-    const { next: _n, e: _e, m: _m, ...linked } = pending;
-    if (!(await oidc.identities.link({ ...linked, createdAt: ctx.now() }))) {
-      return refused(req, 409, REFUSALS.linked_elsewhere);
-    }
-    ctx.methods.emit({
-      type: "identity_linked",
-      subject: linked.subject,
-      provider: linked.provider,
-    });
-    const name = oidc.providers.find((p) => p.id === linked.provider)?.name ??
-      linked.provider;
-    return redirect("/account", [
-      cookie.clear(),
-      await ctx.flash.set({
-        kind: "notice",
-        message: `${name} is linked to your account.`,
-      }),
-    ]);
-  }
-  const perAccount = limit(
-    "login-email",
-    pending.email,
-    ctx.limits.loginPerEmail,
-  );
-  const wait = await ctx.limiter.take([
-    perAccount,
-    limit("login-address", ctx.clientAddress(req), ctx.limits.loginPerAddress),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  const user = await ctx.credentials.findById(pending.subject);
-  const ok = user !== null &&
-    (await ctx.passwords.authenticate(
-        user.email,
-        body.fields.password ?? "",
-      )) === pending.subject;
-  const name = oidc.providers.find((p) => p.id === pending!.provider)?.name ??
-    pending.provider;
-  if (!ok) {
-    return page(
-      linkPage({
-        provider: name,
-        email: pending.email,
-        error: "The password is incorrect",
-      }),
-      401,
-    );
-  }
-  await ctx.limiter.reset([perAccount]);
-  const { next, e: _e, m: _m, ...record } = pending;
-  if (!(await oidc.identities.link({ ...record, createdAt: ctx.now() }))) {
-    return refused(req, 409, REFUSALS.linked_elsewhere);
-  }
-  ctx.methods.emit({
-    type: "identity_linked",
-    subject: record.subject,
-    provider: record.provider,
-  });
-  return await finishSignIn(ctx, req, record.subject, next, cookie.clear());
 }
 
 /** The login page's provider links (empty when OIDC is off). */

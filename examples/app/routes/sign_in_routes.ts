@@ -7,7 +7,8 @@
  */
 import { errorResponse } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
-import { confirmLink, oidcRoute } from "./oidc.ts";
+import { oidcRoute } from "./oidc.ts";
+import { confirmLink } from "./oidc_link.ts";
 import * as passkeys from "./passkeys.ts";
 import {
   confirmTotp,
