@@ -7,7 +7,6 @@
 import * as oauth from "oauth4webapi";
 import type { PurposeSigner } from "./signed_values.ts";
 import type {
-  OidcIdentity,
   OidcOutcome,
   OidcProviderConfig,
   OidcRefusal,
