@@ -129,6 +129,7 @@ export interface AppDeps {
    * (Cloudflare's `ctx`), and logs a failure.
    */
   defer?: (work: Promise<unknown>, ...rest: unknown[]) => void;
+  /**
    * Sign-in methods beside the password (TOTP, OpenID Connect, passkeys),
    * each on when given; see `sign_in_methods.ts`. Default: none.
    */

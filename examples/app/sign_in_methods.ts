@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { type SecretProvider, signToken, verifyToken } from "@portcullis/auth";
+import type { SecretProvider } from "@portcullis/auth";
+import { signToken, verifyToken } from "@portcullis/auth/tokens";
 
 /** The TOTP operations the routes use (`TotpAuthenticator`). */
 export interface SecondFactorMethod {

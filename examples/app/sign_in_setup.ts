@@ -29,10 +29,7 @@ import { SQLIdentityStore } from "@portcullis/sql";
 import { decideAccount, OidcClient } from "@portcullis/oidc";
 // [oidc] end
 // [passkeys] begin
-import {
-  SQLPasskeyStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
+import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import { PasskeyAuthenticator } from "@portcullis/passkeys";
 import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 // [passkeys] end

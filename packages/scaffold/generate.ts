@@ -120,7 +120,8 @@ export function projectConfig(options: ProjectOptions = {}): string {
     for (const name of Object.keys(config.imports)) {
       const pkg = name.replace(/\/$/, "");
       if (
-        pkg === `@portcullis/${method}` || pkg.startsWith(`@portcullis/${method}/`) ||
+        pkg === `@portcullis/${method}` ||
+        pkg.startsWith(`@portcullis/${method}/`) ||
         METHOD_NPM[method].includes(pkg)
       ) delete config.imports[name];
     }

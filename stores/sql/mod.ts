@@ -36,10 +36,7 @@ export {
 } from "./lifecycle_migrations.ts";
 // Sign-in methods (migration 0003).
 export { type SQLTotpRecord, SQLTotpStore } from "./totp_store.ts";
-export {
-  type SQLIdentityRecord,
-  SQLIdentityStore,
-} from "./identity_store.ts";
+export { type SQLIdentityRecord, SQLIdentityStore } from "./identity_store.ts";
 export { type SQLPasskeyRecord, SQLPasskeyStore } from "./passkey_store.ts";
 export {
   signInMigrationStatements,

@@ -119,7 +119,12 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   }
   if (result.kind === "ok") {
     // With TOTP on, the password alone issues no session.
-    const secondFactor = await secondFactorStep(ctx, result.subject, next, form);
+    const secondFactor = await secondFactorStep(
+      ctx,
+      result.subject,
+      next,
+      form,
+    );
     if (secondFactor !== null) return secondFactor;
   }
   const session = result.kind === "ok"

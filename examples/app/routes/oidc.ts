@@ -12,9 +12,9 @@ import {
   errorResponse,
   normalizeEmail,
   safeNextPath,
-  signIn,
 } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
 import { page, redirect } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
 import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
@@ -266,7 +266,9 @@ export async function finishSignIn(
     second.headers.append("set-cookie", clear);
     return second;
   }
-  const session = await signIn(req, subject);
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "login", subject, req);
   ctx.methods.emit({ type: "login", method: "oidc", subject });
   return redirect(safeNextPath(next), [session.setCookie, clear]);
 }

@@ -86,22 +86,17 @@ export async function confirmLink(
       }),
     ]);
   }
-  const perAccount = limit(
-    "login-email",
-    pending.email,
-    ctx.limits.loginPerEmail,
-  );
-  const wait = await ctx.limiter.take([
-    perAccount,
-    limit("login-address", ctx.clientAddress(req), ctx.limits.loginPerAddress),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
   const user = await ctx.credentials.findById(pending.subject);
-  const ok = user !== null &&
-    (await ctx.passwords.authenticate(
-        user.email,
-        body.fields.password ?? "",
-      )) === pending.subject;
+  // Through the login throttle, as at POST /login.
+  const result = user === null
+    ? null
+    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
+      address: ctx.clientAddress(req),
+    });
+  if (result?.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  const ok = result?.kind === "ok" && result.subject === pending.subject;
   const name = oidc.providers.find((p) => p.id === pending!.provider)?.name ??
     pending.provider;
   if (!ok) {
@@ -114,7 +109,6 @@ export async function confirmLink(
       401,
     );
   }
-  await ctx.limiter.reset([perAccount]);
   const { next, e: _e, m: _m, ...record } = pending;
   if (!(await oidc.identities.link({ ...record, createdAt: ctx.now() }))) {
     return refused(req, 409, REFUSALS.linked_elsewhere);

@@ -90,7 +90,10 @@ export async function account(
       email: user.email,
       verified: user.verified,
       flash,
-      sections: html`${await totpAccountSection(ctx, user.subject)}${await oidcAccountSection(
+      sections: html`${await totpAccountSection(
+        ctx,
+        user.subject,
+      )}${await oidcAccountSection(
         ctx,
         user.subject,
       )}${await passkeysAccountSection(ctx, user.subject)}${sections}`,

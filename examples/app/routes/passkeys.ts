@@ -13,9 +13,9 @@ import {
   errorResponse,
   requireAuthenticated,
   safeNextPath,
-  signIn,
 } from "@portcullis/auth";
 import { type AppContext, limit } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, redirect, tooManyRequests } from "../respond.ts";
 import type { PasskeysMethod } from "../sign_in_methods.ts";
@@ -140,6 +140,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   if (wait > 0) return tooManyRequests(req, wait);
   const outcome = await m.authenticate(body.response);
   if (outcome.kind === "refused") {
+    await record(ctx, "login_failed", null, req);
     ctx.methods.emit({
       type: "login_failed",
       method: "passkey",
@@ -150,7 +151,9 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       message: "Sign-in with this passkey failed",
     }, 401);
   }
-  const session = await signIn(req, outcome.subject);
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, outcome.subject);
+  await record(ctx, "login", outcome.subject, req);
   ctx.methods.emit({
     type: "login",
     method: "passkey",

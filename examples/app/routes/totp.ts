@@ -15,9 +15,9 @@ import {
   errorResponse,
   requireAuthenticated,
   safeNextPath,
-  signIn,
 } from "@portcullis/auth";
 import { type AppContext, limit } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
@@ -117,6 +117,7 @@ export async function loginTotp(
     ? null
     : await totp.verify(pending.subject, body.fields.code ?? "");
   if (pending === null || factor === null) {
+    await record(ctx, "login_failed", pending?.subject ?? null, req);
     ctx.methods.emit({
       type: "login_failed",
       method: "totp",
@@ -127,7 +128,9 @@ export async function loginTotp(
       : json({ error: "invalid_code", message: REFUSED }, 401);
   }
   if (perAccount) await ctx.limiter.reset([perAccount]);
-  const session = await signIn(req, pending.subject);
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, pending.subject);
+  await record(ctx, "login", pending.subject, req);
   ctx.methods.emit({
     type: "login",
     method: factor === "totp" ? "totp" : "recovery_code",
@@ -253,12 +256,16 @@ export async function disableTotp(
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
   const user = await ctx.credentials.findById(subject);
-  const passwordOk = user !== null &&
-    (await ctx.passwords.authenticate(
-        user.email,
-        body.fields.password ?? "",
-      )) ===
-      subject;
+  // Through the login throttle too: a session must not buy extra guesses.
+  const result = user === null
+    ? null
+    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
+      address: ctx.clientAddress(req),
+    });
+  if (result?.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  const passwordOk = result?.kind === "ok" && result.subject === subject;
   const off = passwordOk && await totp.disable(subject, body.fields.code ?? "");
   if (!off) {
     const message = "The password or the code is incorrect";
