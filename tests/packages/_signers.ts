@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { SecretProvider, signToken, verifyToken } from "../../mod.ts";
+import { SecretProvider } from "../../mod.ts";
+import { signToken, verifyToken } from "../../lib/session/tokens.ts";
 
 /** The secret the package tests use. */
 export const TEST_SECRET = SecretProvider.fromValue(
