@@ -10,7 +10,7 @@ import { signToken, verifyToken } from "../../lib/session/tokens.ts";
 
 /** The secret the package tests use. */
 export const TEST_SECRET = SecretProvider.fromValue(
-  "package-test-secret-0123456789-abcdefghijklmnop",
+  "451XorMq7opuYCEKtTaVX+OenH1S9tIpBHjNl/jA5Ew=",
 );
 
 /** A signer over `secret.keys(purpose)`. */

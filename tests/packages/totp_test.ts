@@ -264,7 +264,7 @@ Deno.test("a pending value is no session, and a session token is no pending valu
     secretKeys: [await secretKey()],
     pending: purposeSigner(
       "totp-pending",
-      SecretProvider.fromValue("another-secret-0123456789-abcdefghijklmnop"),
+      SecretProvider.fromValue("tvccL3/XxmBNHfGPRXHKe5hK4A6fcsL7YVDV5967l4M="),
     ),
   });
   assert.equal(

@@ -37,6 +37,9 @@ export async function startOp(
     args: [
       "run",
       "-A",
+      // The tests' own import map and lockfile (oidc-provider is there).
+      `--import-map=${new URL("../import_map.json", import.meta.url).pathname}`,
+      `--lock=${new URL("../deno.lock", import.meta.url).pathname}`,
       new URL("./oidc_provider.ts", import.meta.url).pathname,
       JSON.stringify(client),
     ],
