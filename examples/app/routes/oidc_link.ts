@@ -6,7 +6,7 @@
  * @module
  */
 import { currentUser, errorResponse } from "@portcullis/auth";
-import { type AppContext, limit } from "../context.ts";
+import type { AppContext } from "../context.ts";
 import { readBody } from "../request_body.ts";
 import { page, redirect, tooManyRequests } from "../respond.ts";
 import { linkPage } from "../views/auth/oidc.ts";

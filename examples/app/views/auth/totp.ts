@@ -41,7 +41,7 @@ export function totpEnrolPage(input: {
     body: html`
       <h1>Set up two-factor authentication</h1>
       <p>Scan this code with your authenticator app:</p>
-      <div id="qr" style="width:12rem">${input.qrSvg}</div>
+      <div id="qr">${input.qrSvg}</div>
       <p>Or type this key: <code id="totp-secret">${input.secret}</code></p>
       ${input.error
         ? html`<p class="flash alert" role="alert">${input.error}</p>`
