@@ -8,7 +8,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type {
   UpdateEmailOptions,
   UpdateEmailResult,
-} from "../../lib/authn/credential_store.ts";
+} from "@portcullis/auth/passwords";
 import type { DrizzleDatabase, SQLDialect } from "./dialect.ts";
 import { mysqlMatched, queryRows } from "./_exec.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";

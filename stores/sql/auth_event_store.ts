@@ -9,11 +9,11 @@ import {
   SECURITY_EVENT_TYPES,
   type SecurityEvent,
   type SecurityEventType,
-} from "../../lib/events/security_event.ts";
+} from "@portcullis/auth/events";
 import {
   eventListLimit,
   type SecurityEventStore,
-} from "../../lib/events/security_event_store.ts";
+} from "@portcullis/auth/events";
 import {
   detectDialect,
   type DrizzleDatabase,
