@@ -14,17 +14,18 @@ Deno.test("by default the project has every sign-in method and maps its packages
   const config = JSON.parse(projectConfig());
   assert.equal(
     config.imports["@portcullis/totp"],
-    "jsr:@portcullis/totp@^0.1.0",
+    "jsr:@portcullis/totp@^0.2.0",
   );
   assert.equal(
     config.imports["@portcullis/oidc"],
-    "jsr:@portcullis/oidc@^0.1.0",
+    "jsr:@portcullis/oidc@^0.2.0",
   );
   assert.equal(
-    config.imports["@portcullis/passkeys/browser-script"],
-    "jsr:@portcullis/passkeys@^0.1.0/browser-script",
+    config.imports["@portcullis/passkeys/"],
+    "jsr:/@portcullis/passkeys@^0.2.0/",
   );
-  assert.ok(config.imports.otpauth && config.imports.oauth4webapi);
+  // From JSR each package brings its own npm dependencies.
+  assert.equal(config.imports.otpauth, undefined);
   const local = JSON.parse(projectConfig({ package: "/repo" }));
   assert.equal(
     local.imports["@portcullis/passkeys/browser-script"],
@@ -51,6 +52,7 @@ Deno.test("--no-totp, --no-oidc and --no-passkeys leave each package and its npm
       "@portcullis/totp",
       "@portcullis/oidc",
       "@portcullis/passkeys",
+      "@portcullis/passkeys/",
       "otpauth",
       "oauth4webapi",
       "@simplewebauthn/server",
