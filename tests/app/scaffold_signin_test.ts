@@ -6,7 +6,11 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { projectConfig, renderApp, scaffold } from "../../packages/scaffold/mod.ts";
+import {
+  projectConfig,
+  renderApp,
+  scaffold,
+} from "../../packages/scaffold/mod.ts";
 
 const root = new URL("../../", import.meta.url);
 
