@@ -117,7 +117,8 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     return tooManyRequests(req, result.retryAfterSeconds);
   }
-  if (result.kind === "ok") {
+  // A password changed while it was checked falls through to the refusal.
+  if (result.kind === "ok" && await result.stillCurrent()) {
     // With TOTP on, the password alone issues no session.
     const secondFactor = await secondFactorStep(
       ctx,
