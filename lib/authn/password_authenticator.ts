@@ -14,6 +14,7 @@ import { encodeBase64Url } from "../_common/base64url.ts";
 import { subjectProblem } from "../_common/subject.ts";
 import { cryptoRandomBytes } from "./_bytes.ts";
 import { type LoginParts, passwordLogin } from "./_password_login.ts";
+import { randomSubject, REJECTED } from "./_register_values.ts";
 import type {
   ChangePasswordInput,
   LoginOptions,
@@ -23,16 +24,6 @@ import type {
 } from "./password_authenticator_types.ts";
 
 export type * from "./password_authenticator_types.ts";
-
-const REJECTED = {
-  tooShort: "passwordTooShort",
-  tooLong: "passwordTooLong",
-  malformed: "passwordMalformed",
-} as const;
-
-function randomSubject(): string {
-  return encodeBase64Url(cryptoRandomBytes(16));
-}
 
 /**
  * Registers and authenticates users by email and password.

@@ -20,27 +20,12 @@ import {
   type SQLDatabase,
   type SQLDialect,
 } from "./dialect.ts";
-import { execute, mysqlMatched, queryRows, type Row } from "./_exec.ts";
-import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
+import { findUser, insertUser, updateUser } from "./_user_rows.ts";
 import {
   type SQLStoreOptions,
   type SQLTableNames,
   tableNames,
 } from "./migrations.ts";
-
-const USER_COLUMNS = sql.raw(
-  "id, email, password_hash, verified_at, created_at",
-);
-
-function toUser(row: Row): UserRecord {
-  return {
-    id: String(row.id),
-    email: String(row.email),
-    passwordHash: String(row.password_hash),
-    verifiedAt: Number(row.verified_at),
-    createdAt: Number(row.created_at),
-  };
-}
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
@@ -167,26 +152,8 @@ export class SQLCredentialStore implements CredentialStore {
    * db.$client.close();
    * ```
    */
-  async create(user: NewUserRecord): Promise<CreateUserResult> {
-    try {
-      await execute(
-        this.#db,
-        this.dialect,
-        sql`INSERT INTO ${this.#table} (id, email, password_hash, verified_at, created_at) VALUES (${user.id}, ${user.email}, ${user.passwordHash}, ${0}, ${user.createdAt})`,
-      );
-      return { kind: "created" };
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw storeError("Creating a user", err);
-      if (
-        errorMentions(err, this.#names.usersEmailIndex) ||
-        errorMentions(err, `${this.#names.users}.email`)
-      ) {
-        return { kind: "emailTaken" };
-      }
-      // A driver that does not name the index: the row decides.
-      if (await this.findByEmail(user.email)) return { kind: "emailTaken" };
-      throw storeError("Creating a user", err);
-    }
+  create(user: NewUserRecord): Promise<CreateUserResult> {
+    return insertUser(this.#db, this.dialect, this.#names, user);
   }
 
   /**
@@ -313,40 +280,11 @@ export class SQLCredentialStore implements CredentialStore {
     return deleteUserRow(this.#db, this.dialect, this.#names, id);
   }
 
-  async #findOne(where: SQL): Promise<UserRecord | null> {
-    let rows: Row[];
-    try {
-      rows = await queryRows(
-        this.#db,
-        this.dialect,
-        sql`SELECT ${USER_COLUMNS} FROM ${this.#table} WHERE ${where}`,
-      );
-    } catch (err) {
-      throw storeError("Reading a user", err);
-    }
-    return rows.length > 0 ? toUser(rows[0]) : null;
+  #findOne(where: SQL): Promise<UserRecord | null> {
+    return findUser(this.#db, this.dialect, this.#table, where);
   }
 
-  async #update(
-    set: SQL,
-    where: SQL,
-  ): Promise<boolean> {
-    try {
-      if (this.dialect === "mysql") {
-        const matched = await mysqlMatched(
-          this.#db,
-          sql`UPDATE ${this.#table} SET ${set} WHERE ${where}`,
-        );
-        return matched > 0;
-      }
-      const rows = await queryRows(
-        this.#db,
-        this.dialect,
-        sql`UPDATE ${this.#table} SET ${set} WHERE ${where} RETURNING id`,
-      );
-      return rows.length > 0;
-    } catch (err) {
-      throw storeError("Updating a user", err);
-    }
+  #update(set: SQL, where: SQL): Promise<boolean> {
+    return updateUser(this.#db, this.dialect, this.#table, set, where);
   }
 }
