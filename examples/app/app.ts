@@ -15,7 +15,9 @@
  * `GET|POST /password/reset`, `POST /account/email`,
  * `GET|POST /account/email/confirm`, `POST /account/delete`,
  * `GET /api/sessions`, `DELETE /api/sessions/:id`, `GET /api/activity`, and
- * `GET /style.css`.
+ * `GET /style.css`. The sign-in methods beside the password (TOTP, OpenID
+ * Connect, passkeys) add theirs through `routes/sign_in_routes.ts` when
+ * `signInMethods` turns them on.
  *
  * @module
  */
@@ -58,6 +60,8 @@ import { createNote, getNote, me, putNote } from "./routes/api.ts";
 import { changePassword, login, logout, register } from "./routes/auth.ts";
 import { account, home, loginForm, registerForm } from "./routes/pages.ts";
 import { lifecycleRoute } from "./routes/lifecycle_routes.ts";
+import { signInRoute } from "./routes/sign_in_routes.ts";
+import { signInMethods, type SignInMethodsDeps } from "./sign_in_methods.ts";
 // [verification] begin
 import { confirmVerify, resend, verify } from "./routes/verify.ts";
 // [verification] end
@@ -125,6 +129,11 @@ export interface AppDeps {
    * (Cloudflare's `ctx`), and logs a failure.
    */
   defer?: (work: Promise<unknown>, ...rest: unknown[]) => void;
+  /**
+   * Sign-in methods beside the password (TOTP, OpenID Connect, passkeys),
+   * each on when given; see `sign_in_methods.ts`. Default: none.
+   */
+  signInMethods?: SignInMethodsDeps;
 }
 
 /** The app: a Web-standard handler. */
@@ -243,6 +252,7 @@ export function createApp(deps: AppDeps): App {
     eventStore,
     registry,
     defer,
+    methods: signInMethods(deps.signInMethods, log, secure),
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
@@ -270,6 +280,8 @@ export function createApp(deps: AppDeps): App {
       allowed: string,
       handler: () => Promise<Response> | Response,
     ) => method === allowed ? handler() : notAllowed(req, allowed);
+    const signInMethod = signInRoute(ctx, req, path, method);
+    if (signInMethod !== null) return signInMethod;
     switch (path) {
       case "/":
         return only("GET", () => home(ctx, req));
@@ -398,7 +410,9 @@ function setSecurityHeaders(headers: Headers, hsts: boolean): void {
   if ((headers.get("content-type") ?? "").startsWith("text/html")) {
     headers.set(
       "content-security-policy",
-      "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      // script-src and connect-src 'self': the passkey pages load the
+      // app's own /assets/passkeys.js, which posts to the app.
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
 }

@@ -24,6 +24,7 @@ import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
+import type { SignInMethods } from "./sign_in_methods.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
 export interface Passwords {
@@ -150,6 +151,8 @@ export interface AppContext {
   registry: SessionRegistry;
   /** Keeps work going after the answer (mail that must not time it). */
   defer: (req: Request, work: Promise<unknown>) => void;
+  /** The sign-in methods beside the password (TOTP, OIDC, passkeys). */
+  methods: SignInMethods;
 }
 
 /** Builds one {@linkcode Limit}. */

@@ -15,7 +15,9 @@
  * - `AUTH_SECRET` (at least 32 bytes; `AUTH_PREVIOUS_SECRETS` during
  *   rotation). In development only, a missing secret is created once in
  *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, a
- *   missing `APP_ORIGIN` or a missing mail binding stops the start.
+ *   missing `APP_ORIGIN` or a missing mail binding stops the start;
+ * - the sign-in methods beside the password (`TOTP=off`, …): see
+ *   `sign_in_setup.ts`.
  *
  * @module
  */
@@ -37,6 +39,7 @@ import { createApp } from "./app.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
+import { signInMethodsFromEnv } from "./sign_in_setup.ts";
 
 const env = Deno.env.toObject();
 const production = env.DENO_ENV === "production";
@@ -128,6 +131,7 @@ const app = createApp({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
+  signInMethods: signInMethodsFromEnv({ env, db, secret, appOrigin }),
 });
 
 Deno.serve({

@@ -6,8 +6,30 @@
  */
 import { PACKAGE_EXPORTS, TEMPLATES, VERSION } from "./_templates.ts";
 
+/**
+ * Which sign-in methods beside the password the project includes; each
+ * defaults to `true`. A method left out loses its package import, its
+ * construction in `sign_in_setup.ts` and its npm dependencies; its routes
+ * stay and answer 404, as when it is switched off by configuration.
+ */
+export interface SignInMethodOptions {
+  /** TOTP as a second factor (`@portcullis/totp`). */
+  totp?: boolean;
+  /** OpenID Connect sign-in (`@portcullis/oidc`). */
+  oidc?: boolean;
+  /** Passkeys (`@portcullis/passkeys`). */
+  passkeys?: boolean;
+}
+
+/** The npm packages each sign-in method's package needs. */
+const METHOD_NPM: Record<keyof SignInMethodOptions, string[]> = {
+  totp: ["otpauth", "qrcode-generator"],
+  oidc: ["oauth4webapi"],
+  passkeys: ["@simplewebauthn/server"],
+};
+
 /** Options of {@linkcode renderApp}. */
-export interface RenderOptions {
+export interface RenderOptions extends SignInMethodOptions {
   /**
    * Include email verification (`GET /verify`, `POST /verify/resend`, the
    * email view, `requireVerified` on notes); default `true`. `false` writes
@@ -17,7 +39,7 @@ export interface RenderOptions {
 }
 
 /** Options of {@linkcode projectConfig}. */
-export interface ProjectOptions {
+export interface ProjectOptions extends SignInMethodOptions {
   /**
    * Where `@portcullis/auth` comes from: a `jsr:` specifier (default
    * `jsr:@portcullis/auth@^<version>`), or a local checkout (an absolute path
@@ -62,8 +84,12 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
   for (const path of Object.keys(TEMPLATES).sort()) {
     if (!verification && VERIFICATION_ONLY.has(path)) continue;
     if (path === "deno.json") continue; // projectConfig() writes it
-    const source = TEMPLATES[path];
-    out.set(path, verification ? source : withoutRegions(path, source));
+    let source = TEMPLATES[path];
+    if (!verification) source = withoutRegions(path, source);
+    for (const method of leftOut(options)) {
+      source = withoutRegions(path, source, method);
+    }
+    out.set(path, source);
   }
   return out;
 }
@@ -90,6 +116,17 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
 export function projectConfig(options: ProjectOptions = {}): string {
   const config = JSON.parse(TEMPLATES["deno.json"]);
   const spec = options.package ?? DEFAULT_PACKAGE;
+  // A method left out loses its package and the npm packages only it needs.
+  for (const method of leftOut(options)) {
+    for (const name of Object.keys(config.imports)) {
+      const pkg = name.replace(/\/$/, "");
+      if (
+        pkg === `@portcullis/${method}` ||
+        pkg.startsWith(`@portcullis/${method}/`) ||
+        METHOD_NPM[method].includes(pkg)
+      ) delete config.imports[name];
+    }
+  }
   if (spec !== DEFAULT_PACKAGE) {
     config.imports = localImports(config.imports, spec);
   }
@@ -128,19 +165,32 @@ function localImports(
   return out;
 }
 
-function withoutRegions(path: string, source: string): string {
+function withoutRegions(
+  path: string,
+  source: string,
+  name = "verification",
+): string {
+  const begin = name === "verification" ? BEGIN : `// [${name}] begin`;
+  const end = name === "verification" ? END : `// [${name}] end`;
   const kept: string[] = [];
   let inside = false;
   for (const line of source.split("\n")) {
     const t = line.trim();
-    if (t === BEGIN) {
-      if (inside) throw new Error(`Nested verification region in ${path}`);
+    if (t === begin) {
+      if (inside) throw new Error(`Nested ${name} region in ${path}`);
       inside = true;
-    } else if (t === END) {
-      if (!inside) throw new Error(`Unopened verification region in ${path}`);
+    } else if (t === end) {
+      if (!inside) throw new Error(`Unopened ${name} region in ${path}`);
       inside = false;
     } else if (!inside) kept.push(line);
   }
-  if (inside) throw new Error(`Unclosed verification region in ${path}`);
+  if (inside) throw new Error(`Unclosed ${name} region in ${path}`);
   return kept.join("\n");
+}
+
+/** The sign-in methods the options leave out. */
+function leftOut(options: SignInMethodOptions): (keyof SignInMethodOptions)[] {
+  return (["totp", "oidc", "passkeys"] as const).filter((m) =>
+    options[m] === false
+  );
 }

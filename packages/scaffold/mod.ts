@@ -9,7 +9,9 @@
  * cd my-app && deno task start
  * ```
  *
- * Options: `--no-verification` writes the basic flow without email
+ * Options: `--no-totp`, `--no-oidc`, `--no-passkeys` leave a sign-in
+ * method's package out (`--totp`, … keep it; all are in by default);
+ * `--no-verification` writes the basic flow without email
  * verification; `--force` overwrites existing files; `--package <spec>`
  * changes where `@portcullis/auth` comes from (a `jsr:` specifier, or the
  * path of a local checkout).
@@ -36,6 +38,7 @@ export {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
+  type SignInMethodOptions,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */
@@ -103,7 +106,7 @@ async function exists(path: string): Promise<boolean> {
 
 function usage(): never {
   console.error(
-    "Usage: deno run -A jsr:@portcullis/scaffold <dir> [--no-verification] [--force] [--package <jsr: specifier or local path>]",
+    "Usage: deno run -A jsr:@portcullis/scaffold <dir> [--no-verification] [--no-totp] [--no-oidc] [--no-passkeys] [--force] [--package <jsr: specifier or local path>]",
   );
   Deno.exit(2);
 }
@@ -114,7 +117,10 @@ async function main(args: string[]): Promise<void> {
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--no-verification") options.verification = false;
-    else if (a === "--force") options.force = true;
+    else if (/^--(no-)?(totp|oidc|passkeys)$/.test(a)) {
+      const [, no, method] = /^--(no-)?(\w+)$/.exec(a)!;
+      options[method as "totp" | "oidc" | "passkeys"] = no === undefined;
+    } else if (a === "--force") options.force = true;
     else if (a === "--package") options.package = args[++i] ?? usage();
     else if (a.startsWith("--package=")) options.package = a.slice(10);
     else if (a.startsWith("-") || dir !== undefined) usage();

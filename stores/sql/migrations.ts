@@ -13,6 +13,7 @@ import {
 } from "./dialect.ts";
 import { execute } from "./_exec.ts";
 import { lifecycleMigrationStatements } from "./lifecycle_migrations.ts";
+import { signInMigrationStatements } from "./signin_migrations.ts";
 
 /** Options shared by the SQL stores and {@linkcode migrate}. */
 export interface SQLStoreOptions {
@@ -183,6 +184,8 @@ export async function migrate(
   const statements = [
     ...migrationStatements(dialect, options),
     ...lifecycleMigrationStatements(dialect, options),
+    // Migration 0003: the sign-in methods' tables.
+    ...signInMigrationStatements(dialect, options),
   ];
   for (const statement of statements) {
     await execute(db as DrizzleDatabase, dialect, sql.raw(statement));

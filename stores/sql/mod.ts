@@ -34,6 +34,15 @@ export {
   lifecycleTableNames,
   type SQLLifecycleTableNames,
 } from "./lifecycle_migrations.ts";
+// Sign-in methods (migration 0003).
+export { type SQLTotpRecord, SQLTotpStore } from "./totp_store.ts";
+export { type SQLIdentityRecord, SQLIdentityStore } from "./identity_store.ts";
+export { type SQLPasskeyRecord, SQLPasskeyStore } from "./passkey_store.ts";
+export {
+  signInMigrationStatements,
+  type SignInTableNames,
+  signInTableNames,
+} from "./signin_migrations.ts";
 export {
   migrate,
   migrationStatements,

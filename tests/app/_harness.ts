@@ -25,6 +25,7 @@ import {
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
 /** A running app and what the test needs to drive it. */
@@ -37,6 +38,8 @@ export interface TestApp {
   logs: string[];
   /** Moves the clock forward. */
   advance(ms: number): void;
+  /** The app's clock, in unix milliseconds. */
+  now(): number;
   /** The users. */
   credentials: SQLCredentialStore;
   /** The sessions. */
@@ -67,6 +70,13 @@ export interface StartOptions {
    * a browser test maps it to 127.0.0.1.
    */
   host?: string;
+  /**
+   * Settings for the sign-in methods beside the password, as `main.ts`
+   * reads them from the environment (`{ TOTP: "on" }`); default none.
+   */
+  signInEnv?:
+    | Record<string, string | undefined>
+    | ((origin: string) => Promise<Record<string, string | undefined>>);
 }
 
 /**
@@ -121,6 +131,15 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
+    signInMethods: signInMethodsFromEnv({
+      env: typeof options.signInEnv === "function"
+        ? await options.signInEnv(origin)
+        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
+      db,
+      secret,
+      appOrigin: origin,
+      now,
+    }),
     ...overrides,
   });
   const close = async () => {
@@ -146,6 +165,7 @@ export async function startApp(
     advance: (ms) => {
       t += ms;
     },
+    now,
     lastLink(email) {
       const line = mail.findLast((l) => l.includes(`to=${email} `));
       const link = line?.match(/link=(\S+)/)?.[1];

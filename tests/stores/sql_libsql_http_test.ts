@@ -98,15 +98,26 @@ withBridge(
     const names = (await client.execute(
       "SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )).rows.map((r) => r.name);
+    // Migration 0003 (sign-in methods) adds its tables next to 0001's.
+    const signIn = [
+      "identities",
+      "identities_user_idx",
+      "passkeys",
+      "passkeys_user_idx",
+      "recovery_codes",
+      "totp_credentials",
+    ];
     assert.deepEqual(names, [
       "auth_auth_events",
       "auth_auth_events_subject_at_idx",
       "auth_events",
       "auth_events_subject_at_idx",
+      ...signIn.map((n) => `auth_${n}`),
       "auth_users",
       "auth_users_email_unique",
       "auth_verification_tokens",
       "auth_verification_tokens_subject_purpose_idx",
+      ...signIn,
       "users",
       "users_email_unique",
       "verification_tokens",

@@ -23,6 +23,7 @@ import { registerPage } from "../views/auth/register.ts";
 // [verification] begin
 import { sendVerificationLink } from "./verify.ts";
 // [verification] end
+import { secondFactorStep } from "./totp.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 
@@ -115,6 +116,17 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   if (result.kind === "throttled") {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  // A password changed while it was checked falls through to the refusal.
+  if (result.kind === "ok" && await result.stillCurrent()) {
+    // With TOTP on, the password alone issues no session.
+    const secondFactor = await secondFactorStep(
+      ctx,
+      result.subject,
+      next,
+      form,
+    );
+    if (secondFactor !== null) return secondFactor;
   }
   const session = result.kind === "ok"
     ? await startSession(ctx, req, result)

@@ -12,6 +12,10 @@ import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
 import { accountSections } from "../views/auth/account_sections.ts";
 import { activityViews, sessionViews } from "./sessions.ts";
+import { totpAccountSection } from "./totp.ts";
+import { oidcAccountSection, oidcLoginLinks } from "./oidc.ts";
+import { passkeysAccountSection, passkeysLoginButton } from "./passkeys.ts";
+import { html } from "../views/html.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -50,7 +54,18 @@ export async function loginForm(
 ): Promise<Response> {
   const { flash, clear } = await ctx.flash.take(req);
   const next = safeNextPath(new URL(req.url).searchParams.get("next"));
-  return page(loginPage({ next, error: null, flash }), 200, [clear]);
+  return page(
+    loginPage({
+      next,
+      error: null,
+      flash,
+      extra: html`${passkeysLoginButton(ctx, next)}${
+        oidcLoginLinks(ctx, next)
+      }`,
+    }),
+    200,
+    [clear],
+  );
 }
 
 /** `GET /register`. */
@@ -75,7 +90,13 @@ export async function account(
       email: user.email,
       verified: user.verified,
       flash,
-      sections,
+      sections: html`${await totpAccountSection(
+        ctx,
+        user.subject,
+      )}${await oidcAccountSection(
+        ctx,
+        user.subject,
+      )}${await passkeysAccountSection(ctx, user.subject)}${sections}`,
     }),
     200,
     [clear],

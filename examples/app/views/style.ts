@@ -88,4 +88,5 @@ th, td {
 }
 td.agent { word-break: break-word; color: var(--muted); }
 .current { font-weight: 600; }
+#qr { width: 12rem; }
 `;

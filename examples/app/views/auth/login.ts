@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { html } from "../html.ts";
+import { type Html, html } from "../html.ts";
 import { type FlashMessage, layout } from "./layout.ts";
 
 /** What {@linkcode loginPage} needs. */
@@ -14,6 +14,8 @@ export interface LoginInput {
   error: string | null;
   /** A flash message to show once. */
   flash: FlashMessage | null;
+  /** Other ways to sign in (provider links, passkeys), or `null`. */
+  extra?: Html | null;
 }
 
 /**
@@ -43,6 +45,7 @@ export function loginPage(input: LoginInput): string {
         <p><button type="submit">Log in</button></p>
       </form>
       <p><a href="/password/forgot">Forgot your password?</a></p>
+      ${input.extra ?? ""}
       <p>No account? <a href="/register">Register</a>.</p>
     `,
   });

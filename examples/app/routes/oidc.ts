@@ -1,0 +1,301 @@
+/**
+ * OpenID Connect sign-in: `GET /login/oidc/:provider` (to the provider),
+ * `GET /login/oidc/:provider/callback` (back, every check, then the
+ * account rule) and `POST /login/oidc/link` (prove the password once to
+ * link a provider to an existing account). Each sign-in ends in `signIn`,
+ * as the password flow does.
+ *
+ * @module
+ */
+import {
+  currentUser,
+  errorResponse,
+  normalizeEmail,
+  safeNextPath,
+} from "@portcullis/auth";
+import type { AppContext } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
+import { page, redirect } from "../respond.ts";
+import { ShortCookie } from "../sign_in_cookie.ts";
+import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
+import type { Html } from "../views/html.ts";
+import { secondFactorStep } from "./totp.ts";
+import {
+  linkedProvidersSection,
+  linkPage,
+  providerLinks,
+} from "../views/auth/oidc.ts";
+
+const LINK_SECONDS = 600;
+const PROVIDER_PATH = /^\/login\/oidc\/([a-z0-9-]{1,32})(\/callback)?$/;
+
+/** What a refused sign-in says, by reason. */
+export const REFUSALS: Record<string, string> = {
+  email_missing: "The provider did not share an email address.",
+  email_unverified:
+    "An account with this email exists, and the provider has not verified the address. Log in with your password and link the provider from your account page.",
+  linked_elsewhere: "That provider account is linked to another user.",
+  totp_on:
+    "An account with this email exists and has two-factor authentication on. Log in with your password and code, then link the provider from your account page.",
+};
+
+function stateCookie(ctx: AppContext): ShortCookie {
+  return new ShortCookie("oidc", ctx.methods.cookieSecure);
+}
+
+/** The cookie of the "link after the password" value. */
+export function linkCookie(ctx: AppContext): ShortCookie {
+  return new ShortCookie("oidc-link", ctx.methods.cookieSecure);
+}
+
+/** A refused OIDC step: an error page or JSON. */
+export function refused(
+  req: Request,
+  status: number,
+  message: string,
+): Response {
+  return errorResponse(req, status, "oidc_refused", message);
+}
+
+/**
+ * Matches `/login/oidc/:provider` and its callback; answers the route's
+ * response, or `null` for another path.
+ */
+export function oidcRoute(
+  ctx: AppContext,
+  req: Request,
+  path: string,
+  method: string,
+): Promise<Response> | Response | null {
+  const m = PROVIDER_PATH.exec(path);
+  if (m === null) return null;
+  const provider = ctx.methods.oidc?.providers.find((p) => p.id === m[1]);
+  if (provider === undefined) {
+    return errorResponse(req, 404, "not_found", "Nothing here");
+  }
+  if (method !== "GET") {
+    return errorResponse(req, 405, "method_not_allowed", "Method not allowed", {
+      allow: "GET, HEAD",
+    });
+  }
+  return m[2]
+    ? callback(ctx, req, ctx.methods.oidc!, provider)
+    : start(ctx, req, provider);
+}
+
+async function start(
+  ctx: AppContext,
+  req: Request,
+  provider: OidcProviderMethod,
+): Promise<Response> {
+  const next = safeNextPath(new URL(req.url).searchParams.get("next"));
+  let started;
+  try {
+    started = await provider.start(next);
+  } catch {
+    ctx.log(`oidc: provider "${provider.id}" is unreachable`);
+    return errorResponse(
+      req,
+      503,
+      "unavailable",
+      "The sign-in provider is unreachable, try again shortly",
+      { "retry-after": "5" },
+    );
+  }
+  return redirect(started.authorizationUrl, [
+    stateCookie(ctx).set(started.state, started.maxAge),
+  ]);
+}
+
+async function callback(
+  ctx: AppContext,
+  req: Request,
+  oidc: OidcMethod,
+  provider: OidcProviderMethod,
+): Promise<Response> {
+  const url = new URL(req.url);
+  const cookie = stateCookie(ctx);
+  const outcome = await provider.finish(
+    new URL(url.pathname + url.search, ctx.appOrigin).href,
+    cookie.read(req),
+  );
+  const clear = cookie.clear();
+  if (outcome.kind === "refused") {
+    ctx.methods.emit({
+      type: "login_failed",
+      method: "oidc",
+      reason: outcome.reason,
+    });
+    const res = refused(
+      req,
+      400,
+      "The sign-in could not be completed. Start again from the login page.",
+    );
+    res.headers.append("set-cookie", clear);
+    return res;
+  }
+  const { identity } = outcome;
+  let email: string | null = null;
+  try {
+    email = identity.email === null ? null : normalizeEmail(identity.email);
+  } catch {
+    email = null;
+  }
+  const linked = await oidc.identities.find(
+    identity.provider,
+    identity.subject,
+  );
+  const userWithEmail = email === null
+    ? null
+    : (await ctx.credentials.findByEmail(email))?.id ?? null;
+  let decision = oidc.decide({
+    identity: { ...identity, email },
+    linkedSubject: linked?.subject ?? null,
+    currentSubject: currentUser(req),
+    userWithEmail,
+  });
+  if (
+    decision.kind === "confirmLink" &&
+    (await ctx.methods.totp?.isEnabled(decision.subject))
+  ) decision = { kind: "refuse", reason: "totp_on" };
+
+  const record = (subject: string) => ({
+    provider: identity.provider,
+    providerSubject: identity.subject,
+    subject,
+    email: email ?? "",
+    createdAt: ctx.now(),
+  });
+  switch (decision.kind) {
+    case "signIn":
+      return await finishSignIn(
+        ctx,
+        req,
+        decision.subject,
+        outcome.next,
+        clear,
+      );
+    case "link": {
+      // Signed in: the user confirms with a same-origin POST, so a page
+      // elsewhere that sends the browser through a provider cannot link an
+      // identity to the account unseen.
+      const value = await oidc.linkSigner.sign(new TextEncoder().encode(
+        JSON.stringify({
+          ...record(decision.subject),
+          next: "/account",
+          m: "session",
+          e: Math.floor(ctx.now() / 1000) + LINK_SECONDS,
+        }),
+      ));
+      return page(
+        linkPage({
+          provider: provider.name,
+          email: email ?? "",
+          error: null,
+          signedIn: true,
+        }),
+        200,
+        [clear, linkCookie(ctx).set(value, LINK_SECONDS)],
+      );
+    }
+    case "create": {
+      const id = randomId();
+      const created = await ctx.credentials.create({
+        id,
+        email: decision.email,
+        // No password: this marker is no hash any hasher accepts.
+        passwordHash: "!oidc-only",
+        createdAt: ctx.now(),
+      });
+      if (created.kind === "emailTaken") {
+        return refused(
+          req,
+          409,
+          "That email was registered meanwhile: start again",
+        );
+      }
+      if (identity.emailVerified) {
+        await ctx.credentials.markVerified(id, decision.email, ctx.now());
+      }
+      await oidc.identities.link(record(id));
+      ctx.methods.emit({ type: "user_created", subject: id, method: "oidc" });
+      return await finishSignIn(ctx, req, id, outcome.next, clear);
+    }
+    case "confirmLink": {
+      const value = await oidc.linkSigner.sign(new TextEncoder().encode(
+        JSON.stringify({
+          ...record(decision.subject),
+          next: outcome.next,
+          e: Math.floor(ctx.now() / 1000) + LINK_SECONDS,
+        }),
+      ));
+      return page(
+        linkPage({ provider: provider.name, email: email ?? "", error: null }),
+        200,
+        [clear, linkCookie(ctx).set(value, LINK_SECONDS)],
+      );
+    }
+    case "refuse": {
+      ctx.methods.emit({
+        type: "login_failed",
+        method: "oidc",
+        reason: decision.reason,
+      });
+      const res = refused(
+        req,
+        403,
+        REFUSALS[decision.reason] ?? "Sign-in refused",
+      );
+      res.headers.append("set-cookie", clear);
+      return res;
+    }
+  }
+}
+
+/** Signs in after a provider (through the TOTP step when it is on). */
+export async function finishSignIn(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+  next: string,
+  clear: string,
+): Promise<Response> {
+  // A user who turned TOTP on gives a code after the provider too.
+  const second = await secondFactorStep(ctx, subject, safeNextPath(next), true);
+  if (second !== null) {
+    second.headers.append("set-cookie", clear);
+    return second;
+  }
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "login", subject, req);
+  ctx.methods.emit({ type: "login", method: "oidc", subject });
+  return redirect(safeNextPath(next), [session.setCookie, clear]);
+}
+
+/** The login page's provider links (empty when OIDC is off). */
+export function oidcLoginLinks(ctx: AppContext, next: string): Html | null {
+  const oidc = ctx.methods.oidc;
+  return oidc === null ? null : providerLinks(oidc.providers, next);
+}
+
+/** The account page's providers section, or `null` when OIDC is off. */
+export async function oidcAccountSection(
+  ctx: AppContext,
+  subject: string,
+): Promise<Html | null> {
+  const oidc = ctx.methods.oidc;
+  if (oidc === null) return null;
+  return linkedProvidersSection({
+    providers: oidc.providers,
+    linked: await oidc.identities.listFor(subject),
+  });
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(
+    /\//g,
+    "_",
+  ).replace(/=+$/, "");
+}

@@ -1,0 +1,239 @@
+/**
+ * Passkeys: the browser module (`GET /assets/passkeys.js`), the two
+ * ceremonies as JSON (`POST /passkeys/register/options`,
+ * `/passkeys/register`, `/passkeys/login/options`, `/passkeys/login`) and
+ * the account page's forms (`POST /account/passkeys/rename`,
+ * `/account/passkeys/delete`). A sign-in ends in `signIn`, as the password
+ * flow does.
+ *
+ * @module
+ */
+import {
+  currentIdentity,
+  errorResponse,
+  requireAuthenticated,
+  safeNextPath,
+} from "@portcullis/auth";
+import { type AppContext, limit } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
+import { readBody } from "../request_body.ts";
+import { json, redirect, tooManyRequests } from "../respond.ts";
+import type { PasskeysMethod } from "../sign_in_methods.ts";
+import type { Html } from "../views/html.ts";
+import { passkeyLoginButton, passkeysSection } from "../views/auth/passkeys.ts";
+
+const MAX_JSON = 16 * 1024;
+const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
+
+function method(ctx: AppContext, req: Request): PasskeysMethod | Response {
+  return ctx.methods.passkeys ??
+    errorResponse(req, 404, "not_found", "Nothing here");
+}
+
+/** Reads a JSON object body (objects kept, unlike form fields); `null` when not one. */
+async function readJson(req: Request): Promise<Record<string, unknown> | null> {
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  if (!type.startsWith("application/json")) return null;
+  try {
+    const text = await req.text();
+    if (text.length > MAX_JSON) return null;
+    const value = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? value
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function badJson(req: Request): Response {
+  return errorResponse(
+    req,
+    400,
+    "bad_request",
+    "Send a JSON object with content-type application/json",
+  );
+}
+
+/** `GET /assets/passkeys.js`. */
+export function passkeysScript(ctx: AppContext, req: Request): Response {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  return new Response(m.script, {
+    headers: {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "public, max-age=300",
+    },
+  });
+}
+
+/** `POST /passkeys/register/options` (signed in). */
+export async function registrationOptions(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  return json(await m.registrationOptions({ subject, email: user.email }));
+}
+
+/** `POST /passkeys/register` (signed in): `{response, name}` → 201 `{id, name}`. */
+export async function register(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const body = await readJson(req);
+  if (body === null) return badJson(req);
+  const name = typeof body.name === "string" ? body.name : "Passkey";
+  const outcome = await m.register(subject, body.response, name);
+  if (outcome.kind === "refused") {
+    return json({
+      error: "passkey_refused",
+      reason: outcome.reason,
+      message: "The passkey could not be added",
+    }, 400);
+  }
+  ctx.methods.emit({ type: "passkey_added", subject });
+  return json(
+    { id: outcome.passkey.credentialId, name: outcome.passkey.name },
+    201,
+  );
+}
+
+/** `POST /passkeys/login/options`. */
+export async function authenticationOptions(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const wait = await ctx.limiter.take([
+    limit("passkey-address", ctx.clientAddress(req), CEREMONIES_PER_ADDRESS),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  return json(await m.authenticationOptions());
+}
+
+/**
+ * `POST /passkeys/login`: `{response, next}` → 200 `{next, token,
+ * expiresAt}` with the session cookie; refused → 401, one answer whatever
+ * the reason (the reason goes to the event hook).
+ */
+export async function login(ctx: AppContext, req: Request): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const body = await readJson(req);
+  if (body === null) return badJson(req);
+  const wait = await ctx.limiter.take([
+    limit("passkey-address", ctx.clientAddress(req), CEREMONIES_PER_ADDRESS),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const outcome = await m.authenticate(body.response);
+  if (outcome.kind === "refused") {
+    await record(ctx, "login_failed", null, req);
+    ctx.methods.emit({
+      type: "login_failed",
+      method: "passkey",
+      reason: outcome.reason,
+    });
+    return json({
+      error: "passkey_refused",
+      message: "Sign-in with this passkey failed",
+    }, 401);
+  }
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, outcome.subject);
+  await record(ctx, "login", outcome.subject, req);
+  ctx.methods.emit({
+    type: "login",
+    method: "passkey",
+    subject: outcome.subject,
+  });
+  const next = safeNextPath(typeof body.next === "string" ? body.next : null);
+  const headers = new Headers();
+  if (session.setCookie) headers.append("set-cookie", session.setCookie);
+  return json(
+    { next, token: session.token, expiresAt: session.expiresAt },
+    200,
+    headers,
+  );
+}
+
+/** `POST /account/passkeys/rename`: form `id`, `name`. */
+export function rename(ctx: AppContext, req: Request): Promise<Response> {
+  return change(
+    ctx,
+    req,
+    async (m, subject, fields) =>
+      await m.rename(
+          subject,
+          fields.id ?? "",
+          (fields.name ?? "").trim().slice(0, 64) || "Passkey",
+        )
+        ? "The passkey is renamed."
+        : null,
+  );
+}
+
+/** `POST /account/passkeys/delete`: form `id`. */
+export function remove(ctx: AppContext, req: Request): Promise<Response> {
+  return change(ctx, req, async (m, subject, fields) => {
+    if (!(await m.remove(subject, fields.id ?? ""))) return null;
+    ctx.methods.emit({ type: "passkey_removed", subject });
+    return "The passkey is removed.";
+  });
+}
+
+async function change(
+  ctx: AppContext,
+  req: Request,
+  act: (
+    m: PasskeysMethod,
+    subject: string,
+    fields: Record<string, string>,
+  ) => Promise<string | null>,
+): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const done = await act(m, currentIdentity(req)!.subject, body.fields);
+  if (done === null) {
+    return errorResponse(req, 404, "not_found", "No such passkey");
+  }
+  if (body.kind === "json") return new Response(null, { status: 204 });
+  return redirect("/account", [
+    await ctx.flash.set({ kind: "notice", message: done }),
+  ]);
+}
+
+/** The login page's passkey button, or `null` when passkeys are off. */
+export function passkeysLoginButton(
+  ctx: AppContext,
+  next: string,
+): Html | null {
+  return ctx.methods.passkeys === null ? null : passkeyLoginButton(next);
+}
+
+/** The account page's passkeys section, or `null` when passkeys are off. */
+export async function passkeysAccountSection(
+  ctx: AppContext,
+  subject: string,
+): Promise<Html | null> {
+  const m = ctx.methods.passkeys;
+  return m === null ? null : passkeysSection(await m.list(subject));
+}

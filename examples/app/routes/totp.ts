@@ -1,0 +1,292 @@
+/**
+ * TOTP as a second factor: the step after the password (`GET|POST
+ * /login/totp`) and enrolment on the account page (`POST /account/totp`,
+ * `/account/totp/confirm`, `/account/totp/disable`).
+ *
+ * After a right password, a user with TOTP on gets no session: a
+ * "second factor pending" value (signed for that purpose alone, five
+ * minutes) in a cookie or, for JSON clients, in the answer. A right code
+ * with it then issues the session with `signIn`, as the password flow does.
+ *
+ * @module
+ */
+import {
+  currentIdentity,
+  errorResponse,
+  requireAuthenticated,
+  safeNextPath,
+} from "@portcullis/auth";
+import { type AppContext, limit } from "../context.ts";
+import { record, startSession } from "../lifecycle.ts";
+import { readBody } from "../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../respond.ts";
+import { ShortCookie } from "../sign_in_cookie.ts";
+import type { SecondFactorMethod } from "../sign_in_methods.ts";
+import { Html } from "../views/html.ts";
+import { messagePage } from "../views/auth/message.ts";
+import {
+  recoveryCodesPage,
+  totpEnrolPage,
+  totpLoginPage,
+  totpSection,
+} from "../views/auth/totp.ts";
+
+const PENDING_SECONDS = 300;
+/** One answer for a wrong code and a missing, forged or expired pending value. */
+const REFUSED = "The code is incorrect or the sign-in has expired";
+const TOTP_ATTEMPTS = { max: 10, windowSeconds: 15 * 60 };
+const TOTP_ATTEMPTS_PER_ADDRESS = { max: 100, windowSeconds: 15 * 60 };
+
+function pendingCookie(ctx: AppContext): ShortCookie {
+  return new ShortCookie("2fa", ctx.methods.cookieSecure);
+}
+
+function totpOf(ctx: AppContext, req: Request): SecondFactorMethod | Response {
+  return ctx.methods.totp ??
+    errorResponse(req, 404, "not_found", "Nothing here");
+}
+
+/**
+ * Called by `POST /login` after a right password: when the user has TOTP
+ * on, answers the second-factor step instead of a session (form: 303 to
+ * `/login/totp` with the pending cookie; JSON: 202
+ * `{secondFactor: "totp", pending}`); otherwise `null`.
+ */
+export async function secondFactorStep(
+  ctx: AppContext,
+  subject: string,
+  next: string,
+  form: boolean,
+): Promise<Response | null> {
+  const totp = ctx.methods.totp;
+  if (totp === null || !(await totp.isEnabled(subject))) return null;
+  const pending = await totp.issuePending(subject, next);
+  ctx.methods.emit({ type: "second_factor_required", subject });
+  if (form) {
+    return redirect("/login/totp", [
+      pendingCookie(ctx).set(pending, PENDING_SECONDS),
+    ]);
+  }
+  return json({ secondFactor: "totp", pending }, 202);
+}
+
+/** `GET /login/totp`: the code form (or back to `/login` without a pending value). */
+export async function totpForm(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const totp = totpOf(ctx, req);
+  if (totp instanceof Response) return totp;
+  const value = pendingCookie(ctx).read(req);
+  if (value === null || (await totp.readPending(value)) === null) {
+    return redirect("/login");
+  }
+  return page(totpLoginPage({ error: null }));
+}
+
+/**
+ * `POST /login/totp`: form `code` (pending value from the cookie) or JSON
+ * `{pending, code}`. A right code or recovery code issues the session;
+ * anything else is 401 with one answer, whatever was wrong. Attempts are
+ * counted per account and per address before the check; past a limit, 429.
+ */
+export async function loginTotp(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const totp = totpOf(ctx, req);
+  if (totp instanceof Response) return totp;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const form = body.kind === "form";
+  const cookie = pendingCookie(ctx);
+  const value = form ? cookie.read(req) : body.fields.pending ?? null;
+  const pending = value === null ? null : await totp.readPending(value);
+  const limits = [
+    limit("totp-address", ctx.clientAddress(req), TOTP_ATTEMPTS_PER_ADDRESS),
+  ];
+  const perAccount = pending &&
+    limit("totp-account", pending.subject, TOTP_ATTEMPTS);
+  if (perAccount) limits.push(perAccount);
+  const wait = await ctx.limiter.take(limits);
+  if (wait > 0) return tooManyRequests(req, wait);
+
+  const factor = pending === null
+    ? null
+    : await totp.verify(pending.subject, body.fields.code ?? "");
+  if (pending === null || factor === null) {
+    await record(ctx, "login_failed", pending?.subject ?? null, req);
+    ctx.methods.emit({
+      type: "login_failed",
+      method: "totp",
+      reason: pending === null ? "no_pending_value" : "wrong_code",
+    });
+    return form
+      ? page(totpLoginPage({ error: REFUSED }), 401)
+      : json({ error: "invalid_code", message: REFUSED }, 401);
+  }
+  if (perAccount) await ctx.limiter.reset([perAccount]);
+  // As POST /login: the session is listed and the login recorded.
+  const session = await startSession(ctx, req, pending.subject);
+  await record(ctx, "login", pending.subject, req);
+  ctx.methods.emit({
+    type: "login",
+    method: factor === "totp" ? "totp" : "recovery_code",
+    subject: pending.subject,
+  });
+  if (!form) {
+    return json({ token: session.token, expiresAt: session.expiresAt });
+  }
+  return redirect(safeNextPath(pending.next), [
+    session.setCookie,
+    cookie.clear(),
+  ]);
+}
+
+/** The account page's TOTP section, or `null` when TOTP is off in the app. */
+export async function totpAccountSection(
+  ctx: AppContext,
+  subject: string,
+): Promise<Html | null> {
+  const totp = ctx.methods.totp;
+  if (totp === null) return null;
+  const enabled = await totp.isEnabled(subject);
+  return totpSection({
+    enabled,
+    recoveryCodesLeft: enabled ? await totp.recoveryCodesLeft(subject) : 0,
+  });
+}
+
+/** `POST /account/totp`: starts enrolment (form: the QR page; JSON: `{secret, uri}`). */
+export async function startTotp(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const totp = totpOf(ctx, req);
+  if (totp instanceof Response) return totp;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  const enrolment = await totp.startEnrolment(subject, user.email);
+  if (enrolment === null) {
+    return errorResponse(
+      req,
+      409,
+      "totp_enabled",
+      "Two-factor authentication is already on",
+    );
+  }
+  if (body.kind === "json") {
+    return json({ secret: enrolment.secret, uri: enrolment.uri });
+  }
+  return page(totpEnrolPage({
+    email: user.email,
+    // The QR library's own markup: rects and a path, no text from the user.
+    qrSvg: new Html(enrolment.qrSvg),
+    secret: enrolment.secret,
+    error: null,
+  }));
+}
+
+/** `POST /account/totp/confirm`: `code` → TOTP on, recovery codes shown once. */
+export async function confirmTotp(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const totp = totpOf(ctx, req);
+  if (totp instanceof Response) return totp;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
+  const wait = await ctx.limiter.take([perAccount]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const codes = await totp.confirmEnrolment(subject, body.fields.code ?? "");
+  const email = (await ctx.credentials.findById(subject))?.email ?? "";
+  if (codes === null) {
+    const message =
+      "That code did not match. Start the set-up again from your account page.";
+    return body.kind === "json"
+      ? json({ error: "invalid_code", message }, 422)
+      : page(
+        messagePage({ title: "Code not accepted", message, email }),
+        422,
+      );
+  }
+  await ctx.limiter.reset([perAccount]);
+  ctx.methods.emit({ type: "totp_enabled", subject });
+  return body.kind === "json"
+    ? json({ recoveryCodes: codes })
+    : page(recoveryCodesPage({ email, codes }));
+}
+
+/**
+ * `POST /account/totp/disable`: `password` and `code` (or a recovery code)
+ * → TOTP off. A wrong password and a wrong code answer the same 401.
+ */
+export async function disableTotp(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const totp = totpOf(ctx, req);
+  if (totp instanceof Response) return totp;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
+  const wait = await ctx.limiter.take([
+    perAccount,
+    limit("totp-address", ctx.clientAddress(req), TOTP_ATTEMPTS_PER_ADDRESS),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const user = await ctx.credentials.findById(subject);
+  // Through the login throttle too: a session must not buy extra guesses.
+  const result = user === null
+    ? null
+    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
+      address: ctx.clientAddress(req),
+    });
+  if (result?.kind === "throttled") {
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  const passwordOk = result?.kind === "ok" && result.subject === subject;
+  const off = passwordOk && await totp.disable(subject, body.fields.code ?? "");
+  if (!off) {
+    const message = "The password or the code is incorrect";
+    return body.kind === "json"
+      ? json({ error: "invalid_credentials", message }, 401)
+      : page(
+        messagePage({
+          title: "Two-factor authentication is still on",
+          message,
+          email: user?.email ?? null,
+        }),
+        401,
+      );
+  }
+  await ctx.limiter.reset([perAccount]);
+  ctx.methods.emit({ type: "totp_disabled", subject });
+  if (body.kind === "json") return new Response(null, { status: 204 });
+  return redirect("/account", [
+    await ctx.flash.set({
+      kind: "notice",
+      message: "Two-factor authentication is off.",
+    }),
+  ]);
+}

@@ -1,0 +1,283 @@
+/**
+ * `OidcClient`: OpenID Connect sign-in (authorization code flow with PKCE
+ * S256, `state` and `nonce`) over `oauth4webapi`, Web APIs only.
+ *
+ * @module
+ */
+import * as oauth from "oauth4webapi";
+import type { PurposeSigner } from "./signed_values.ts";
+import type {
+  OidcOutcome,
+  OidcProviderConfig,
+  OidcRefusal,
+  OidcStart,
+} from "./oidc_types.ts";
+
+/** Options of {@linkcode OidcClient}. */
+export interface OidcClientOptions {
+  /** The provider. */
+  provider: OidcProviderConfig;
+  /** This application's callback URL, exactly as registered. */
+  redirectUri: string;
+  /**
+   * Signs the browser-bound state value (state, nonce, PKCE verifier); its
+   * key serves nothing else (`secret.keys("oidc-state")`).
+   */
+  signer: PurposeSigner;
+  /** How long a sign-in may take at the provider, in seconds; default 600. */
+  stateSeconds?: number;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * One OpenID Provider's sign-in. `start` makes a random `state`, `nonce`
+ * and PKCE verifier, signs them (with where to go next) into one value for
+ * a short-lived cookie, and answers the provider's authorization URL.
+ * `finish` checks the callback against that value: the `state`, the `iss`
+ * parameter (RFC 9207, when the provider advertises it), the code at the
+ * token endpoint with the verifier, and the ID token (issuer, audience,
+ * expiry, `nonce`). Any failure is a refusal with a reason; nothing throws
+ * for bad input. It issues no session: the application maps the identity to
+ * a user and calls `signIn(req, subject)`.
+ *
+ * @example Usage
+ * ```ts
+ * import { OidcClient } from "@portcullis/oidc";
+ * const client = new OidcClient({
+ *   provider: { id: "example", issuer: "https://op.example.com", clientId: "app", clientSecret: "secret" },
+ *   redirectUri: "https://app.example.com/login/oidc/example/callback",
+ *   signer: { sign: async () => "signed", verify: async () => null }, // use signToken/verifyToken
+ * });
+ * console.assert(client.provider.id === "example");
+ * ```
+ */
+export class OidcClient {
+  #config: OidcProviderConfig;
+  #redirectUri: string;
+  #signer: PurposeSigner;
+  #stateSeconds: number;
+  #now: () => number;
+  #client: oauth.Client;
+  #as: Promise<oauth.AuthorizationServer> | null = null;
+
+  /**
+   * Makes the client; nothing is fetched until the first sign-in.
+   *
+   * @param options The provider, the callback URL and the signer.
+   * @throws {TypeError} When the issuer or callback is not an https URL
+   * (or http with `allowInsecureHttp`).
+   */
+  constructor(options: OidcClientOptions) {
+    const p = options.provider;
+    for (
+      const [name, value] of [["issuer", p.issuer], [
+        "redirectUri",
+        options.redirectUri,
+      ]]
+    ) {
+      let url: URL | null = null;
+      try {
+        url = new URL(value);
+      } catch {
+        // reported below
+      }
+      if (
+        url === null ||
+        !(url.protocol === "https:" ||
+          (url.protocol === "http:" &&
+            (p.allowInsecureHttp || name === "redirectUri")))
+      ) {
+        throw new TypeError(
+          `${name} must be an https URL: received "${value}"`,
+        );
+      }
+    }
+    if (!/^[a-z0-9-]{1,32}$/.test(p.id)) {
+      throw new TypeError(
+        `provider id must be 1 to 32 of a-z, 0-9 and "-": received "${p.id}"`,
+      );
+    }
+    this.#config = p;
+    this.#redirectUri = options.redirectUri;
+    this.#signer = options.signer;
+    this.#stateSeconds = options.stateSeconds ?? 600;
+    this.#now = options.now ?? Date.now;
+    this.#client = { client_id: p.clientId };
+  }
+
+  /** The provider's configuration (without reading its secret, please). */
+  get provider(): Readonly<OidcProviderConfig> {
+    return this.#config;
+  }
+
+  /**
+   * Starts a sign-in.
+   *
+   * @param next Where to go afterwards (a local path the application checked).
+   * @returns The authorization URL and the signed state value.
+   * @throws {Error} When the provider's discovery document cannot be read.
+   */
+  async start(next = "/"): Promise<OidcStart> {
+    const as = await this.#server();
+    const state = oauth.generateRandomState();
+    const nonce = oauth.generateRandomNonce();
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(as.authorization_endpoint!);
+    url.searchParams.set("client_id", this.#config.clientId);
+    url.searchParams.set("redirect_uri", this.#redirectUri);
+    url.searchParams.set("response_type", "code");
+    url.searchParams.set("scope", this.#config.scope ?? "openid email");
+    url.searchParams.set("state", state);
+    url.searchParams.set("nonce", nonce);
+    url.searchParams.set(
+      "code_challenge",
+      await oauth.calculatePKCECodeChallenge(verifier),
+    );
+    url.searchParams.set("code_challenge_method", "S256");
+    const expires = Math.floor(this.#now() / 1000) + this.#stateSeconds;
+    const value = await this.#signer.sign(
+      new TextEncoder().encode(JSON.stringify({
+        p: this.#config.id,
+        s: state,
+        n: nonce,
+        v: verifier,
+        x: next,
+        e: expires,
+      })),
+    );
+    return {
+      authorizationUrl: url.href,
+      state: value,
+      maxAge: this.#stateSeconds,
+    };
+  }
+
+  /**
+   * Finishes a sign-in at the callback.
+   *
+   * @param callbackUrl The URL the provider sent the browser to.
+   * @param stateValue The signed value from the cookie, or `null`.
+   * @returns The identity and next path, or a refusal with its reason.
+   */
+  async finish(
+    callbackUrl: string | URL,
+    stateValue: string | null,
+  ): Promise<OidcOutcome> {
+    const refuse = (reason: OidcRefusal): OidcOutcome => ({
+      kind: "refused",
+      reason,
+    });
+    if (stateValue === null || stateValue === "") {
+      return refuse("state_missing");
+    }
+    const saved = await this.#readState(stateValue);
+    if (saved === null) return refuse("state_invalid");
+    let as: oauth.AuthorizationServer;
+    try {
+      as = await this.#server();
+    } catch {
+      return refuse("provider_unreachable");
+    }
+    let params: URLSearchParams;
+    try {
+      params = oauth.validateAuthResponse(
+        as,
+        this.#client,
+        new URL(callbackUrl),
+        saved.state,
+      );
+    } catch (error) {
+      if (error instanceof oauth.AuthorizationResponseError) {
+        return refuse("provider_error");
+      }
+      const text = String((error as Error)?.message);
+      return refuse(/"iss"/.test(text) ? "issuer_mismatch" : "state_mismatch");
+    }
+    let result: oauth.TokenEndpointResponse;
+    try {
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        this.#client,
+        oauth.ClientSecretBasic(this.#config.clientSecret),
+        params,
+        this.#redirectUri,
+        saved.verifier,
+        this.#httpOptions(),
+      );
+      result = await oauth.processAuthorizationCodeResponse(
+        as,
+        this.#client,
+        response,
+        { expectedNonce: saved.nonce, requireIdToken: true },
+      );
+    } catch (error) {
+      if (error instanceof oauth.ResponseBodyError) {
+        return refuse("code_rejected");
+      }
+      if (error instanceof oauth.OperationProcessingError) {
+        const claim = (error.cause as { claim?: string } | undefined)?.claim;
+        return refuse(
+          claim === "nonce" ? "nonce_mismatch" : "id_token_invalid",
+        );
+      }
+      return refuse("provider_unreachable");
+    }
+    const claims = oauth.getValidatedIdTokenClaims(result);
+    if (claims === undefined || typeof claims.sub !== "string") {
+      return refuse("id_token_invalid");
+    }
+    return {
+      kind: "ok",
+      identity: {
+        provider: this.#config.id,
+        subject: claims.sub,
+        email: typeof claims.email === "string" ? claims.email : null,
+        emailVerified: claims.email_verified === true,
+      },
+      next: saved.next,
+    };
+  }
+
+  #httpOptions(): { [oauth.allowInsecureRequests]?: boolean } {
+    return this.#config.allowInsecureHttp
+      ? { [oauth.allowInsecureRequests]: true }
+      : {};
+  }
+
+  #server(): Promise<oauth.AuthorizationServer> {
+    if (this.#as === null) {
+      const issuer = new URL(this.#config.issuer);
+      const pending = oauth.discoveryRequest(issuer, {
+        algorithm: "oidc",
+        ...this.#httpOptions(),
+      }).then((res) => oauth.processDiscoveryResponse(issuer, res));
+      // A failed discovery is tried again on the next sign-in.
+      pending.catch(() => {
+        this.#as = null;
+      });
+      this.#as = pending;
+    }
+    return this.#as;
+  }
+
+  async #readState(value: string): Promise<
+    { state: string; nonce: string; verifier: string; next: string } | null
+  > {
+    if (value.length > 2048) return null;
+    const payload = await this.#signer.verify(value);
+    if (payload === null) return null;
+    try {
+      const d = JSON.parse(new TextDecoder().decode(payload));
+      if (
+        d.p !== this.#config.id || typeof d.s !== "string" ||
+        typeof d.n !== "string" || typeof d.v !== "string" ||
+        typeof d.x !== "string" || typeof d.e !== "number" ||
+        d.e * 1000 <= this.#now()
+      ) return null;
+      return { state: d.s, nonce: d.n, verifier: d.v, next: d.x };
+    } catch {
+      return null;
+    }
+  }
+}

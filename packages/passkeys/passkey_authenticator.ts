@@ -1,0 +1,299 @@
+/**
+ * `PasskeyAuthenticator`: WebAuthn registration and sign-in ceremonies over
+ * `@simplewebauthn/server`, with one-time, purpose-bound challenges.
+ *
+ * @module
+ */
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from "@simplewebauthn/server";
+import { fromBase64Url, sha256Hex, toBase64Url } from "./_encoding.ts";
+import type {
+  ChallengeStore,
+  PasskeyRecord,
+  PasskeyStore,
+} from "./passkey_store.ts";
+import type { PurposeSigner } from "./signed_values.ts";
+import {
+  type CreationOptionsJSON,
+  type PasskeyOutcome,
+  type PasskeyRefusal,
+  reasonOf,
+  type RequestOptionsJSON,
+} from "./passkey_types.ts";
+
+/** Options of {@linkcode PasskeyAuthenticator}. */
+export interface PasskeyAuthenticatorOptions {
+  /** The relying party id: the site's registrable domain (`example.com`). */
+  rpId: string;
+  /** The site's name, shown by the authenticator. */
+  rpName: string;
+  /** The origins ceremonies may come from (`https://example.com`). */
+  origins: readonly string[];
+  /** Where passkeys live. */
+  store: PasskeyStore;
+  /** Where issued challenges wait for their one use (atomic consume). */
+  challenges: ChallengeStore;
+  /** Signs challenges; its key serves nothing else (`webauthn-challenge`). */
+  signer: PurposeSigner;
+  /** How long a ceremony may take, in seconds; default 300. */
+  challengeSeconds?: number;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+type Kind = "reg" | "auth";
+
+/**
+ * Passkeys: registration of discoverable credentials for a signed-in user,
+ * and sign-in with one (no username typed). Each challenge is a value
+ * signed for this purpose alone (so nothing else minted by the application
+ * passes as one), expires after `challengeSeconds`, names its ceremony and,
+ * for registration, its user, and is accepted once (the store consumes it).
+ * Sign-in checks the origin, the RP id, user verification and the
+ * signature counter (a clone that reports a counter not above the stored
+ * one is refused). It issues no session: the application calls
+ * `signIn(req, subject)` with the subject it answers.
+ *
+ * @example Usage
+ * ```ts
+ * import { MemoryPasskeyStore, PasskeyAuthenticator } from "@portcullis/passkeys";
+ * const store = new MemoryPasskeyStore();
+ * const passkeys = new PasskeyAuthenticator({
+ *   rpId: "localhost", rpName: "Example", origins: ["http://localhost:8000"],
+ *   store, challenges: store,
+ *   signer: { sign: async () => "signed-challenge-value", verify: async () => null }, // use signToken/verifyToken
+ * });
+ * const options = await passkeys.authenticationOptions();
+ * console.assert(options.rpId === "localhost");
+ * ```
+ */
+export class PasskeyAuthenticator {
+  #o: Required<Omit<PasskeyAuthenticatorOptions, "origins">> & {
+    origins: string[];
+  };
+
+  /**
+   * Makes the authenticator; options are checked once, here.
+   *
+   * @param options The relying party, the stores and the signer.
+   * @throws {TypeError} When no origin is given or one is not an origin.
+   */
+  constructor(options: PasskeyAuthenticatorOptions) {
+    if (options.origins.length === 0) {
+      throw new TypeError("origins must name at least one origin");
+    }
+    for (const o of options.origins) {
+      if (new URL(o).origin !== o) {
+        throw new TypeError(
+          `origins must be scheme://host[:port]: received "${o}"`,
+        );
+      }
+    }
+    this.#o = {
+      challengeSeconds: 300,
+      now: Date.now,
+      ...options,
+      origins: [...options.origins],
+    };
+  }
+
+  /**
+   * Options for `navigator.credentials.create` (pass to
+   * `startRegistration({ optionsJSON })` of `@simplewebauthn/browser`).
+   *
+   * @param user The signed-in user: subject and email.
+   * @returns The options; their challenge is single-use.
+   */
+  async registrationOptions(
+    user: { subject: string; email: string },
+  ): Promise<CreationOptionsJSON> {
+    const existing = await this.#o.store.listFor(user.subject);
+    return (await generateRegistrationOptions({
+      rpName: this.#o.rpName,
+      rpID: this.#o.rpId,
+      userName: user.email,
+      userID: new TextEncoder().encode(user.subject),
+      challenge: await this.#challenge("reg", user.subject),
+      timeout: this.#o.challengeSeconds * 1000,
+      attestationType: "none",
+      excludeCredentials: existing.map((p) => ({
+        id: p.credentialId,
+        transports: p.transports as never,
+      })),
+      authenticatorSelection: {
+        residentKey: "required",
+        userVerification: "required",
+      },
+    })) as unknown as CreationOptionsJSON;
+  }
+
+  /**
+   * Checks a registration and stores the passkey.
+   *
+   * @param subject The signed-in user (the challenge must be theirs).
+   * @param response What `startRegistration` answered in the browser.
+   * @param name The user's name for the passkey.
+   * @returns The stored passkey, or a refusal.
+   */
+  async register(
+    subject: string,
+    response: unknown,
+    name: string,
+  ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
+    const ctx = { reason: null as PasskeyRefusal | null };
+    let info;
+    try {
+      const result = await verifyRegistrationResponse({
+        response: response as RegistrationResponseJSON,
+        expectedChallenge: (c) => this.#accept(c, "reg", subject, ctx),
+        expectedOrigin: this.#o.origins,
+        expectedRPID: this.#o.rpId,
+        requireUserVerification: true,
+      });
+      if (!result.verified) return refused("verification_failed");
+      info = result.registrationInfo;
+    } catch (error) {
+      return refused(ctx.reason ?? reasonOf(error));
+    }
+    const passkey: PasskeyRecord = {
+      credentialId: info.credential.id,
+      subject,
+      publicKey: toBase64Url(info.credential.publicKey),
+      counter: info.credential.counter,
+      transports: [...(info.credential.transports ?? [])],
+      name: name.trim().slice(0, 64) || "Passkey",
+      createdAt: this.#o.now(),
+      lastUsedAt: 0,
+    };
+    if (!(await this.#o.store.add(passkey))) {
+      return refused("credential_exists");
+    }
+    return { kind: "ok", passkey };
+  }
+
+  /**
+   * Options for `navigator.credentials.get` with discoverable credentials
+   * (no username): pass to `startAuthentication({ optionsJSON })`.
+   *
+   * @returns The options; their challenge is single-use.
+   */
+  async authenticationOptions(): Promise<RequestOptionsJSON> {
+    return (await generateAuthenticationOptions({
+      rpID: this.#o.rpId,
+      challenge: await this.#challenge("auth", ""),
+      timeout: this.#o.challengeSeconds * 1000,
+      userVerification: "required",
+    })) as unknown as RequestOptionsJSON;
+  }
+
+  /**
+   * Checks a sign-in and answers whose passkey it was.
+   *
+   * @param response What `startAuthentication` answered in the browser.
+   * @returns The subject and credential id, or a refusal.
+   */
+  async authenticate(
+    response: unknown,
+  ): Promise<PasskeyOutcome<{ subject: string; credentialId: string }>> {
+    const r = response as AuthenticationResponseJSON;
+    if (typeof r?.id !== "string" || r.id.length > 1400) {
+      return refused("malformed");
+    }
+    const record = await this.#o.store.find(r.id);
+    if (record === null) return refused("unknown_credential");
+    const handle = r.response?.userHandle;
+    if (
+      handle !== undefined && handle !== null &&
+      handle !== toBase64Url(new TextEncoder().encode(record.subject))
+    ) return refused("unknown_credential");
+    const publicKey = fromBase64Url(record.publicKey);
+    if (publicKey === null) return refused("verification_failed");
+    const ctx = { reason: null as PasskeyRefusal | null };
+    let newCounter: number;
+    try {
+      const result = await verifyAuthenticationResponse({
+        response: r,
+        expectedChallenge: (c) => this.#accept(c, "auth", "", ctx),
+        expectedOrigin: this.#o.origins,
+        expectedRPID: this.#o.rpId,
+        credential: {
+          id: record.credentialId,
+          publicKey,
+          counter: record.counter,
+          transports: record.transports as never,
+        },
+        requireUserVerification: true,
+      });
+      if (!result.verified) return refused("verification_failed");
+      newCounter = result.authenticationInfo.newCounter;
+    } catch (error) {
+      return refused(ctx.reason ?? reasonOf(error));
+    }
+    const moved = await this.#o.store.updateCounter(
+      record.credentialId,
+      record.counter,
+      newCounter,
+      this.#o.now(),
+    );
+    if (!moved) return refused("counter_stale");
+    return {
+      kind: "ok",
+      subject: record.subject,
+      credentialId: record.credentialId,
+    };
+  }
+
+  async #challenge(kind: Kind, subject: string): Promise<string> {
+    const id = toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+    const expires = this.#o.now() + this.#o.challengeSeconds * 1000;
+    await this.#o.challenges.put(await sha256Hex(id), expires);
+    return await this.#o.signer.sign(
+      new TextEncoder().encode(
+        JSON.stringify({ k: kind, s: subject, i: id, e: expires }),
+      ),
+    );
+  }
+
+  /** The library's challenge check: ours, for this ceremony, fresh, unused. */
+  async #accept(
+    encoded: string,
+    kind: Kind,
+    subject: string,
+    ctx: { reason: PasskeyRefusal | null },
+  ): Promise<boolean> {
+    ctx.reason = "challenge_invalid";
+    const bytes = encoded.length <= 4096 ? fromBase64Url(encoded) : null;
+    if (bytes === null) return false;
+    const payload = await this.#o.signer.verify(
+      new TextDecoder().decode(bytes),
+    );
+    if (payload === null) return false;
+    try {
+      const d = JSON.parse(new TextDecoder().decode(payload));
+      if (
+        d.k !== kind || d.s !== subject || typeof d.i !== "string" ||
+        typeof d.e !== "number" || d.e <= this.#o.now()
+      ) return false;
+      if (!(await this.#o.challenges.consume(await sha256Hex(d.i)))) {
+        ctx.reason = "challenge_used";
+        return false;
+      }
+    } catch {
+      return false;
+    }
+    ctx.reason = null;
+    return true;
+  }
+}
+
+function refused(
+  reason: PasskeyRefusal,
+): { kind: "refused"; reason: PasskeyRefusal } {
+  return { kind: "refused", reason };
+}

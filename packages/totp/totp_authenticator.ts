@@ -1,0 +1,300 @@
+/**
+ * `TotpAuthenticator`: TOTP (RFC 6238) as a second factor, over `otpauth`.
+ *
+ * @module
+ */
+import { Secret, TOTP } from "otpauth";
+import qrcode from "qrcode-generator";
+import { sha256Hex } from "./_encoding.ts";
+import { SecretBox } from "./secret_box.ts";
+import type { PurposeSigner } from "./signed_values.ts";
+import {
+  openPending,
+  type PendingSecondFactor,
+  signPending,
+} from "./pending_value.ts";
+import type { TotpStore } from "./totp_store.ts";
+import {
+  newRecoveryCodes,
+  normalizeRecoveryCode,
+  RECOVERY_CODE_COUNT,
+} from "./recovery_codes.ts";
+
+const PERIOD = 30;
+const DIGITS = 6;
+const CODE = /^\d{6}$/;
+
+/** Options of {@linkcode TotpAuthenticator}. */
+export interface TotpAuthenticatorOptions {
+  /** Where enrolments and recovery codes are kept. */
+  store: TotpStore;
+  /** The name authenticator apps show, for example the site's name. */
+  issuer: string;
+  /**
+   * AES-GCM keys that seal the secrets at rest, the current one first
+   * (older ones still open secrets sealed before a rotation), or a promise
+   * of them. See {@linkcode deriveSecretKey}.
+   */
+  secretKeys: readonly CryptoKey[] | Promise<readonly CryptoKey[]>;
+  /** Signs the "second factor pending" values; its key serves nothing else. */
+  pending: PurposeSigner;
+  /** How long a pending value lives, in seconds; default 300. */
+  pendingSeconds?: number;
+  /** Time steps of skew accepted either side; default 1 (RFC 6238 §5.2). */
+  window?: number;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+/** What {@linkcode TotpAuthenticator.startEnrolment} answers. */
+export interface Enrolment {
+  /** The secret in base32, for typing into an app by hand. */
+  secret: string;
+  /** The `otpauth://totp/…` URI. */
+  uri: string;
+  /** The URI as a QR code, an `<svg>` element (no script, no links). */
+  qrSvg: string;
+}
+
+/** Which kind of code {@linkcode TotpAuthenticator.verify} accepted. */
+export type SecondFactor = "totp" | "recovery";
+
+/**
+ * TOTP second factor: enrolment (secret, `otpauth://` URI, QR code as SVG,
+ * confirmed by one valid code), ten single-use recovery codes stored hashed,
+ * verification that accepts each time step once with ±1 step of skew, and
+ * the signed "second factor pending" value. It issues no session: after
+ * {@linkcode TotpAuthenticator.verify} answers, the application calls
+ * `signIn(req, subject)` exactly as after a password.
+ *
+ * @example Usage
+ * ```ts
+ * import { MemoryTotpStore, TotpAuthenticator, deriveSecretKey } from "@portcullis/totp";
+ * const hmac = await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+ * const totp = new TotpAuthenticator({
+ *   store: new MemoryTotpStore(),
+ *   issuer: "Example",
+ *   secretKeys: [await deriveSecretKey(hmac)],
+ *   pending: { sign: async (b) => btoa(String.fromCharCode(...b)), verify: async () => null }, // use signToken/verifyToken
+ * });
+ * const enrolment = await totp.startEnrolment("user_1", "a@example.com");
+ * console.assert(enrolment!.uri.startsWith("otpauth://totp/"));
+ * ```
+ */
+export class TotpAuthenticator {
+  #store: TotpStore;
+  #issuer: string;
+  #box: SecretBox;
+  #pending: PurposeSigner;
+  #pendingSeconds: number;
+  #window: number;
+  #now: () => number;
+
+  /**
+   * Makes the authenticator; options are checked once, here.
+   *
+   * @param options The store, the issuer, the keys and the clock.
+   * @throws {TypeError} When a key or the issuer is missing.
+   */
+  constructor(options: TotpAuthenticatorOptions) {
+    if (typeof options.issuer !== "string" || options.issuer === "") {
+      throw new TypeError("issuer must be a non-empty string: received none");
+    }
+    this.#store = options.store;
+    this.#issuer = options.issuer;
+    this.#box = new SecretBox(options.secretKeys);
+    this.#pending = options.pending;
+    this.#pendingSeconds = options.pendingSeconds ?? 300;
+    this.#window = options.window ?? 1;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Starts (or restarts) enrolment: a new 160-bit secret, stored sealed and
+   * pending until {@linkcode TotpAuthenticator.confirmEnrolment}.
+   *
+   * @param subject The user.
+   * @param accountName What the authenticator app shows (the email).
+   * @returns The secret, URI and QR code; `null` when TOTP is already on.
+   */
+  async startEnrolment(
+    subject: string,
+    accountName: string,
+  ): Promise<Enrolment | null> {
+    const secret = new Secret({ size: 20 });
+    const saved = await this.#store.savePending({
+      subject,
+      secret: await this.#box.seal(subject, secret.base32),
+      enabledAt: 0,
+      lastStep: 0,
+      createdAt: this.#now(),
+    });
+    if (!saved) return null;
+    const uri = this.#totp(secret, accountName).toString();
+    const qr = qrcode(0, "M");
+    qr.addData(uri);
+    qr.make();
+    return {
+      secret: secret.base32,
+      uri,
+      qrSvg: qr.createSvgTag({ cellSize: 4, margin: 4, scalable: true }),
+    };
+  }
+
+  /**
+   * Confirms a pending enrolment with one valid code: TOTP is on from now,
+   * that code's time step is used, and ten recovery codes are made.
+   *
+   * @param subject The user.
+   * @param code The six digits the app shows.
+   * @returns The recovery codes (show them once), or `null` when there is
+   * no pending enrolment or the code is wrong.
+   */
+  async confirmEnrolment(
+    subject: string,
+    code: string,
+  ): Promise<string[] | null> {
+    const record = await this.#store.find(subject);
+    if (record === null || record.enabledAt > 0) return null;
+    const step = await this.#check(subject, record.secret, code);
+    if (step === null) return null;
+    if (
+      !(await this.#store.enable(subject, record.secret, step, this.#now()))
+    ) {
+      return null;
+    }
+    return await this.regenerateRecoveryCodes(subject);
+  }
+
+  /**
+   * Whether TOTP is on for a user (enrolment confirmed).
+   *
+   * @param subject The user.
+   */
+  async isEnabled(subject: string): Promise<boolean> {
+    return ((await this.#store.find(subject))?.enabledAt ?? 0) > 0;
+  }
+
+  /**
+   * How many recovery codes a user has left.
+   *
+   * @param subject The user.
+   */
+  recoveryCodesLeft(subject: string): Promise<number> {
+    return this.#store.countRecoveryCodes(subject);
+  }
+
+  /**
+   * Checks a second factor: six digits are a TOTP code (its time step is
+   * accepted once, and never one older than the last accepted), anything
+   * else is tried as a recovery code (consumed on success).
+   *
+   * @param subject The user.
+   * @param code What the user typed.
+   * @returns Which factor passed, or `null`.
+   */
+  async verify(subject: string, code: string): Promise<SecondFactor | null> {
+    if (typeof code !== "string" || code.length > 64) return null;
+    const trimmed = code.replace(/\s+/g, "");
+    const record = await this.#store.find(subject);
+    if (record === null || record.enabledAt === 0) return null;
+    if (CODE.test(trimmed)) {
+      const step = await this.#check(subject, record.secret, trimmed);
+      if (step === null) return null;
+      return (await this.#store.useStep(subject, step)) ? "totp" : null;
+    }
+    const normal = normalizeRecoveryCode(trimmed);
+    if (normal === null) return null;
+    const hash = await sha256Hex(normal);
+    return (await this.#store.consumeRecoveryCode(subject, hash))
+      ? "recovery"
+      : null;
+  }
+
+  /**
+   * Replaces a user's recovery codes with ten new ones.
+   *
+   * @param subject The user.
+   * @returns The codes, to show once; only their hashes are stored.
+   */
+  async regenerateRecoveryCodes(subject: string): Promise<string[]> {
+    const codes = newRecoveryCodes(RECOVERY_CODE_COUNT);
+    const hashes = await Promise.all(
+      codes.map((c) => sha256Hex(normalizeRecoveryCode(c)!)),
+    );
+    await this.#store.replaceRecoveryCodes(subject, hashes, this.#now());
+    return codes;
+  }
+
+  /**
+   * Turns TOTP off after a valid code (the application checks the password
+   * first).
+   *
+   * @param subject The user.
+   * @param code A TOTP code or a recovery code.
+   * @returns Whether it was turned off.
+   */
+  async disable(subject: string, code: string): Promise<boolean> {
+    if ((await this.verify(subject, code)) === null) return false;
+    await this.#store.remove(subject);
+    return true;
+  }
+
+  /**
+   * Mints the "second factor pending" value given after a right password
+   * when TOTP is on. It is not a session: it is signed for its own purpose,
+   * so no gate accepts it, and it expires after `pendingSeconds`.
+   *
+   * @param subject The user who gave the right password.
+   * @param next Where to go afterwards (a local path).
+   * @returns The value, for a cookie or a JSON field.
+   */
+  issuePending(subject: string, next = "/"): Promise<string> {
+    return signPending(this.#pending, {
+      subject,
+      next,
+      expires: Math.floor(this.#now() / 1000) + this.#pendingSeconds,
+    });
+  }
+
+  /**
+   * Reads a pending value.
+   *
+   * @param value The value the client sent back.
+   * @returns The subject and next path, or `null` when forged, malformed or
+   * expired.
+   */
+  readPending(value: string): Promise<PendingSecondFactor | null> {
+    return openPending(this.#pending, value, this.#now());
+  }
+
+  #totp(secret: Secret, label = "user"): TOTP {
+    return new TOTP({
+      issuer: this.#issuer,
+      label,
+      algorithm: "SHA1",
+      digits: DIGITS,
+      period: PERIOD,
+      secret,
+    });
+  }
+
+  /** The time step `code` is valid for, within the window, or `null`. */
+  async #check(
+    subject: string,
+    sealed: string,
+    code: string,
+  ): Promise<number | null> {
+    if (!CODE.test(code)) return null;
+    const base32 = await this.#box.open(subject, sealed);
+    if (base32 === null) return null;
+    const timestamp = this.#now();
+    const delta = this.#totp(Secret.fromBase32(base32)).validate({
+      token: code,
+      timestamp,
+      window: this.#window,
+    });
+    if (delta === null) return null;
+    return TOTP.counter({ period: PERIOD, timestamp }) + delta;
+  }
+}

@@ -1,0 +1,290 @@
+import assert from "node:assert/strict";
+import { Secret, TOTP } from "otpauth";
+import {
+  deriveSecretKey,
+  MemoryTotpStore,
+  TotpAuthenticator,
+  type TotpStore,
+} from "../../packages/totp/mod.ts";
+import { SecretBox } from "../../packages/totp/secret_box.ts";
+import { SecretProvider, SessionManager } from "../../mod.ts";
+import { purposeSigner, TEST_SECRET } from "./_signers.ts";
+
+const vectors = JSON.parse(
+  await Deno.readTextFile(
+    new URL("../vectors/rfc6238_totp.json", import.meta.url),
+  ),
+);
+
+async function secretKey(): Promise<CryptoKey> {
+  return deriveSecretKey((await TEST_SECRET.keys("totp-secret")).current.key);
+}
+
+async function setup(start = Date.UTC(2026, 0, 1)) {
+  let t = start;
+  const store = new MemoryTotpStore();
+  const key = await secretKey();
+  const totp = new TotpAuthenticator({
+    store,
+    issuer: "Portcullis Test",
+    secretKeys: [key],
+    pending: purposeSigner("totp-pending"),
+    now: () => t,
+  });
+  return {
+    store,
+    totp,
+    key,
+    advance: (ms: number) => {
+      t += ms;
+    },
+    at: () => t,
+  };
+}
+
+function codeAt(base32: string, ms: number): string {
+  return new TOTP({ secret: Secret.fromBase32(base32), digits: 6 }).generate({
+    timestamp: ms,
+  });
+}
+
+/** Enrols user_1 with a known secret (the RFC's SHA-1 key). */
+async function enrolKnown(
+  store: TotpStore,
+  key: CryptoKey,
+  totp: TotpAuthenticator,
+  now: number,
+): Promise<string> {
+  const base32 = Secret.fromUTF8(vectors.secrets.SHA1).base32;
+  await store.savePending({
+    subject: "user_1",
+    secret: await new SecretBox([key]).seal("user_1", base32),
+    enabledAt: 0,
+    lastStep: 0,
+    createdAt: 0,
+  });
+  assert.ok(await totp.confirmEnrolment("user_1", codeAt(base32, now)));
+  return base32;
+}
+
+Deno.test("otpauth reproduces every RFC 6238 Appendix B vector (SHA-1, SHA-256, SHA-512)", () => {
+  for (const v of vectors.vectors) {
+    for (const algorithm of ["SHA1", "SHA256", "SHA512"]) {
+      const totp = new TOTP({
+        algorithm,
+        digits: 8,
+        period: 30,
+        secret: Secret.fromUTF8(vectors.secrets[algorithm]),
+      });
+      assert.equal(
+        totp.generate({ timestamp: v.time * 1000 }),
+        v[algorithm],
+        `${algorithm} at ${v.time}`,
+      );
+      assert.equal(
+        TOTP.counter({ period: 30, timestamp: v.time * 1000 }),
+        parseInt(v.step, 16),
+      );
+    }
+  }
+});
+
+Deno.test("verify() accepts the six-digit form of the RFC 6238 SHA-1 vectors at their times", async () => {
+  for (const v of vectors.vectors.slice(1)) {
+    const { store, totp, key } = await setup(v.time * 1000 - 90_000);
+    await enrolKnown(store, key, totp, v.time * 1000 - 90_000);
+    // Same store and key, clock at the vector's time.
+    const atVector = new TotpAuthenticator({
+      store,
+      issuer: "x",
+      secretKeys: [key],
+      pending: purposeSigner("totp-pending"),
+      now: () => v.time * 1000,
+    });
+    assert.equal(await atVector.verify("user_1", v.SHA1.slice(2)), "totp");
+  }
+});
+
+Deno.test("startEnrolment() answers a secret, an otpauth URI and an SVG QR code, and stores the secret sealed", async () => {
+  const { store, totp } = await setup();
+  const e = await totp.startEnrolment("user_1", "a@example.com");
+  assert.ok(e);
+  assert.match(e.secret, /^[A-Z2-7]{32}$/);
+  assert.match(
+    e.uri,
+    /^otpauth:\/\/totp\/Portcullis%20Test:a%40example\.com\?/,
+  );
+  assert.match(e.uri, new RegExp(`secret=${e.secret}`));
+  assert.match(e.qrSvg, /^<svg [^>]*viewBox/);
+  assert.doesNotMatch(e.qrSvg, /<script|href=|on[a-z]+=/i);
+  const record = await store.find("user_1");
+  assert.ok(record && record.enabledAt === 0);
+  assert.ok(!record.secret.includes(e.secret));
+  assert.equal(await totp.isEnabled("user_1"), false);
+});
+
+Deno.test("confirmEnrolment() refuses a wrong code and turns TOTP on with a right one, with ten recovery codes", async () => {
+  const { totp, at } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  assert.equal(await totp.confirmEnrolment("user_1", "000000"), null);
+  assert.equal(await totp.isEnabled("user_1"), false);
+  const codes = await totp.confirmEnrolment("user_1", codeAt(e.secret, at()));
+  assert.ok(codes);
+  assert.equal(codes.length, 10);
+  assert.equal(new Set(codes).size, 10);
+  for (const c of codes) assert.match(c, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+  assert.equal(await totp.isEnabled("user_1"), true);
+  assert.equal(await totp.recoveryCodesLeft("user_1"), 10);
+  assert.equal(await totp.startEnrolment("user_1", "a@example.com"), null);
+});
+
+Deno.test("verify() accepts a time step once: the same code replayed is refused (no replay)", async () => {
+  const { totp, at, advance } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  await totp.confirmEnrolment("user_1", codeAt(e.secret, at()));
+  advance(30_000);
+  const code = codeAt(e.secret, at());
+  assert.equal(await totp.verify("user_1", code), "totp");
+  assert.equal(await totp.verify("user_1", code), null);
+  advance(30_000);
+  assert.equal(await totp.verify("user_1", codeAt(e.secret, at())), "totp");
+});
+
+Deno.test("verify() allows ±1 step of skew and refuses ±2 steps", async () => {
+  const { totp, at, advance } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  await totp.confirmEnrolment("user_1", codeAt(e.secret, at()));
+  advance(10 * 30_000);
+  assert.equal(
+    await totp.verify("user_1", codeAt(e.secret, at() - 60_000)),
+    null,
+  );
+  assert.equal(
+    await totp.verify("user_1", codeAt(e.secret, at() - 30_000)),
+    "totp",
+  );
+  assert.equal(
+    await totp.verify("user_1", codeAt(e.secret, at() + 60_000)),
+    null,
+  );
+  assert.equal(
+    await totp.verify("user_1", codeAt(e.secret, at() + 30_000)),
+    "totp",
+  );
+  // Older than the last accepted step: refused even inside the window.
+  assert.equal(await totp.verify("user_1", codeAt(e.secret, at())), null);
+});
+
+Deno.test("verify() refuses wrong codes, garbage and users without TOTP", async () => {
+  const { totp, at } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  // Pending enrolment: codes do not pass verify().
+  assert.equal(await totp.verify("user_1", codeAt(e.secret, at())), null);
+  await totp.confirmEnrolment("user_1", codeAt(e.secret, at()));
+  for (const bad of ["", "12345", "1234567", "abcdef", "x".repeat(10_000)]) {
+    assert.equal(await totp.verify("user_1", bad), null, bad);
+  }
+  assert.equal(await totp.verify("nobody", "123456"), null);
+});
+
+Deno.test("a recovery code passes once, in any case and with or without the dash", async () => {
+  const { totp, at } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  const codes =
+    (await totp.confirmEnrolment("user_1", codeAt(e.secret, at())))!;
+  assert.equal(await totp.verify("user_1", codes[0]), "recovery");
+  assert.equal(await totp.verify("user_1", codes[0]), null);
+  assert.equal(
+    await totp.verify("user_1", codes[1].toLowerCase().replace("-", "")),
+    "recovery",
+  );
+  assert.equal(await totp.recoveryCodesLeft("user_1"), 8);
+  const fresh = await totp.regenerateRecoveryCodes("user_1");
+  assert.equal(await totp.verify("user_1", codes[2]), null);
+  assert.equal(await totp.verify("user_1", fresh[2]), "recovery");
+});
+
+Deno.test("a sealed secret copied onto another user does not open", async () => {
+  const { store, totp, at } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  const sealed = (await store.find("user_1"))!.secret;
+  await store.savePending({
+    subject: "user_2",
+    secret: sealed,
+    enabledAt: 0,
+    lastStep: 0,
+    createdAt: 0,
+  });
+  assert.equal(
+    await totp.confirmEnrolment("user_2", codeAt(e.secret, at())),
+    null,
+  );
+});
+
+Deno.test("disable() needs a valid code", async () => {
+  const { totp, at, advance } = await setup();
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  await totp.confirmEnrolment("user_1", codeAt(e.secret, at()));
+  advance(30_000);
+  assert.equal(await totp.disable("user_1", "000000"), false);
+  assert.equal(await totp.isEnabled("user_1"), true);
+  assert.equal(await totp.disable("user_1", codeAt(e.secret, at())), true);
+  assert.equal(await totp.isEnabled("user_1"), false);
+  assert.equal(await totp.recoveryCodesLeft("user_1"), 0);
+});
+
+Deno.test("readPending() answers the subject until the value expires, and refuses tampered values", async () => {
+  const { totp, advance } = await setup();
+  const value = await totp.issuePending("user_1", "/account");
+  assert.deepEqual(await totp.readPending(value), {
+    subject: "user_1",
+    next: "/account",
+  });
+  const parts = value.split(".");
+  const forged = [parts[0], parts[1], parts[2].slice(0, -2) + "AA", parts[3]]
+    .join(".");
+  assert.equal(await totp.readPending(forged), null);
+  assert.equal(await totp.readPending(""), null);
+  assert.equal(await totp.readPending("x".repeat(5000)), null);
+  advance(301_000);
+  assert.equal(await totp.readPending(value), null);
+});
+
+Deno.test("a pending value is no session, and a session token is no pending value (separate purposes)", async () => {
+  const { totp } = await setup();
+  const sessions = new SessionManager({ secret: TEST_SECRET, store: null });
+  const pending = await totp.issuePending("user_1");
+  assert.equal(await sessions.resolve(pending), null);
+  const session = await sessions.issue("user_1");
+  assert.equal(await totp.readPending(session), null);
+  // A value signed for this purpose under another secret is refused too.
+  const other = new TotpAuthenticator({
+    store: new MemoryTotpStore(),
+    issuer: "x",
+    secretKeys: [await secretKey()],
+    pending: purposeSigner(
+      "totp-pending",
+      SecretProvider.fromValue("tvccL3/XxmBNHfGPRXHKe5hK4A6fcsL7YVDV5967l4M="),
+    ),
+  });
+  assert.equal(
+    await totp.readPending(await other.issuePending("user_1")),
+    null,
+  );
+});
+
+Deno.test("the constructor refuses a missing issuer or a key that is not AES-GCM", async () => {
+  const hmac = (await TEST_SECRET.keys("x")).current.key;
+  const base = {
+    store: new MemoryTotpStore(),
+    pending: purposeSigner("totp-pending"),
+  };
+  assert.throws(
+    () => new TotpAuthenticator({ ...base, issuer: "", secretKeys: [] }),
+    TypeError,
+  );
+  assert.throws(
+    () => new TotpAuthenticator({ ...base, issuer: "x", secretKeys: [hmac] }),
+    /AES-GCM/,
+  );
+});
