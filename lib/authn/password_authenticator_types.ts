@@ -24,7 +24,8 @@ export interface PasswordAuthenticatorOptions {
   maxPasswordBytes?: number;
   /**
    * Refuses new passwords found on a breached or common-password list
-   * (SECURITY.md item 13): answer `true` to refuse. Default: no check.
+   * (NIST SP 800-63B, OWASP ASVS 6.2.4): answer `true` to refuse. Default:
+   * no check.
    */
   isCompromised?: (password: string) => boolean | Promise<boolean>;
   /** Clock in unix milliseconds. Default `Date.now`. */

@@ -15,7 +15,7 @@ export interface PasswordPolicyOptions {
   /**
    * Hard cap in UTF-8 bytes, at least 256 (so 64 code points of any kind
    * always fit). Default 1024. Longer input is refused before any hashing
-   * (SECURITY.md item 12).
+   * (OWASP Authentication Cheat Sheet, "maximum input length").
    */
   maxBytes?: number;
 }
