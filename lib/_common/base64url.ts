@@ -9,7 +9,8 @@ const ALPHABET =
 const DECODE = new Int16Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
 
-const STANDARD =
+/** The standard base64 alphabet (`+`, `/`), as the PHC string format uses. */
+export const STANDARD_ALPHABET =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 function encodeWith(bytes: Uint8Array, alphabet: string): string {
@@ -42,7 +43,7 @@ export function encodeBase64Url(bytes: Uint8Array): string {
  * string format's "B64".
  */
 export function encodeBase64Unpadded(bytes: Uint8Array): string {
-  return encodeWith(bytes, STANDARD);
+  return encodeWith(bytes, STANDARD_ALPHABET);
 }
 
 /**

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { encodeBase64Unpadded } from "../_common/base64url.ts";
-
-const STANDARD =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+import {
+  encodeBase64Unpadded,
+  STANDARD_ALPHABET,
+} from "../_common/base64url.ts";
 
 /**
  * Encodes bytes as PHC "B64": the standard alphabet (`+`, `/`) without `=`
@@ -34,7 +34,7 @@ export function decodePhcBase64(
   let bits = 0;
   let o = 0;
   for (let i = 0; i < text.length; i++) {
-    const v = STANDARD.indexOf(text[i]);
+    const v = STANDARD_ALPHABET.indexOf(text[i]);
     if (v < 0) return null;
     acc = ((acc << 6) | v) & 0xffffff;
     bits += 6;
