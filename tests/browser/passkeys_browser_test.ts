@@ -80,9 +80,14 @@ async function passkeyLogin(
 ): Promise<Record<string, unknown>> {
   await page.goto(`${app.origin}/login`);
   await page.waitForSelector("#passkey-login:not([hidden])");
+  // Resolve only once the server has answered: a caller that replays the
+  // body must not race the browser's own request for the challenge.
   const [request] = await Promise.all([
     page.waitForRequest((r) =>
       r.url().endsWith("/passkeys/login") && r.method() === "POST"
+    ),
+    page.waitForResponse((r) =>
+      r.url().endsWith("/passkeys/login") && r.request().method() === "POST"
     ),
     page.click("#passkey-login"),
   ]);
