@@ -84,6 +84,14 @@ export function decodeBase64Url(s: string): Uint8Array | null {
   return out;
 }
 
+/**
+ * The 6-bit value of a base64url character code, or -1 outside the
+ * alphabet (for parsers that check characters in place).
+ */
+export function base64UrlSextet(code: number): number {
+  return code < 128 ? DECODE[code] : -1;
+}
+
 function sextet(s: string, i: number): number {
   const code = s.charCodeAt(i);
   return code < 128 ? DECODE[code] : -1;

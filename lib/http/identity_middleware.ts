@@ -12,7 +12,11 @@ import {
 } from "../session/cookie_transport.ts";
 import type { KeyValueStore } from "../session/key_value_store.ts";
 import { SecretProvider } from "../session/secret_provider.ts";
-import { type Identity, SessionManager } from "../session/session_manager.ts";
+import {
+  type Identity,
+  PEEK_SESSION,
+  SessionManager,
+} from "../session/session_manager.ts";
 import { KVSessionStore } from "../session/session_store.ts";
 import {
   ANONYMOUS,
@@ -144,13 +148,17 @@ function unsafe(method: string): boolean {
   return method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
 }
 
-async function handle(
+// No async frames on this path: it runs on every request. A token this
+// process verified before, whose revocation state memory can tell (a
+// stateless manager, or `revocationStaleness` within its bound), reaches the
+// handler without a single promise of our own.
+function handle(
   req: Request,
   next: Next,
   context: IdentityContext,
   csrf: CrossOriginProtection,
   bearer: boolean,
-): Promise<Response> {
+): Response | Promise<Response> {
   let token: string | null = null;
   let via: Via = "cookie";
   const credentials = bearerTransport.read(req);
@@ -160,20 +168,50 @@ async function handle(
   } else if (context.cookie !== null) {
     token = context.cookie.read(req);
   }
-  let session: SessionState;
   if (token === null) {
-    session = credentials.present ? { kind: "invalid", via } : ANONYMOUS;
-  } else {
-    try {
-      const identity = await context.manager.resolve(token);
-      session = identity === null
-        ? { kind: "invalid", via }
-        : { kind: "signedIn", identity, via };
-    } catch (error) {
-      session = failed(error, via, context);
-    }
+    const session = credentials.present
+      ? { kind: "invalid", via } as const
+      : ANONYMOUS;
+    return proceed(req, next, context, csrf, session);
   }
-  const bearerIdentity = session.kind === "signedIn" && via === "bearer";
+  const manager = context.manager;
+  let known: Identity | null | undefined;
+  try {
+    known = manager[PEEK_SESSION](token);
+  } catch {
+    known = undefined; // resolve() below asks again and fails closed
+  }
+  if (known !== undefined) {
+    return proceed(req, next, context, csrf, settled(known, via));
+  }
+  let resolving: Promise<Identity | null>;
+  try {
+    resolving = manager.resolve(token);
+  } catch (error) {
+    resolving = Promise.reject(error);
+  }
+  return resolving.then(
+    (identity) => proceed(req, next, context, csrf, settled(identity, via)),
+    (error) => proceed(req, next, context, csrf, failed(error, via, context)),
+  );
+}
+
+function settled(identity: Identity | null, via: Via): SessionState {
+  return identity === null
+    ? { kind: "invalid", via }
+    : { kind: "signedIn", identity, via };
+}
+
+/** The cross-origin check, the state, the handler, and renewal if due. */
+function proceed(
+  req: Request,
+  next: Next,
+  context: IdentityContext,
+  csrf: CrossOriginProtection,
+  session: SessionState,
+): Response | Promise<Response> {
+  const bearerIdentity = session.kind === "signedIn" &&
+    session.via === "bearer";
   if (!bearerIdentity && unsafe(req.method) && !csrf.check(req)) {
     context.emit({
       type: "cross_origin_rejected",
@@ -189,15 +227,20 @@ async function handle(
   }
   const state: RequestState = { session, changed: false, context };
   requestStates.set(req, state);
-  const response = await next(req);
-  // Renewal only where it is on: the common case adds no await.
+  // Renewal only where it can happen: otherwise the handler's promise is
+  // answered as it is, with no frame of ours around it.
   if (
     session.kind === "signedIn" && session.via === "cookie" &&
-    context.cookie !== null && context.manager.sliding && !state.changed
+    context.cookie !== null && context.manager.sliding
   ) {
-    return await renewed(response, session.identity, state, context.cookie);
+    const cookie = context.cookie;
+    return next(req).then((response) =>
+      state.changed
+        ? response
+        : renewed(response, session.identity, state, cookie)
+    );
   }
-  return response;
+  return next(req);
 }
 
 /** The state of a request whose token could not be resolved. */

@@ -45,6 +45,21 @@ export class GuardedStore {
     });
   }
 
+  /**
+   * See {@linkcode SessionStore.peek}: `undefined` when the store has no
+   * such answer or its `peek` throws (the caller then asks, under the
+   * deadline, and fails closed).
+   */
+  peek(subject: string, jti: string, issuedAtMs: number): boolean | undefined {
+    if (this.#store.peek === undefined) return undefined;
+    try {
+      const answer = this.#store.peek(subject, jti, issuedAtMs);
+      return typeof answer === "boolean" ? answer : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** See {@linkcode SessionStore.revoke}. */
   revoke(jti: string, ttlSeconds: number): Promise<void> {
     return this.#call(() => this.#store.revoke(jti, ttlSeconds));

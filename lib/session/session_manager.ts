@@ -13,6 +13,7 @@ import {
   type IssuedSession,
   newJti,
   parseSessionPayload,
+  PEEK_SESSION,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
@@ -24,7 +25,7 @@ import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
-export { ISSUE_SESSION };
+export { ISSUE_SESSION, PEEK_SESSION };
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
@@ -144,6 +145,29 @@ export class SessionManager {
     const cached = this.#cache.get(token);
     if (cached !== undefined) return this.#checkLive(cached);
     return this.#resolveCold(token);
+  }
+
+  /**
+   * {@linkcode SessionManager.resolve} without a promise, where memory can
+   * answer; for the HTTP glue, not public API.
+   *
+   * @param token The presented token.
+   * @returns The identity; `null` for a remembered token that expired or is
+   * known revoked; `undefined` when only `resolve` can tell (a token not
+   * seen before, or a store that must be asked).
+   */
+  [PEEK_SESSION](token: string): Identity | null | undefined {
+    const identity = this.#cache.get(token);
+    if (identity === undefined) return undefined;
+    if (this.#o.now() >= identity.expiresAt * 1000) return null;
+    const store = this.#store;
+    if (store === null) return identity;
+    const revoked = store.peek(
+      identity.subject,
+      identity.jti,
+      identity.issuedAt,
+    );
+    return revoked === undefined ? undefined : revoked ? null : identity;
   }
 
   #resolveCold(token: string): Promise<Identity | null> {

@@ -148,3 +148,59 @@ Deno.test("storeTimeoutMs must be a positive number of milliseconds", () => {
     );
   }
 });
+
+Deno.test("item 36: after fast calls, the shared timer still bounds a call that hangs", async () => {
+  const { kv, sessions, app } = setup(300);
+  const token = await sessions.issue("user_1");
+  const bearer = { authorization: `Bearer ${token}` };
+  // Many fast calls: the timer armed by the first stays, unref'd, and is
+  // not re-armed per call.
+  for (let i = 0; i < 50; i++) {
+    const ok = await app(
+      new Request("https://app.example/", { headers: bearer }),
+    );
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+  }
+  kv.hanging = true;
+  const started = performance.now();
+  const res = await app(
+    new Request("https://app.example/", { headers: bearer }),
+  );
+  const waited = performance.now() - started;
+  assert.equal(res.status, 503);
+  assert.equal(await res.text().then((t) => t.includes("protected")), false);
+  // Bounded by the deadline (300 ms), not by a stale timer or none at all.
+  assert.ok(waited < 5_000, `waited ${waited} ms`);
+  kv.release();
+});
+
+Deno.test("item 36: an idle process is not held open by the deadline's timer", async () => {
+  // A script that resolves a token against a fast store under a 60 s
+  // deadline and then has nothing left to do must exit at once, not when
+  // the timer would fire.
+  const script = `
+    import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from ${
+    JSON.stringify(new URL("../../mod.ts", import.meta.url).href)
+  };
+    const sessions = new SessionManager({
+      secret: SecretProvider.fromValue(${JSON.stringify(SECRET)}),
+      store: new KVSessionStore(new MemoryKV()),
+      storeTimeoutMs: 60_000,
+    });
+    const token = await sessions.issue("user_1");
+    for (let i = 0; i < 3; i++) await sessions.resolve(token);
+    await sessions.revoke(token);
+    console.log(await sessions.resolve(token) === null ? "revoked" : "live");
+  `;
+  const started = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), "revoked");
+  assert.ok(seconds < 40, `the process lived ${seconds.toFixed(1)} s`);
+});

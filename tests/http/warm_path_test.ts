@@ -1,0 +1,205 @@
+// The synchronous warm path of identityMiddleware: a token this process
+// verified before, whose revocation state memory can tell, reaches the
+// handler without a promise of the middleware's own, and every check the
+// asynchronous path makes still holds on it.
+import assert from "node:assert/strict";
+import {
+  compose,
+  currentUser,
+  identityMiddleware,
+  KVSessionStore,
+  MemoryKV,
+  requireAuthenticated,
+  SecretProvider,
+  SessionManager,
+} from "../../mod.ts";
+import type { SessionStore } from "../../mod.ts";
+import { Clock, SECRET } from "../session/_helpers.ts";
+
+const secret = SecretProvider.fromValue(SECRET);
+
+function bearer(token: string): Request {
+  return new Request("https://app.example/api/me", {
+    headers: { authorization: `Bearer ${token}` },
+  });
+}
+
+/** Calls the middleware and says whether the handler ran before it returned. */
+function callSync(
+  sessions: SessionManager,
+  req: Request,
+): { reachedSync: boolean; result: Response | Promise<Response> } {
+  let reached = false;
+  const mw = identityMiddleware(sessions, { onEvent: () => {} });
+  const result = mw(req, () => {
+    reached = true;
+    return Promise.resolve(
+      requireAuthenticated(req) ??
+        new Response(currentUser(req) ?? "", { status: 200 }),
+    );
+  });
+  return { reachedSync: reached, result };
+}
+
+Deno.test("warm path: a stateless manager's remembered token reaches the handler synchronously", async () => {
+  const sessions = new SessionManager({ secret, store: null });
+  const token = await sessions.issue("user_1");
+  // Cold: the MAC is checked, so the handler runs later.
+  const cold = callSync(sessions, bearer(token));
+  assert.equal(cold.reachedSync, false);
+  assert.equal((await cold.result).status, 200);
+  // Warm: the handler runs before the middleware returns.
+  const warm = callSync(sessions, bearer(token));
+  assert.equal(warm.reachedSync, true);
+  const res = await warm.result;
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), "user_1");
+});
+
+Deno.test("warm path: expiry is still checked on the synchronous path", async () => {
+  const clock = new Clock();
+  const sessions = new SessionManager({
+    secret,
+    store: null,
+    now: clock.now,
+    lifetimeSeconds: 60,
+  });
+  const token = await sessions.issue("user_1");
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 200);
+  clock.advance(61);
+  const late = callSync(sessions, bearer(token));
+  assert.equal(late.reachedSync, true, "answered from memory");
+  assert.equal((await late.result).status, 401);
+});
+
+Deno.test("warm path: with revocationStaleness, a revocation through this manager is seen at once", async () => {
+  const clock = new Clock();
+  const kv = new MemoryKV({ now: clock.now });
+  const sessions = new SessionManager({
+    secret,
+    store: new KVSessionStore(kv),
+    revocationStaleness: 30,
+    now: clock.now,
+  });
+  const token = await sessions.issue("user_1");
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 200);
+  const warm = callSync(sessions, bearer(token));
+  assert.equal(warm.reachedSync, true);
+  assert.equal((await warm.result).status, 200);
+  await sessions.revoke(token);
+  const after = callSync(sessions, bearer(token));
+  assert.equal((await after.result).status, 401);
+  // revokeAll through this manager: at once as well.
+  const other = await sessions.issue("user_2");
+  assert.equal((await callSync(sessions, bearer(other)).result).status, 200);
+  clock.advance(1);
+  await sessions.revokeAll("user_2");
+  assert.equal((await callSync(sessions, bearer(other)).result).status, 401);
+});
+
+Deno.test("warm path: a revocation through another manager is seen within the bound, not answered stale after it", async () => {
+  const clock = new Clock();
+  const kv = new MemoryKV({ now: clock.now });
+  const here = new SessionManager({
+    secret,
+    store: new KVSessionStore(kv),
+    revocationStaleness: 10,
+    now: clock.now,
+  });
+  const there = new SessionManager({
+    secret,
+    store: new KVSessionStore(kv),
+    now: clock.now,
+  });
+  const token = await here.issue("user_1");
+  assert.equal((await callSync(here, bearer(token)).result).status, 200);
+  await there.revoke(token);
+  clock.advance(5);
+  // Inside the bound the remembered answer may still be used.
+  const inside = callSync(here, bearer(token));
+  assert.equal(inside.reachedSync, true);
+  assert.equal((await inside.result).status, 200);
+  clock.advance(6);
+  // Past it the store is asked: not synchronous, and revoked.
+  const past = callSync(here, bearer(token));
+  assert.equal(past.reachedSync, false);
+  assert.equal((await past.result).status, 401);
+});
+
+Deno.test("warm path: the exact default always asks the store (no synchronous answer)", async () => {
+  const sessions = new SessionManager({
+    secret,
+    store: new KVSessionStore(new MemoryKV()),
+  });
+  const token = await sessions.issue("user_1");
+  await callSync(sessions, bearer(token)).result;
+  const warm = callSync(sessions, bearer(token));
+  assert.equal(warm.reachedSync, false);
+  assert.equal((await warm.result).status, 200);
+});
+
+Deno.test("warm path: a store whose peek throws falls back to asking, and an outage then fails closed", async () => {
+  let down = false;
+  const store: SessionStore = {
+    peek() {
+      throw new Error("peek broke");
+    },
+    isRevoked() {
+      return down
+        ? Promise.reject(new Error("store down"))
+        : Promise.resolve(false);
+    },
+    revoke: () => Promise.resolve(),
+    revokeAll: () => Promise.resolve(),
+  };
+  const sessions = new SessionManager({ secret, store });
+  const token = await sessions.issue("user_1");
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 200);
+  const warm = callSync(sessions, bearer(token));
+  assert.equal(warm.reachedSync, false);
+  assert.equal((await warm.result).status, 200);
+  down = true;
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 503);
+});
+
+Deno.test("warm path: a peek that answers something other than a boolean is ignored", async () => {
+  const store: SessionStore = {
+    // deno-lint-ignore no-explicit-any
+    peek: () => "no" as any,
+    isRevoked: () => Promise.resolve(true),
+    revoke: () => Promise.resolve(),
+    revokeAll: () => Promise.resolve(),
+  };
+  const sessions = new SessionManager({ secret, store });
+  const token = await sessions.issue("user_1");
+  await callSync(sessions, bearer(token)).result;
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 401);
+});
+
+Deno.test("warm path: unsafe cookie requests still meet the cross-origin check on the synchronous path", async () => {
+  const sessions = new SessionManager({ secret, store: null });
+  const token = await sessions.issue("user_1");
+  const app = compose(
+    [identityMiddleware(sessions, { onEvent: () => {} })],
+    (req) => requireAuthenticated(req) ?? new Response("done"),
+  );
+  const cookie = `__Host-session=${token}`;
+  const warmUp = await app(
+    new Request("https://app.example/x", { headers: { cookie } }),
+  );
+  assert.equal(warmUp.status, 200);
+  const forged = await app(
+    new Request("https://app.example/x", {
+      method: "POST",
+      headers: { cookie, "sec-fetch-site": "cross-site" },
+    }),
+  );
+  assert.equal(forged.status, 403);
+  const sameOrigin = await app(
+    new Request("https://app.example/x", {
+      method: "POST",
+      headers: { cookie, "sec-fetch-site": "same-origin" },
+    }),
+  );
+  assert.equal(sameOrigin.status, 200);
+});
