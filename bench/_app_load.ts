@@ -19,7 +19,9 @@ export interface AppProcess {
    * RSS and heap after a full garbage collection in the server (MiB),
    * read through the bench server's `/__bench/memory`.
    */
-  memoryAfterGC(): Promise<{ rss: number; heapUsed: number; external: number }>;
+  memoryAfterGC(): Promise<
+    { rss: number; heapUsed: number; heapTotal: number; external: number }
+  >;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
 }
@@ -85,6 +87,7 @@ export async function startApp(
       return {
         rss: mib(m.rss),
         heapUsed: mib(m.heapUsed),
+        heapTotal: mib(m.heapTotal),
         external: mib(m.external),
       };
     },

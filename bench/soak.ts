@@ -61,6 +61,7 @@ const unexpected: Record<string, number> = {};
 const rss: number[] = [];
 const gcRss: Promise<number>[] = [];
 const gcHeap: Promise<number>[] = [];
+const gcHeapTotal: Promise<number>[] = [];
 
 function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
@@ -155,6 +156,7 @@ try {
       const m = app.memoryAfterGC();
       gcRss[i] = m.then((m) => m.rss, () => NaN);
       gcHeap[i] = m.then((m) => m.heapUsed, () => NaN);
+      gcHeapTotal[i] = m.then((m) => m.heapTotal, () => NaN);
       const fivexx = Object.entries(w.statuses)
         .filter(([s]) => Number(s) >= 500).reduce((n, [, c]) => n + c, 0);
       console.error(
@@ -172,6 +174,7 @@ try {
 }
 const gcRssMiB = await Promise.all(gcRss);
 const gcHeapMiB = await Promise.all(gcHeap);
+const gcHeapTotalMiB = await Promise.all(gcHeapTotal);
 
 let total = 0;
 let fivexx = 0;
@@ -183,10 +186,10 @@ console.log(
   }. ${machineNote()}.\n`,
 );
 console.log(
-  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) | RSS after a full GC (MiB) | JS heap after it (MiB) |",
+  "| minute | requests | req/s | 5xx | network errors | p50 ms | p99 ms | max ms | RSS at the end (MiB) | RSS after a full GC (MiB) | JS heap after it (MiB) | JS heap committed (MiB) |",
 );
 console.log(
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
 );
 windows.forEach((w, i) => {
   const five = Object.entries(w.statuses)
@@ -202,7 +205,9 @@ windows.forEach((w, i) => {
       percentile(w.latencies, 99).toFixed(2)
     } | ${w.max.toFixed(0)} | ${rss[i]?.toFixed(1) ?? "-"} | ${
       gcRssMiB[i]?.toFixed(1) ?? "-"
-    } | ${gcHeapMiB[i]?.toFixed(1) ?? "-"} |`,
+    } | ${gcHeapMiB[i]?.toFixed(1) ?? "-"} | ${
+      gcHeapTotalMiB[i]?.toFixed(1) ?? "-"
+    } |`,
   );
 });
 const first = rss[0];
