@@ -1,7 +1,12 @@
 // The floor under cold resolution: what any check of a token presented as a
 // string must do beyond the baseline's one raw verify over fixed buffers.
 //
-//   deno bench -A bench/cold_floor_bench.ts
+//   taskset -c 0 deno run -A bench/cold_floor_bench.ts   # ROUNDS=40 BATCH=500
+//
+// Not `deno bench`: on a shared machine its means move by tens of percent
+// from run to run. Here the steps take turns, round after round, each
+// timing a batch of BATCH sequential calls, and the table shows each
+// step's median and fastest batch as a ratio of step 1's in the same run.
 //
 // Steps, each adding one unavoidable piece to the raw verify:
 // 1. the baseline: verify over the same two buffers every call;
@@ -24,7 +29,7 @@ import {
 import { decodeBase64Url } from "../lib/_common/base64url.ts";
 import { verifyToken } from "../lib/session/signed_token.ts";
 
-const SECRET = "bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz";
+const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const N = 20_000;
 const secret = SecretProvider.fromValue(SECRET);
 const coldNull = new SessionManager({ secret, store: null, cacheSize: 0 });
@@ -56,63 +61,79 @@ if (!(await crypto.subtle.verify("HMAC", key, tag0, message0))) {
 let i = 0;
 const next = () => (i = (i + 1) % N);
 
-Deno.bench({
-  name: "1 raw verify, fixed buffers",
-  group: "cold floor",
-  baseline: true,
-}, async () => {
-  if (!(await crypto.subtle.verify("HMAC", key, tag0, message0))) {
-    throw new Error("bad");
+type Step = [name: string, call: () => Promise<unknown>];
+const STEPS: Step[] = [
+  ["1 raw verify, fixed buffers", async () => {
+    if (!(await crypto.subtle.verify("HMAC", key, tag0, message0))) {
+      throw new Error("bad");
+    }
+  }],
+  ["2 raw verify, fresh copies per call", async () => {
+    if (
+      !(await crypto.subtle.verify(
+        "HMAC",
+        key,
+        tag0.slice(),
+        message0.slice(),
+      ))
+    ) throw new Error("bad");
+  }],
+  ["3 verify, input and tag built from the token string", async () => {
+    const t = flat[next()];
+    const dot = t.lastIndexOf(".");
+    const input = new Uint8Array(8 + dot);
+    for (let k = 0; k < 8; k++) input[k] = "session:".charCodeAt(k);
+    for (let k = 0; k < dot; k++) input[8 + k] = t.charCodeAt(k);
+    const tag = decodeBase64Url(t.slice(dot + 1)) as Uint8Array<ArrayBuffer>;
+    if (!(await crypto.subtle.verify("HMAC", key, tag, input))) {
+      throw new Error("bad");
+    }
+  }],
+  ["4 verifyToken", async () => {
+    if ((await verifyToken(keys, "session", flat[next()])) === null) {
+      throw new Error("bad");
+    }
+  }],
+  ["5 cold resolve, store: null", async () => {
+    if ((await coldNull.resolve(flat[next()])) === null) throw new Error("bad");
+  }],
+  ["6 cold resolve, in-memory denylist", async () => {
+    if ((await coldKV.resolve(flat[next()])) === null) throw new Error("bad");
+  }],
+  ["7 cold resolve, in-memory denylist, tokens as issued (ropes)", async () => {
+    if ((await coldKV.resolve(ropes[next()])) === null) throw new Error("bad");
+  }],
+];
+
+const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 40);
+const BATCH = Number(Deno.env.get("BATCH") ?? 500);
+const perCall: number[][] = STEPS.map(() => []);
+for (let r = -3; r < ROUNDS; r++) { // three rounds of warm-up
+  for (let s = 0; s < STEPS.length; s++) {
+    const call = STEPS[s][1];
+    const t0 = performance.now();
+    for (let k = 0; k < BATCH; k++) await call();
+    const us = ((performance.now() - t0) * 1000) / BATCH;
+    if (r >= 0) perCall[s].push(us);
   }
-});
-
-Deno.bench({
-  name: "2 raw verify, fresh copies per call",
-  group: "cold floor",
-}, async () => {
-  if (
-    !(await crypto.subtle.verify("HMAC", key, tag0.slice(), message0.slice()))
-  ) throw new Error("bad");
-});
-
-Deno.bench({
-  name: "3 verify, input and tag built from the token string",
-  group: "cold floor",
-}, async () => {
-  const t = flat[next()];
-  const dot = t.lastIndexOf(".");
-  const input = new Uint8Array(8 + dot);
-  for (let k = 0; k < 8; k++) input[k] = "session:".charCodeAt(k);
-  for (let k = 0; k < dot; k++) input[8 + k] = t.charCodeAt(k);
-  const tag = decodeBase64Url(t.slice(dot + 1)) as Uint8Array<ArrayBuffer>;
-  if (!(await crypto.subtle.verify("HMAC", key, tag, input))) {
-    throw new Error("bad");
-  }
-});
-
-Deno.bench({ name: "4 verifyToken", group: "cold floor" }, async () => {
-  if ((await verifyToken(keys, "session", flat[next()])) === null) {
-    throw new Error("bad");
-  }
-});
-
-Deno.bench({
-  name: "5 cold resolve, store: null",
-  group: "cold floor",
-}, async () => {
-  if ((await coldNull.resolve(flat[next()])) === null) throw new Error("bad");
-});
-
-Deno.bench({
-  name: "6 cold resolve, in-memory denylist",
-  group: "cold floor",
-}, async () => {
-  if ((await coldKV.resolve(flat[next()])) === null) throw new Error("bad");
-});
-
-Deno.bench({
-  name: "7 cold resolve, in-memory denylist, tokens as issued (ropes)",
-  group: "cold floor",
-}, async () => {
-  if ((await coldKV.resolve(ropes[next()])) === null) throw new Error("bad");
+}
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v[Math.floor(v.length / 2)];
+};
+const med = perCall.map(median);
+const min = perCall.map((xs) => Math.min(...xs));
+console.log(
+  `Deno ${Deno.version.deno}; ${ROUNDS} rounds of ${BATCH} calls per step, steps in turn.\n`,
+);
+console.log(
+  "| step | µs per call (median batch) | × step 1 | µs (fastest batch) | × step 1 |",
+);
+console.log("|---|---|---|---|---|");
+STEPS.forEach(([name], i) => {
+  console.log(
+    `| ${name} | ${med[i].toFixed(2)} | ${(med[i] / med[0]).toFixed(2)} | ${
+      min[i].toFixed(2)
+    } | ${(min[i] / min[0]).toFixed(2)} |`,
+  );
 });

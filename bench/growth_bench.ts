@@ -32,7 +32,7 @@ import {
 } from "../mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 
-const SECRET = "bench-secret-bench-secret-bench-secret-0123";
+const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});

@@ -48,7 +48,7 @@ import {
 
 const BETTER_AUTH = "1.7.25";
 const AUTH_CORE = "0.41.3";
-const SECRET = "bench-secret-bench-secret-bench-secret-0123";
+const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const AUTHJS_COOKIE = "authjs.session-token";
 
 // deno-lint-ignore no-explicit-any

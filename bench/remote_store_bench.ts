@@ -39,7 +39,7 @@ import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 import { createApp } from "../examples/app/app.ts";
 
-const SECRET = "bench-secret-bench-secret-bench-secret-0123";
+const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const SESSIONS = 100;
 const STALENESS = 5;
 type Mode = "stateless" | "exact" | "stale" | "redis" | "redis-stale";

@@ -19,8 +19,10 @@ export class DeadlineExceeded extends Error {
 
 interface Pending {
   at: number;
-  reject: (error: Error) => void;
+  reject: (error: unknown) => void;
 }
+
+const same = (error: unknown): unknown => error;
 
 /** Races store calls against one shared timer. */
 export class Deadline {
@@ -41,11 +43,21 @@ export class Deadline {
     this.ms = ms;
   }
 
-  /** The promise's outcome, or a {@linkcode DeadlineExceeded} rejection. */
-  guard<T>(promise: Promise<T>): Promise<T> {
+  /**
+   * The promise's outcome, or a {@linkcode DeadlineExceeded} rejection;
+   * `mapError` turns either kind of failure into the error the caller
+   * rejects with (one promise less than a `.then` of the caller's own).
+   */
+  guard<T>(
+    promise: Promise<T>,
+    mapError: (error: unknown) => unknown = same,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const now = performance.now();
-      const entry: Pending = { at: now + this.ms, reject };
+      const entry: Pending = {
+        at: now + this.ms,
+        reject: (error) => reject(mapError(error)),
+      };
       this.#pending.add(entry);
       if (this.#timer === undefined || now > this.#due + LOST_AFTER_MS) {
         this.#arm(this.ms, now);
@@ -57,7 +69,7 @@ export class Deadline {
         },
         (error) => {
           this.#settle(entry);
-          reject(error);
+          entry.reject(error);
         },
       );
     });

@@ -15,6 +15,7 @@ function unavailable(message: string, cause: unknown): AuthError {
 
 const NO_IDENTITY = "Session store did not answer: no identity was established";
 const NOT_REVOKED = "Session store did not answer: nothing was revoked";
+const noIdentity = (cause: unknown) => unavailable(NO_IDENTITY, cause);
 
 /** A {@linkcode SessionStore} under a deadline, failing as `AuthError`. */
 export class GuardedStore {
@@ -32,17 +33,13 @@ export class GuardedStore {
     jti: string,
     issuedAtMs: number,
   ): Promise<boolean> {
-    let pending: Promise<boolean>;
+    let answer: Promise<boolean>;
     try {
-      pending = this.#deadline.guard(
-        this.#store.isRevoked(subject, jti, issuedAtMs),
-      );
+      answer = this.#store.isRevoked(subject, jti, issuedAtMs);
     } catch (cause) {
       return Promise.reject(unavailable(NO_IDENTITY, cause));
     }
-    return pending.then(undefined, (cause) => {
-      throw unavailable(NO_IDENTITY, cause);
-    });
+    return this.#deadline.guard(answer, noIdentity);
   }
 
   /**

@@ -75,6 +75,16 @@ export function newJti(issuedAtMs: number, random: Uint8Array): string {
   return encodeBase64Url(bytes);
 }
 
+/**
+ * The string of ASCII bytes `[start, end)`. Through a plain array: applying
+ * `String.fromCharCode` to a typed subarray costs three times as much.
+ */
+function asciiString(bytes: Uint8Array, start: number, end: number): string {
+  const codes = new Array<number>(end - start);
+  for (let i = start; i < end; i++) codes[i - start] = bytes[i];
+  return String.fromCharCode.apply(null, codes);
+}
+
 const PIPE = 0x7c;
 const ZERO = 0x30;
 
@@ -121,16 +131,10 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
     if (k < 8) issuedAt = issuedAt * 64 + v;
   }
   if ((base64UrlSextet(payload[b - 1]) & 15) !== 0) return null;
-  const jti = String.fromCharCode.apply(
-    null,
-    payload.subarray(a + 1, b) as unknown as number[],
-  );
+  const jti = asciiString(payload, a + 1, b);
   let subject: string;
   if (ascii) {
-    subject = String.fromCharCode.apply(
-      null,
-      payload.subarray(0, a) as unknown as number[],
-    );
+    subject = asciiString(payload, 0, a);
   } else {
     try {
       subject = decoder.decode(payload.subarray(0, a));
