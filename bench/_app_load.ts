@@ -52,7 +52,9 @@ export async function startApp(
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc",
+      `--v8-flags=--expose-gc${
+        Deno.env.get("APP_V8_FLAGS") ? "," + Deno.env.get("APP_V8_FLAGS") : ""
+      }`,
       new URL("./_app_server.ts", import.meta.url).pathname,
       JSON.stringify(full),
     ],

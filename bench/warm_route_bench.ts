@@ -6,7 +6,7 @@
  * Usage (prints a markdown table; needs wrk):
  *
  * ```sh
- * deno run -A bench/warm_route_bench.ts     # ROUNDS=3 SECONDS=3
+ * deno run -A bench/warm_route_bench.ts     # ROUNDS=3 SECONDS=3 ONLY=deno|bun
  * ```
  *
  * @module
@@ -193,7 +193,10 @@ async function orchestrate(): Promise<void> {
       cmd: [Deno.execPath(), "run", "-A", "bench/warm_route_bench.ts", "serve"],
     },
     { name: "Bun 1.4.5", cmd: [bunPath, "run", "bench/warm_route_bench.ts"] },
-  ];
+  ].filter((r) =>
+    // ONLY=deno or ONLY=bun runs one runtime.
+    env.ONLY === undefined || r.name.toLowerCase().startsWith(env.ONLY)
+  );
   const rows: string[] = [];
   for (const runtime of runtimes) {
     const port = freePort();
