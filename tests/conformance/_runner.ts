@@ -11,6 +11,7 @@
 import { type ContractResult, runContract } from "./contract.ts";
 import { type MailSink, startMailSink } from "./mail_sink.ts";
 import { ROOT, SCRATCH } from "./_import_map.ts";
+import type { SignInOptions } from "./_signin_services.ts";
 
 /** True under CI, where a runtime that cannot start is a failure. */
 export const inCI: boolean = Deno.env.get("CI") === "true";
@@ -134,12 +135,15 @@ export interface RunnerSetup {
  * @param setup The runtime's name and description.
  * @param baseUrl Where the app listens.
  * @param mail The mail sink the app sends to.
+ * @param signIn The app's secret and OpenID Provider, for the sign-in
+ * methods' rows (signin_contract.ts).
  * @returns The tally.
  */
 export async function runAndReport(
   setup: RunnerSetup,
   baseUrl: string,
   mail: MailSink,
+  signIn?: SignInOptions,
 ): Promise<ContractResult> {
   console.log(`# conformance: ${setup.label} at ${baseUrl}`);
   for (const line of setup.about) console.log(`# ${line}`);
@@ -149,6 +153,7 @@ export async function runAndReport(
     mail,
     label: setup.label,
     expectRoute: setup.expectRoute,
+    signIn,
   });
   for (const note of result.notes) console.log(`# ${note}`);
   console.log(
@@ -195,3 +200,4 @@ export function finish(result: ContractResult, output = ""): never {
 }
 
 export { startMailSink };
+export { signInAbout, startSignInServices } from "./_signin_services.ts";

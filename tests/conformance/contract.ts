@@ -1,5 +1,5 @@
 /**
- * The HTTP contract of the reference app (DESIGN.md §10), written once as a
+ * The HTTP contract of the reference app, written once as a
  * function of a base URL: plain `fetch` against a running server, whatever
  * runtime serves it. Verification links are read from the mail sink the
  * runner started (mail_sink.ts).
@@ -17,6 +17,7 @@ import {
 } from "./_hasher.ts";
 import type { MailSink } from "./mail_sink.ts";
 import { runLifecycleContract } from "./lifecycle_contract.ts";
+import type { SignInContext, SignInOptions } from "./_signin_services.ts";
 
 /** Options of {@linkcode runContract}. */
 export interface ContractOptions {
@@ -34,6 +35,12 @@ export interface ContractOptions {
    * module), else `webcrypto`.
    */
   expectRoute?: "webcrypto" | "wasm" | "javascript";
+  /**
+   * The sign-in methods beside the password (TOTP, OpenID Connect,
+   * passkeys; signin_contract.ts): the app's secret and the OpenID
+   * Provider it was configured with. Without it those rows do not run.
+   */
+  signIn?: SignInOptions;
 }
 
 /** The tally of one run. */
@@ -578,6 +585,32 @@ export async function runContract(
     mail: options.mail,
     password: PASSWORD,
   });
+
+  if (options.signIn) {
+    // Loaded only here, from a computed URL: its libraries (otpauth,
+    // playwright-core) are the tests' own, and the benchmarks load this
+    // runner with their own import map, without them.
+    const { runSignInContract } = await import(
+      new URL("./signin_contract.ts", import.meta.url).href
+    ) as { runSignInContract(c: SignInContext): Promise<void> };
+    await runSignInContract({
+      ...options.signIn,
+      base,
+      call,
+      check,
+      // A service the rows need is missing: a failure under CI, else a
+      // SKIPPED line.
+      missing: async (why) => {
+        if (Deno.env.get("CI") === "true") {
+          await check(`required service: ${why}`, () => {
+            throw new Error("missing under CI");
+          });
+        } else console.log(`SKIPPED: ${why}`);
+      },
+      email,
+      password: PASSWORD,
+    });
+  }
 
   return result;
 }

@@ -5,6 +5,7 @@
  * the denylist, limits and notes; without Redis, `LibsqlKV` in the same
  * file. Bun resolves the `@portcullis/*` packages through node_modules,
  * linked here as an install would (`npm install` provides the drivers).
+ * TOTP, passkeys and OpenID Connect (against oidc-provider) on.
  *
  * Usage: `deno run -A tests/conformance/run_bun.ts`
  *
@@ -19,9 +20,11 @@ import {
   randomSecret,
   runAndReport,
   scratchDir,
+  signInAbout,
   skipOrFail,
   spawnServer,
   startMailSink,
+  startSignInServices,
   waitForHttp,
 } from "./_runner.ts";
 
@@ -43,14 +46,18 @@ const mail = startMailSink();
 const redis = await tcpReachable(6379);
 const bridge = redis ? startUpstashBridge() : null;
 const port = freePort();
-const origin = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: WebAuthn refuses an IP address as the RP id.
+const origin = `http://localhost:${port}`;
+const secret = randomSecret();
+const signIn = await startSignInServices(origin);
 const env: Record<string, string> = {
   PORT: String(port),
   APP_ORIGIN: origin,
-  AUTH_SECRET: randomSecret(),
+  AUTH_SECRET: secret,
   DATABASE_URL: `file:${dir}/app.db`,
   RESEND_API_KEY: mail.apiKey,
   RESEND_BASE_URL: mail.url,
+  ...signIn.env,
 };
 if (bridge) {
   env.UPSTASH_REDIS_REST_URL = bridge.url;
@@ -67,6 +74,7 @@ if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
   await server.stop();
   await mail.close();
   await bridge?.close();
+  await signIn.close();
   skipOrFail(`Bun ${version} did not start the app`, server.output());
 }
 const result = await runAndReport(
@@ -77,10 +85,12 @@ const result = await runAndReport(
       bridge
         ? "stores: Upstash (@upstash/redis through the REST bridge to the local Redis) for sessions, limits and notes; libSQL file for users and tokens"
         : "stores: LibsqlKV and libSQL file (Redis is not reachable on 127.0.0.1:6379, so Upstash is not exercised)",
+      signInAbout(signIn),
     ],
   },
   origin,
   mail,
+  { secret, op: signIn.op, opError: signIn.opError },
 );
 await server.stop();
 await mail.close();

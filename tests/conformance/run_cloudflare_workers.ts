@@ -2,7 +2,10 @@
  * Conformance on Cloudflare's runtime: tests/conformance/entries/cloudflare_workers.ts
  * (the reference app as a Worker) bundled by esbuild as a module Worker and run in
  * `workerd` through Miniflare 4, with a local KV namespace (`AUTH_KV`) and
- * a local D1 database (`DB`) as bindings.
+ * a local D1 database (`DB`) as bindings. TOTP, passkeys and OpenID Connect
+ * on: the Worker fetches the OpenID Provider (oidc-provider) at 127.0.0.1,
+ * as it posts to the mail sink there (Miniflare lets workerd reach local
+ * addresses).
  *
  * The build first installs a stand-in for production's PBKDF2 cap
  * (_workers_pbkdf2_cap.ts), so the full-strength check proves that the
@@ -25,8 +28,10 @@ import {
   randomSecret,
   runAndReport,
   scratchDir,
+  signInAbout,
   skipOrFail,
   startMailSink,
+  startSignInServices,
   waitForHttp,
 } from "./_runner.ts";
 
@@ -47,7 +52,11 @@ const bundleMs = Math.round(performance.now() - t0);
 
 const mail = startMailSink();
 const port = freePort();
-const origin = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: WebAuthn refuses an IP address as the RP id.
+// workerd still listens on 127.0.0.1 only.
+const origin = `http://localhost:${port}`;
+const secret = randomSecret();
+const signIn = await startSignInServices(origin);
 let mf: Miniflare | undefined;
 try {
   mf = new Miniflare({
@@ -60,16 +69,18 @@ try {
     kvNamespaces: ["AUTH_KV"],
     d1Databases: ["DB"],
     bindings: {
-      AUTH_SECRET: randomSecret(),
+      AUTH_SECRET: secret,
       APP_ORIGIN: origin,
       RESEND_API_KEY: mail.apiKey,
       RESEND_BASE_URL: mail.url,
+      ...signIn.env,
     },
   });
   await mf.ready;
 } catch (error) {
   await mf?.dispose().catch(() => {});
   await mail.close();
+  await signIn.close();
   skipOrFail(
     `Miniflare (workerd) could not start: ${(error as Error).message}`,
   );
@@ -77,6 +88,7 @@ try {
 if (!(await waitForHttp(origin + "/", 20_000))) {
   await mf!.dispose();
   await mail.close();
+  await signIn.close();
   skipOrFail("workerd did not answer");
 }
 const result = await runAndReport(
@@ -86,11 +98,13 @@ const result = await runAndReport(
       `entry tests/conformance/entries/cloudflare_workers.ts (the reference app) as a module Worker; esbuild bundle ${bytes} bytes in ${bundleMs} ms`,
       "stores: Workers KV binding (CloudflareKV) for sessions, limits and notes; D1 binding through drizzle-orm/d1 (SQLCredentialStore, SQLVerificationTokenStore) for users and tokens",
       "production PBKDF2 cap enforced by a stand-in: WebCrypto PBKDF2 above 100000 iterations throws NotSupportedError",
+      signInAbout(signIn),
     ],
     expectRoute: "wasm",
   },
   origin,
   mail,
+  { secret, op: signIn.op, opError: signIn.opError },
 );
 const cap = await (await fetch(origin + "/__conformance/pbkdf2-cap")).json();
 console.log(
@@ -109,5 +123,6 @@ if (cap.refusals < 1) {
 }
 await mf!.dispose();
 await mail.close();
+await signIn.close();
 await Deno.remove(dir, { recursive: true }).catch(() => {});
 finish(result);

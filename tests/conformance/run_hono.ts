@@ -2,7 +2,8 @@
  * Conformance of the reference app inside Hono (entries/hono.ts) on Deno: the whole
  * contract through Hono's router (the reference app mounted as Hono's
  * catch-all), plus checks of Hono routes guarded by portcullis middleware
- * through lib/http/adapters/hono.ts, on the same sessions.
+ * through lib/http/adapters/hono.ts, on the same sessions; TOTP, passkeys
+ * and OpenID Connect (against oidc-provider) on.
  *
  * Usage: `deno run -A tests/conformance/run_hono.ts`
  *
@@ -22,21 +23,27 @@ import {
   randomSecret,
   runAndReport,
   scratchDir,
+  signInAbout,
   startMailSink,
+  startSignInServices,
 } from "./_runner.ts";
 
 const dir = await scratchDir("hono");
 const mail = startMailSink();
 const hasher = conformanceHasher();
 const port = freePort();
-const origin = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: WebAuthn refuses an IP address as the RP id.
+const origin = `http://localhost:${port}`;
+const secret = randomSecret();
+const signIn = await startSignInServices(origin);
 const hono = await createHonoApp({
-  AUTH_SECRET: randomSecret(),
+  AUTH_SECRET: secret,
   APP_ORIGIN: origin,
   DATABASE_URL: `file:${dir}/app.db`,
   KV_PATH: `${dir}/kv.sqlite3`,
   RESEND_API_KEY: mail.apiKey,
   RESEND_BASE_URL: mail.url,
+  ...signIn.env,
 }, { hasher, limits: CONFORMANCE_LIMITS, log: () => {} });
 const server = Deno.serve(
   { hostname: "127.0.0.1", port, onListen: () => {} },
@@ -53,10 +60,12 @@ const result = await runAndReport(
     about: [
       "entry tests/conformance/entries/hono.ts: the reference app as Hono's catch-all route",
       "stores: as the Deno run (Deno KV, libSQL file)",
+      signInAbout(signIn),
     ],
   },
   origin,
   mail,
+  { secret, op: signIn.op, opError: signIn.opError },
 );
 
 async function honoCheck(name: string, fn: () => Promise<void>) {
@@ -145,5 +154,6 @@ await honoCheck(
 
 await server.shutdown();
 await mail.close();
+await signIn.close();
 await Deno.remove(dir, { recursive: true }).catch(() => {});
 finish(result);

@@ -3,7 +3,8 @@
  * reference app behind the `node:http` adapter) bundled by esbuild with the
  * deno.json import map (npm packages left to node_modules), started with
  * `node`; a libSQL file for users and tokens, `LibsqlKV` in the same file
- * for the denylist, limits and notes.
+ * for the denylist, limits and notes. TOTP, passkeys and OpenID Connect
+ * (against oidc-provider) on.
  *
  * Usage: `deno run -A tests/conformance/run_node.ts`
  *
@@ -16,9 +17,11 @@ import {
   randomSecret,
   runAndReport,
   scratchDir,
+  signInAbout,
   skipOrFail,
   spawnServer,
   startMailSink,
+  startSignInServices,
   waitForHttp,
 } from "./_runner.ts";
 
@@ -48,20 +51,25 @@ const bundleMs = Math.round(performance.now() - t0);
 
 const mail = startMailSink();
 const port = freePort();
-const origin = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: WebAuthn refuses an IP address as the RP id.
+const origin = `http://localhost:${port}`;
+const secret = randomSecret();
+const signIn = await startSignInServices(origin);
 const server = spawnServer(["node", outfile], {
   PORT: String(port),
   APP_ORIGIN: origin,
-  AUTH_SECRET: randomSecret(),
+  AUTH_SECRET: secret,
   DATABASE_URL: `file:${dir}/app.db`,
   RESEND_API_KEY: mail.apiKey,
   RESEND_BASE_URL: mail.url,
+  ...signIn.env,
 });
 let exited = false;
 server.child.status.then(() => exited = true);
 if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
   await server.stop();
   await mail.close();
+  await signIn.close();
   skipOrFail(`Node ${version} did not start the app`, server.output());
 }
 const result = await runAndReport(
@@ -69,13 +77,16 @@ const result = await runAndReport(
     label: `Node ${version}`,
     about: [
       `entry tests/conformance/entries/node.ts (the reference app) behind @portcullis/auth/adapters/node; esbuild bundle ${bytes} bytes in ${bundleMs} ms (npm packages external, from node_modules)`,
-      "stores: LibsqlKV for sessions, limits and notes; libSQL file for users and tokens (@libsql/client, native)",
+      "stores: LibsqlKV for sessions, limits and notes; libSQL file for users, tokens and the sign-in methods' tables (@libsql/client, native)",
+      signInAbout(signIn),
     ],
   },
   origin,
   mail,
+  { secret, op: signIn.op, opError: signIn.opError },
 );
 await server.stop();
 await mail.close();
+await signIn.close();
 await Deno.remove(dir, { recursive: true }).catch(() => {});
 finish(result, server.output());

@@ -12,7 +12,8 @@
  * `@libsql/client/web`, talking the libSQL remote protocol (Hrana over
  * HTTP) to tests/support/libsql_http_bridge.ts, which runs the statements
  * on a real local libSQL file (no libSQL server, sqld, can be installed
- * here: it is not on npm).
+ * here: it is not on npm). TOTP, passkeys and OpenID Connect (against
+ * oidc-provider) on.
  *
  * Usage: `deno run -A tests/conformance/run_vercel_edge.ts`
  *
@@ -28,9 +29,11 @@ import {
   randomSecret,
   runAndReport,
   scratchDir,
+  signInAbout,
   skipOrFail,
   spawnServer,
   startMailSink,
+  startSignInServices,
   waitForHttp,
 } from "./_runner.ts";
 
@@ -66,14 +69,17 @@ const mail = startMailSink();
 const bridge = startUpstashBridge();
 const turso = await startLibsqlHttpBridge();
 const port = freePort();
-const origin = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: WebAuthn refuses an IP address as the RP id.
+const origin = `http://localhost:${port}`;
+const secret = randomSecret();
+const signIn = await startSignInServices(origin);
 const server = spawnServer(
   ["node", "tests/conformance/edge_host.mjs", outfile],
   {
     PORT: String(port),
     EDGE_ENV: JSON.stringify({
       APP_ORIGIN: origin,
-      AUTH_SECRET: randomSecret(),
+      AUTH_SECRET: secret,
       UPSTASH_REDIS_REST_URL: bridge.url,
       UPSTASH_REDIS_REST_TOKEN: bridge.token,
       DATABASE_URL: turso.url,
@@ -81,6 +87,7 @@ const server = spawnServer(
       KV_PREFIX: `conformance:${crypto.randomUUID()}:`,
       RESEND_API_KEY: mail.apiKey,
       RESEND_BASE_URL: mail.url,
+      ...signIn.env,
     }),
   },
 );
@@ -91,6 +98,7 @@ if (!(await waitForHttp(origin + "/", 20_000, () => !exited))) {
   await mail.close();
   await bridge.close();
   await turso.close();
+  await signIn.close();
   skipOrFail(`edge-runtime ${version} did not start the app`, server.output());
 }
 const result = await runAndReport(
@@ -99,11 +107,13 @@ const result = await runAndReport(
     about: [
       `entry tests/conformance/entries/vercel_edge.ts (the reference app as an Edge Function) in npm edge-runtime ${version} on Node, string/WASM code generation refused; classic-script bundle ${bytes} bytes in ${bundleMs} ms`,
       "stores: Upstash (REST bridge to the local Redis) for sessions, limits and notes",
-      "users and tokens: SQLCredentialStore/SQLVerificationTokenStore over drizzle-orm/libsql/web and @libsql/client/web, Hrana over HTTP to the libSQL bridge (a real local libSQL file; no sqld server here)",
+      "users and tokens: SQLCredentialStore/SQLVerificationTokenStore over drizzle-orm/libsql/web and @libsql/client/web, Hrana over HTTP to the libSQL bridge (a real local libSQL file; no sqld server here); the sign-in methods' SQL stores likewise",
+      signInAbout(signIn),
     ],
   },
   origin,
   mail,
+  { secret, op: signIn.op, opError: signIn.opError },
 );
 await server.stop();
 await mail.close();

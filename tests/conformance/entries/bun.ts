@@ -4,6 +4,9 @@
  * libSQL file, and the session denylist, rate limits and notes in Upstash
  * when `UPSTASH_REDIS_REST_URL` is set, else in a key-value table of the
  * same libSQL database (`LibsqlKV`); the conformance hasher and limits.
+ * The sign-in methods beside the password as `main.ts` builds them
+ * (`signInMethodsFromEnv`: TOTP, passkeys, OpenID Connect when
+ * `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
  */
@@ -25,6 +28,7 @@ import {
 } from "@portcullis/sql";
 import { createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -70,6 +74,12 @@ const app = withHasherReport(
       (server as BunServerLike).requestIP(req)?.address ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
+    signInMethods: signInMethodsFromEnv({
+      env,
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN!,
+    }),
   }),
   hasher,
 );

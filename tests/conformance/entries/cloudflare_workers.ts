@@ -6,7 +6,10 @@
  * (`AUTH_KV`), users and verification tokens in D1 (`DB`) through
  * drizzle's D1 driver. Its hasher is the conformance hasher whose
  * full-strength side is the Workers hasher: PBKDF2 in the imported
- * WebAssembly module where WebCrypto refuses 600000 iterations.
+ * WebAssembly module where WebCrypto refuses 600000 iterations. The
+ * sign-in methods beside the password as `main.ts` builds them
+ * (`signInMethodsFromEnv` over the string bindings: TOTP, passkeys, OpenID
+ * Connect when `OIDC_ISSUER` is set), their tables in D1.
  *
  * @module
  */
@@ -28,6 +31,7 @@ import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
 import { type App, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -41,6 +45,15 @@ interface Env {
   DB: AnyD1Database;
   RESEND_API_KEY?: string;
   RESEND_BASE_URL?: string;
+  /** The sign-in methods' settings (`TOTP`, `PASSKEYS`, `OIDC_*`). */
+  [setting: string]: unknown;
+}
+
+/** The bindings that are plain strings (vars and secrets), by name. */
+function settings(env: Env): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(env).filter(([, v]) => typeof v === "string"),
+  ) as Record<string, string>;
 }
 
 const hasher = conformanceHasher(
@@ -67,6 +80,12 @@ async function build(env: Env): Promise<App> {
     clientAddress: (req) => req.headers.get("cf-connecting-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    signInMethods: signInMethodsFromEnv({
+      env: settings(env),
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN,
+    }),
   });
 }
 

@@ -2,7 +2,10 @@
  * The reference app (examples/app) wired for Deno and Deno Deploy, as the
  * Deno and Hono conformance runs serve it: the session denylist, rate
  * limits and notes in Deno KV, users and verification tokens in libSQL (a
- * file through the native driver, or Turso over HTTP with the web client).
+ * file through the native driver, or Turso over HTTP with the web client),
+ * and the sign-in methods beside the password as `main.ts` builds them
+ * (`signInMethodsFromEnv`: TOTP and passkeys on, OpenID Connect when
+ * `OIDC_ISSUER` is set), their tables in the same libSQL database.
  *
  * @module
  */
@@ -23,6 +26,7 @@ import {
   createApp,
 } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 
 /** The bindings the entry reads. */
 export type Env = Record<string, string | undefined>;
@@ -32,7 +36,8 @@ export type Env = Record<string, string | undefined>;
  *
  * @param env `AUTH_SECRET`, `APP_ORIGIN`, `DATABASE_URL` (`file:…` or
  * `libsql://…`), `DATABASE_AUTH_TOKEN`, `KV_PATH`, `RESEND_API_KEY`,
- * `RESEND_BASE_URL`, `MAIL_FROM`.
+ * `RESEND_BASE_URL`, `MAIL_FROM`, and the sign-in methods' settings
+ * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts).
  * @param overrides Parts to use instead of the defaults (the conformance
  * hasher and limits).
  * @returns The app's handler.
@@ -67,6 +72,12 @@ export async function createDenoApp(
     clientAddress: (_req, info) =>
       (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
         ?.hostname ?? null,
+    signInMethods: signInMethodsFromEnv({
+      env,
+      db,
+      secret: overrides.secret ?? secret,
+      appOrigin: env.APP_ORIGIN,
+    }),
     ...overrides,
   });
 }

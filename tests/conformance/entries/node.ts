@@ -3,7 +3,9 @@
  * reference app (examples/app) behind the `node:http` adapter, users and
  * verification tokens in a libSQL file, the session denylist, rate limits
  * and notes in a key-value table of the same database (`LibsqlKV`); the
- * conformance hasher and limits.
+ * conformance hasher and limits. The sign-in methods beside the password
+ * as `main.ts` builds them (`signInMethodsFromEnv`: TOTP, passkeys, OpenID
+ * Connect when `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
  */
@@ -24,6 +26,7 @@ import {
 } from "@portcullis/sql";
 import { createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -52,6 +55,12 @@ const app = withHasherReport(
         ?.hostname ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
+    signInMethods: signInMethodsFromEnv({
+      env,
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN!,
+    }),
   }),
   hasher,
 );

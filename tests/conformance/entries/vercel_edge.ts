@@ -5,8 +5,10 @@
  * delivers requests). The session denylist, rate limits and notes in
  * Upstash; users and verification tokens in the SQL stores over
  * `@libsql/client/web` to `DATABASE_URL` (Turso in production; the
- * run points it at the libSQL HTTP bridge). The conformance hasher and
- * limits.
+ * run points it at the libSQL HTTP bridge). The sign-in methods beside the
+ * password as `main.ts` builds them (`signInMethodsFromEnv`: TOTP,
+ * passkeys, OpenID Connect when `OIDC_ISSUER` is set), their tables in the
+ * same SQL database. The conformance hasher and limits.
  *
  * @module
  */
@@ -24,6 +26,7 @@ import {
 import { drizzle } from "drizzle-orm/libsql/web";
 import { type App, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -60,6 +63,12 @@ async function build(env: Env): Promise<App> {
     clientAddress: (req) => req.headers.get("x-real-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    signInMethods: signInMethodsFromEnv({
+      env,
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN!,
+    }),
   });
 }
 
