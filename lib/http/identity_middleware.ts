@@ -159,6 +159,21 @@ function handle(
   csrf: CrossOriginProtection,
   bearer: boolean,
 ): Response | Promise<Response> {
+  // As an async function would: whatever throws becomes a rejection.
+  try {
+    return identify(req, next, context, csrf, bearer);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function identify(
+  req: Request,
+  next: Next,
+  context: IdentityContext,
+  csrf: CrossOriginProtection,
+  bearer: boolean,
+): Response | Promise<Response> {
   let token: string | null = null;
   let via: Via = "cookie";
   const credentials = bearerTransport.read(req);
@@ -234,7 +249,7 @@ function proceed(
     context.cookie !== null && context.manager.sliding
   ) {
     const cookie = context.cookie;
-    return next(req).then((response) =>
+    return Promise.resolve(next(req)).then((response) =>
       state.changed
         ? response
         : renewed(response, session.identity, state, cookie)

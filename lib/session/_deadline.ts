@@ -6,9 +6,11 @@
 // hop in Deno), so the timer is not cleared when the last call settles: it
 // stays armed until it fires, and while no call is pending it is unref'd,
 // so it never keeps an idle process alive. When it fires with nothing
-// pending, it is not armed again. A timer that the runtime dropped (one
-// armed during a request whose context has ended, on Workers) is noticed
-// by its lateness and replaced.
+// pending, it is not armed again. That needs timers that can be unref'd
+// (Deno, Node, Bun). Elsewhere (Workers, where a timer belongs to the
+// request that set it and is dropped when that request ends), each call
+// gets a timer of its own. A shared timer that fired very late is taken as
+// lost and replaced.
 /** The error a call gets when its deadline passes first. */
 export class DeadlineExceeded extends Error {
   constructor(ms: number) {
@@ -33,6 +35,8 @@ export class Deadline {
   #due = 0;
   /** Whether the timer holds the process open (calls are pending). */
   #held = false;
+  /** Whether one timer may serve every call; known after the first. */
+  #shared: boolean | undefined;
 
   constructor(ms: number) {
     if (!Number.isFinite(ms) || ms <= 0) {
@@ -52,6 +56,7 @@ export class Deadline {
     promise: Promise<T>,
     mapError: (error: unknown) => unknown = same,
   ): Promise<T> {
+    if (this.#shared === false) return this.#guardAlone(promise, mapError);
     return new Promise<T>((resolve, reject) => {
       const now = performance.now();
       const entry: Pending = {
@@ -62,16 +67,53 @@ export class Deadline {
       if (this.#timer === undefined || now > this.#due + LOST_AFTER_MS) {
         this.#arm(this.ms, now);
       } else if (!this.#held) this.#hold(true);
-      promise.then(
-        (value) => {
-          this.#settle(entry);
-          resolve(value);
-        },
-        (error) => {
-          this.#settle(entry);
-          entry.reject(error);
-        },
+      try {
+        promise.then(
+          (value) => {
+            this.#settle(entry);
+            resolve(value);
+          },
+          (error) => {
+            this.#settle(entry);
+            entry.reject(error);
+          },
+        );
+      } catch (error) { // not a promise: a store that answered wrongly
+        this.#settle(entry);
+        entry.reject(error);
+      }
+    });
+  }
+
+  /**
+   * One timer per call, armed and cleared with it: where timers cannot be
+   * unref'd, a timer may belong to the request that set it (Workers drop
+   * it when that request ends), so no timer is shared between calls.
+   */
+  #guardAlone<T>(
+    promise: Promise<T>,
+    mapError: (error: unknown) => unknown,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(mapError(new DeadlineExceeded(this.ms))),
+        this.ms,
       );
+      try {
+        promise.then(
+          (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (error) => {
+            clearTimeout(timer);
+            reject(mapError(error));
+          },
+        );
+      } catch (error) {
+        clearTimeout(timer);
+        reject(mapError(error));
+      }
     });
   }
 
@@ -86,6 +128,10 @@ export class Deadline {
     this.#due = now + wait;
     this.#timer = setTimeout(() => this.#sweep(), wait);
     this.#held = true;
+    // The first timer tells whether this runtime can unref one; where it
+    // cannot, later calls each get their own (see #guardAlone). The call
+    // that armed this one keeps it: its request is still running.
+    this.#shared ??= canUnref(this.#timer);
   }
 
   #hold(on: boolean): void {
@@ -115,6 +161,20 @@ const LOST_AFTER_MS = 1000;
 const denoTimers = (globalThis as any).Deno as
   | { refTimer?(id: number): void; unrefTimer?(id: number): void }
   | undefined;
+
+/** Whether {@linkcode setTimerRef} can unref this runtime's timers. */
+function canUnref(timer: ReturnType<typeof setTimeout>): boolean {
+  // Vercel's edge runtime runs isolates per request, like Workers.
+  if (
+    typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime === "string"
+  ) {
+    return false;
+  }
+  if (typeof timer === "number") {
+    return typeof denoTimers?.unrefTimer === "function";
+  }
+  return typeof (timer as { unref?: unknown })?.unref === "function";
+}
 
 /**
  * Lets a timer hold the process open, or not: `Deno.refTimer`/`unrefTimer`

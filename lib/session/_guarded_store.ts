@@ -50,8 +50,15 @@ export class GuardedStore {
   peek(subject: string, jti: string, issuedAtMs: number): boolean | undefined {
     if (this.#store.peek === undefined) return undefined;
     try {
-      const answer = this.#store.peek(subject, jti, issuedAtMs);
-      return typeof answer === "boolean" ? answer : undefined;
+      const answer: unknown = this.#store.peek(subject, jti, issuedAtMs);
+      if (typeof answer === "boolean") return answer;
+      // An asynchronous `peek` is not one: ignore its answer, and its
+      // failure too (no unhandled rejection).
+      const then = (answer as { then?: unknown } | null)?.then;
+      if (typeof then === "function") {
+        (answer as Promise<unknown>).then(undefined, () => {});
+      }
+      return undefined;
     } catch {
       return undefined;
     }

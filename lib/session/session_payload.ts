@@ -46,7 +46,9 @@ export const ISSUE_SESSION: unique symbol = Symbol("portcullis.issueSession");
 export const PEEK_SESSION: unique symbol = Symbol("portcullis.peekSession");
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM: a subject that begins with U+FEFF keeps it (a decoder that
+// stripped it would turn "\uFEFFadmin" into "admin").
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The bytes a token for this identity signs. */
 export function encodeSessionPayload(identity: Identity): Uint8Array {

@@ -203,3 +203,75 @@ Deno.test("warm path: unsafe cookie requests still meet the cross-origin check o
   );
   assert.equal(sameOrigin.status, 200);
 });
+
+Deno.test("middleware called directly: a next() that throws gives a rejection, as an async middleware would", async () => {
+  const sessions = new SessionManager({ secret, store: null });
+  const mw = identityMiddleware(sessions, { onEvent: () => {} });
+  let result: Response | Promise<Response> | undefined;
+  assert.doesNotThrow(() => {
+    result = mw(new Request("https://app.example/"), () => {
+      throw new Error("handler broke");
+    });
+  });
+  await assert.rejects(Promise.resolve(result), /handler broke/);
+});
+
+Deno.test("middleware called directly: with sliding renewal on, a next() that answers a plain Response works", async () => {
+  const sessions = new SessionManager({
+    secret,
+    store: new KVSessionStore(new MemoryKV()),
+    lifetimeSeconds: 3600,
+    sliding: { renewAfterSeconds: 1, absoluteLifetimeSeconds: 86400 },
+  });
+  const token = await sessions.issue("user_1");
+  const mw = identityMiddleware(sessions, { onEvent: () => {} });
+  const req = new Request("https://app.example/", {
+    headers: { cookie: `__Host-session=${token}` },
+  });
+  const res = await mw(
+    req,
+    (() => new Response("plain")) as unknown as () => Promise<Response>,
+  );
+  assert.equal(await res.text(), "plain");
+});
+
+Deno.test("a store whose isRevoked answers a plain boolean is unavailable (503), not an identity", async () => {
+  const store = {
+    isRevoked: () => false as unknown as Promise<boolean>,
+    revoke: () => Promise.resolve(),
+    revokeAll: () => Promise.resolve(),
+  };
+  const sessions = new SessionManager({ secret, store });
+  const token = await sessions.issue("user_1");
+  assert.equal((await callSync(sessions, bearer(token)).result).status, 503);
+  await assert.rejects(sessions.resolve(token), { code: "STORE_UNAVAILABLE" });
+});
+
+Deno.test("an asynchronous peek is ignored, and its failure is not left unhandled", async () => {
+  let unhandled = 0;
+  const onUnhandled = (e: PromiseRejectionEvent) => {
+    unhandled++;
+    e.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", onUnhandled);
+  try {
+    const store = {
+      peek: () => Promise.reject(new Error("async peek")),
+      isRevoked: () => Promise.resolve(false),
+      revoke: () => Promise.resolve(),
+      revokeAll: () => Promise.resolve(),
+    } as unknown as SessionStore;
+    const sessions = new SessionManager({ secret, store });
+    const token = await sessions.issue("user_1");
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await callSync(sessions, bearer(token)).result).status,
+        200,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(unhandled, 0);
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", onUnhandled);
+  }
+});

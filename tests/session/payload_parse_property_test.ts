@@ -133,3 +133,17 @@ Deno.test("session payload: a jti in non-canonical form (trailing bits set) is r
   assert.equal(jti.at(-1), "A");
   assert.equal(parseSessionPayload(bad), null);
 });
+
+Deno.test("session payload: a subject that begins with U+FEFF keeps it (no BOM stripping)", async () => {
+  const { SessionManager, SecretProvider } = await import("../../mod.ts");
+  const sessions = new SessionManager({
+    secret: SecretProvider.fromValue(
+      "2CfJ4Z1xPNTmdOfwXz46CNaE1hL23uCU4bjYaqqzE88=",
+    ),
+    store: null,
+  });
+  const token = await sessions.issue("\uFEFFadmin");
+  const identity = await sessions.resolve(token);
+  assert.equal(identity?.subject, "\uFEFFadmin");
+  assert.notEqual(identity?.subject, "admin");
+});
