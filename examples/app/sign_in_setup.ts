@@ -99,7 +99,7 @@ export function signInMethodsFromEnv(
       providers: [{
         id,
         name: setup.env.OIDC_PROVIDER_NAME ?? "OpenID Connect",
-        start: (next) => client.start(next),
+        start: (next, options) => client.start(next, options),
         finish: (url, state) => client.finish(url, state),
       }],
       identities: new SQLIdentityStore(setup.db),
