@@ -5,19 +5,13 @@
  * each runtime's entry builds the stores and passes them in (`main.ts` is
  * Deno's).
  *
- * Routes: `GET /`, `GET|POST /register`, `GET|POST /login`,
- * `POST /logout`, `GET /account`, `POST /account/password`, `GET /api/me`,
- * `POST /api/notes`, `GET|PUT /api/notes/:id`; with email verification
- * `GET|POST /verify` (the owner's signed-in browser is verified by the
- * `GET`; any other `GET` gets a form that posts the token) and
- * `POST /verify/resend`; and the account lifecycle
- * (`routes/lifecycle_routes.ts`): `GET|POST /password/forgot`,
- * `GET|POST /password/reset`, `POST /account/email`,
- * `GET|POST /account/email/confirm`, `POST /account/delete`,
- * `GET /api/sessions`, `DELETE /api/sessions/:id`, `GET /api/activity`, and
- * `GET /style.css`. The sign-in methods beside the password (TOTP, OpenID
- * Connect, passkeys) add theirs through `routes/sign_in_routes.ts` when
- * `signInMethods` turns them on.
+ * Routes: every one is in `routes/route_table.ts`, the router's only
+ * source, and `docs/http_contract.md` documents each (a test holds the two
+ * together): the pages and the notes API, email verification (left out by
+ * `--no-verification`), the account lifecycle (password reset, email
+ * change, deletion, sessions, activity), and the sign-in methods beside the
+ * password (TOTP, OpenID Connect, passkeys), whose routes answer 404 while
+ * `signInMethods` leaves them off.
  *
  * @module
  */
@@ -33,7 +27,6 @@ import {
   PasswordAuthenticator,
   type PasswordHasher,
   Pbkdf2Hasher,
-  requireAuth,
   type SecretProvider,
   type SessionManager,
   type SessionStore,
@@ -56,15 +49,13 @@ import { Flash } from "./flash.ts";
 import { acceptedBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
-import { createNote, getNote, me, putNote } from "./routes/api.ts";
-import { changePassword, login, logout, register } from "./routes/auth.ts";
-import { account, home, loginForm, registerForm } from "./routes/pages.ts";
-import { lifecycleRoute } from "./routes/lifecycle_routes.ts";
-import { signInRoute } from "./routes/sign_in_routes.ts";
-import { signInMethods, type SignInMethodsDeps } from "./sign_in_methods.ts";
-// [verification] begin
-import { confirmVerify, resend, verify } from "./routes/verify.ts";
-// [verification] end
+import { dispatch } from "./routes/route_table.ts";
+import {
+  purposeSigner,
+  signInMethods,
+  type SignInMethodsDeps,
+} from "./sign_in_methods.ts";
+import { Reauth } from "./reauth.ts";
 
 /** What {@linkcode createApp} needs; every part is passed in. */
 export interface AppDeps {
@@ -156,8 +147,6 @@ export const DEFAULT_LIMITS: RateLimits = {
   resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
   resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
 };
-
-const NOTE_PATH = /^\/api\/notes\/([^/]+)$/;
 
 /**
  * Builds the app from its parts.
@@ -253,6 +242,7 @@ export function createApp(deps: AppDeps): App {
     registry,
     defer,
     methods: signInMethods(deps.signInMethods, log, secure),
+    reauth: new Reauth(purposeSigner(deps.secret, "reauth"), secure, now),
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
@@ -261,7 +251,6 @@ export function createApp(deps: AppDeps): App {
     );
   }
 
-  const accountGroup = compose([requireAuth()], (req) => account(ctx, req));
   const router = (req: Request): Promise<Response> | Response => {
     const path = new URL(req.url).pathname;
     const method = req.method === "HEAD" ? "GET" : req.method;
@@ -276,50 +265,7 @@ export function createApp(deps: AppDeps): App {
         "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
       );
     }
-    const only = (
-      allowed: string,
-      handler: () => Promise<Response> | Response,
-    ) => method === allowed ? handler() : notAllowed(req, allowed);
-    const signInMethod = signInRoute(ctx, req, path, method);
-    if (signInMethod !== null) return signInMethod;
-    switch (path) {
-      case "/":
-        return only("GET", () => home(ctx, req));
-      case "/register":
-        return method === "POST"
-          ? register(ctx, req)
-          : only("GET", registerForm);
-      case "/login":
-        return method === "POST"
-          ? login(ctx, req)
-          : only("GET", () => loginForm(ctx, req));
-      case "/logout":
-        return only("POST", () => logout(ctx, req));
-      // [verification] begin
-      case "/verify":
-        return method === "POST"
-          ? verify(ctx, req)
-          : only("GET", () => confirmVerify(ctx, req));
-      case "/verify/resend":
-        return only("POST", () => resend(ctx, req));
-      // [verification] end
-      case "/account":
-        return only("GET", () => accountGroup(req));
-      case "/account/password":
-        return only("POST", () => changePassword(ctx, req));
-      case "/api/me":
-        return only("GET", () => me(ctx, req));
-      case "/api/notes":
-        return only("POST", () => createNote(ctx, req));
-    }
-    const lifecycle = lifecycleRoute(ctx, req, path, method);
-    if (lifecycle !== null) return lifecycle;
-    const note = NOTE_PATH.exec(path);
-    if (note !== null) {
-      if (method === "GET") return getNote(ctx, req, note[1]);
-      return only("PUT", () => putNote(ctx, req, note[1]));
-    }
-    return errorResponse(req, 404, "not_found", "Nothing here");
+    return dispatch(ctx, req, path, method);
   };
 
   const handler = compose<unknown[]>([
@@ -374,12 +320,6 @@ function defaultClientAddress(
   const info = rest[0] as { remoteAddr?: { hostname?: unknown } } | undefined;
   const host = info?.remoteAddr?.hostname;
   return typeof host === "string" ? host : null;
-}
-
-function notAllowed(req: Request, allowed: string): Response {
-  return errorResponse(req, 405, "method_not_allowed", "Method not allowed", {
-    allow: allowed === "GET" ? "GET, HEAD" : allowed,
-  });
 }
 
 function withSecurityHeaders(res: Response, hsts: boolean): Response {

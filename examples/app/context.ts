@@ -24,6 +24,7 @@ import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
+import type { Reauth } from "./reauth.ts";
 import type { SignInMethods } from "./sign_in_methods.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
@@ -153,6 +154,8 @@ export interface AppContext {
   defer: (req: Request, work: Promise<unknown>) => void;
   /** The sign-in methods beside the password (TOTP, OIDC, passkeys). */
   methods: SignInMethods;
+  /** The "confirm it's you" re-authentication before sensitive actions. */
+  reauth: Reauth;
 }
 
 /** Builds one {@linkcode Limit}. */

@@ -45,9 +45,13 @@ export interface OidcProviderMethod {
   readonly id: string;
   /** The name on the "Sign in with …" button. */
   readonly name: string;
-  /** Starts a sign-in: the provider's URL and the signed state value. */
+  /**
+   * Starts a sign-in: the provider's URL and the signed state value; with
+   * `reauthenticate`, a forced fresh login of a signed-in user.
+   */
   start(
     next: string,
+    options?: { reauthenticate?: boolean },
   ): Promise<{ authorizationUrl: string; state: string; maxAge: number }>;
   /** Checks the callback against the state value. */
   finish(callbackUrl: string, state: string | null): Promise<
@@ -60,6 +64,8 @@ export interface OidcProviderMethod {
         emailVerified: boolean;
       };
       next: string;
+      /** The flow was a re-authentication (`reauthenticate` at start). */
+      reauthenticated: boolean;
     }
     | { kind: "refused"; reason: string }
   >;
@@ -169,7 +175,8 @@ export type SignInEvent =
   | { type: "totp_enabled" | "totp_disabled"; subject: string }
   | { type: "identity_linked"; subject: string; provider: string }
   | { type: "user_created"; subject: string; method: "oidc" }
-  | { type: "passkey_added" | "passkey_removed"; subject: string };
+  | { type: "passkey_added" | "passkey_removed"; subject: string }
+  | { type: "reauthenticated"; method: "oidc" | "passkey"; subject: string };
 
 /** What `createApp` takes to turn methods on. */
 export interface SignInMethodsDeps {

@@ -99,7 +99,7 @@ export function signInMethodsFromEnv(
       providers: [{
         id,
         name: setup.env.OIDC_PROVIDER_NAME ?? "OpenID Connect",
-        start: (next) => client.start(next),
+        start: (next, options) => client.start(next, options),
         finish: (url, state) => client.finish(url, state),
       }],
       identities: new SQLIdentityStore(setup.db),
@@ -120,7 +120,10 @@ export function signInMethodsFromEnv(
       store,
       // Each challenge waits for its one use in the single-use token table
       // (an atomic consume); its id is the subject, so challenges in flight
-      // do not replace each other.
+      // do not replace each other. Issuing one also removes the table's
+      // expired rows (at most once a minute): an expired single-use token
+      // of any purpose is refused anyway, and abandoned ceremonies must not
+      // pile up.
       challenges: {
         put: (id, expiresAt) =>
           tokens.put({
@@ -134,6 +137,7 @@ export function signInMethodsFromEnv(
         consume: async (id) =>
           ((await tokens.consume(id, "webauthn-challenge"))?.expiresAt ?? 0) >
             now(),
+        deleteExpired: (at) => tokens.deleteExpired(at + 1),
       },
       signer: methods.purposeSigner(setup.secret, "webauthn-challenge"),
       now,

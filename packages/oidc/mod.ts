@@ -29,6 +29,7 @@ export type {
   OidcProviderConfig,
   OidcRefusal,
   OidcStart,
+  OidcStartOptions,
 } from "./oidc_types.ts";
 export {
   type AccountDecision,

@@ -6,12 +6,21 @@
  */
 import * as oauth from "oauth4webapi";
 import type { PurposeSigner } from "./signed_values.ts";
+import { readState, signState } from "./_state.ts";
 import type {
   OidcOutcome,
   OidcProviderConfig,
   OidcRefusal,
   OidcStart,
+  OidcStartOptions,
 } from "./oidc_types.ts";
+
+/**
+ * A re-authentication's ID token must show a login at the provider at most
+ * this many seconds before the callback (`auth_time`, checked by
+ * oauth4webapi on its own clock, as `exp` is).
+ */
+const REAUTH_MAX_AGE_SECONDS = 300;
 
 /** Options of {@linkcode OidcClient}. */
 export interface OidcClientOptions {
@@ -40,6 +49,11 @@ export interface OidcClientOptions {
  * expiry, `nonce`). Any failure is a refusal with a reason; nothing throws
  * for bad input. It issues no session: the application maps the identity to
  * a user and calls `signIn(req, subject)`.
+ *
+ * `start(next, { reauthenticate: true })` asks the provider for a fresh
+ * login (`prompt=login`, `max_age=0`) and `finish` then also requires an
+ * `auth_time` at most five minutes old and answers `reauthenticated: true`:
+ * an application's "confirm it's you" step before a sensitive action.
  *
  * @example Usage
  * ```ts
@@ -112,43 +126,45 @@ export class OidcClient {
   }
 
   /**
-   * Starts a sign-in.
+   * Starts a sign-in (or, with `reauthenticate`, a fresh login of a user
+   * who is signed in already).
    *
    * @param next Where to go afterwards (a local path the application checked).
+   * @param options `reauthenticate: true` forces a login at the provider.
    * @returns The authorization URL and the signed state value.
    * @throws {Error} When the provider's discovery document cannot be read.
    */
-  async start(next = "/"): Promise<OidcStart> {
+  async start(next = "/", options: OidcStartOptions = {}): Promise<OidcStart> {
     const as = await this.#server();
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const verifier = oauth.generateRandomCodeVerifier();
+    const saved = {
+      state: oauth.generateRandomState(),
+      nonce: oauth.generateRandomNonce(),
+      verifier: oauth.generateRandomCodeVerifier(),
+      next,
+      reauthenticate: options.reauthenticate === true,
+    };
     const url = new URL(as.authorization_endpoint!);
     url.searchParams.set("client_id", this.#config.clientId);
     url.searchParams.set("redirect_uri", this.#redirectUri);
     url.searchParams.set("response_type", "code");
     url.searchParams.set("scope", this.#config.scope ?? "openid email");
-    url.searchParams.set("state", state);
-    url.searchParams.set("nonce", nonce);
+    url.searchParams.set("state", saved.state);
+    url.searchParams.set("nonce", saved.nonce);
     url.searchParams.set(
       "code_challenge",
-      await oauth.calculatePKCECodeChallenge(verifier),
+      await oauth.calculatePKCECodeChallenge(saved.verifier),
     );
     url.searchParams.set("code_challenge_method", "S256");
+    if (saved.reauthenticate) {
+      // OpenID Connect Core 3.1.2.1: the provider must authenticate the
+      // user again, and then return auth_time.
+      url.searchParams.set("prompt", "login");
+      url.searchParams.set("max_age", "0");
+    }
     const expires = Math.floor(this.#now() / 1000) + this.#stateSeconds;
-    const value = await this.#signer.sign(
-      new TextEncoder().encode(JSON.stringify({
-        p: this.#config.id,
-        s: state,
-        n: nonce,
-        v: verifier,
-        x: next,
-        e: expires,
-      })),
-    );
     return {
       authorizationUrl: url.href,
-      state: value,
+      state: await signState(this.#signer, this.#config.id, saved, expires),
       maxAge: this.#stateSeconds,
     };
   }
@@ -171,7 +187,12 @@ export class OidcClient {
     if (stateValue === null || stateValue === "") {
       return refuse("state_missing");
     }
-    const saved = await this.#readState(stateValue);
+    const saved = await readState(
+      this.#signer,
+      this.#config.id,
+      stateValue,
+      this.#now(),
+    );
     if (saved === null) return refuse("state_invalid");
     let as: oauth.AuthorizationServer;
     try {
@@ -209,7 +230,11 @@ export class OidcClient {
         as,
         this.#client,
         response,
-        { expectedNonce: saved.nonce, requireIdToken: true },
+        {
+          expectedNonce: saved.nonce,
+          requireIdToken: true,
+          ...(saved.reauthenticate ? { maxAge: REAUTH_MAX_AGE_SECONDS } : {}),
+        },
       );
     } catch (error) {
       if (error instanceof oauth.ResponseBodyError) {
@@ -218,7 +243,11 @@ export class OidcClient {
       if (error instanceof oauth.OperationProcessingError) {
         const claim = (error.cause as { claim?: string } | undefined)?.claim;
         return refuse(
-          claim === "nonce" ? "nonce_mismatch" : "id_token_invalid",
+          claim === "nonce"
+            ? "nonce_mismatch"
+            : claim === "auth_time"
+            ? "reauthentication_stale"
+            : "id_token_invalid",
         );
       }
       return refuse("provider_unreachable");
@@ -236,6 +265,7 @@ export class OidcClient {
         emailVerified: claims.email_verified === true,
       },
       next: saved.next,
+      reauthenticated: saved.reauthenticate,
     };
   }
 
@@ -259,25 +289,5 @@ export class OidcClient {
       this.#as = pending;
     }
     return this.#as;
-  }
-
-  async #readState(value: string): Promise<
-    { state: string; nonce: string; verifier: string; next: string } | null
-  > {
-    if (value.length > 2048) return null;
-    const payload = await this.#signer.verify(value);
-    if (payload === null) return null;
-    try {
-      const d = JSON.parse(new TextDecoder().decode(payload));
-      if (
-        d.p !== this.#config.id || typeof d.s !== "string" ||
-        typeof d.n !== "string" || typeof d.v !== "string" ||
-        typeof d.x !== "string" || typeof d.e !== "number" ||
-        d.e * 1000 <= this.#now()
-      ) return null;
-      return { state: d.s, nonce: d.n, verifier: d.v, next: d.x };
-    } catch {
-      return null;
-    }
   }
 }

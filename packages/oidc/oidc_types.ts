@@ -46,12 +46,32 @@ export type OidcRefusal =
   | "code_rejected"
   | "nonce_mismatch"
   | "id_token_invalid"
+  | "reauthentication_stale"
   | "provider_unreachable";
 
-/** The outcome of `OidcClient.finish`. */
+/**
+ * The outcome of `OidcClient.finish`. `reauthenticated` is `true` when the
+ * flow was started with `reauthenticate` (the user logged in at the
+ * provider again just now), `false` for a sign-in.
+ */
 export type OidcOutcome =
-  | { kind: "ok"; identity: OidcIdentity; next: string }
+  | {
+    kind: "ok";
+    identity: OidcIdentity;
+    next: string;
+    reauthenticated: boolean;
+  }
   | { kind: "refused"; reason: OidcRefusal };
+
+/** Options of `OidcClient.start`. */
+export interface OidcStartOptions {
+  /**
+   * Ask the provider for a fresh login (`prompt=login`, `max_age=0`) and
+   * require an `auth_time` at most five minutes old at the callback: for
+   * a signed-in user confirming it is them before a sensitive action.
+   */
+  reauthenticate?: boolean;
+}
 
 /** What `OidcClient.start` answers. */
 export interface OidcStart {

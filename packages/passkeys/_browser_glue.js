@@ -1,7 +1,9 @@
 // The browser side of the passkey pages, bundled with @simplewebauthn/browser
-// into browser_script.ts by _build_browser_script.ts. It drives two
-// elements when present: #passkey-login (a button on /login) and
-// #passkey-add (a form on /account), and writes to #passkey-status.
+// into browser_script.ts by _build_browser_script.ts. It drives three
+// elements when present: #passkey-login (a button on /login),
+// #passkey-reauth (a "confirm it's you" button on /account) and
+// #passkey-add (a form on /account, whose `password` field, when it has
+// one, goes with the options request), and writes to #passkey-status.
 import {
   browserSupportsWebAuthn,
   startAuthentication,
@@ -29,27 +31,40 @@ function say(text) {
   if (status) status.textContent = text;
 }
 
-const login = document.getElementById("passkey-login");
-if (login && browserSupportsWebAuthn()) {
-  login.hidden = false;
-  login.addEventListener("click", async () => {
+// A sign-in (/passkeys/login) or a re-authentication (/passkeys/reauth):
+// the same ceremony, then the page the server names.
+function ceremony(button, path, failed) {
+  if (!button || !browserSupportsWebAuthn()) return;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
     try {
-      const [, optionsJSON] = await post("/passkeys/login/options", {});
+      const [, optionsJSON] = await post(`${path}/options`, {});
       const response = await startAuthentication({ optionsJSON });
-      const [code, body] = await post("/passkeys/login", {
+      const [code, body] = await post(path, {
         response,
-        next: login.dataset.next || "/",
+        next: button.dataset.next || "/",
       });
       if (code === 200) {
         location.assign(body.next);
         return;
       }
-      say(body.message || "Sign-in with a passkey failed");
+      say(body.message || failed);
     } catch {
-      say("Sign-in with a passkey was cancelled or failed");
+      say(`${failed}: cancelled or refused`);
     }
   });
 }
+
+ceremony(
+  document.getElementById("passkey-login"),
+  "/passkeys/login",
+  "Sign-in with a passkey failed",
+);
+ceremony(
+  document.getElementById("passkey-reauth"),
+  "/passkeys/reauth",
+  "Confirmation with a passkey failed",
+);
 
 const add = document.getElementById("passkey-add");
 if (add && browserSupportsWebAuthn()) {
@@ -57,9 +72,18 @@ if (add && browserSupportsWebAuthn()) {
   add.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      const [, optionsJSON] = await post("/passkeys/register/options", {});
+      const fields = new FormData(add);
+      const password = fields.get("password");
+      const [allowed, optionsJSON] = await post(
+        "/passkeys/register/options",
+        password === null ? {} : { password },
+      );
+      if (allowed !== 200) {
+        say(optionsJSON.message || "The passkey could not be added");
+        return;
+      }
       const response = await startRegistration({ optionsJSON });
-      const name = new FormData(add).get("name") || "Passkey";
+      const name = fields.get("name") || "Passkey";
       const [code, body] = await post("/passkeys/register", { response, name });
       if (code === 201) {
         location.reload();

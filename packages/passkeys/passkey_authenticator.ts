@@ -12,7 +12,8 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { fromBase64Url, sha256Hex, toBase64Url } from "./_encoding.ts";
+import { fromBase64Url, toBase64Url } from "./_encoding.ts";
+import { Challenges } from "./_challenges.ts";
 import type {
   ChallengeStore,
   PasskeyRecord,
@@ -37,7 +38,10 @@ export interface PasskeyAuthenticatorOptions {
   origins: readonly string[];
   /** Where passkeys live. */
   store: PasskeyStore;
-  /** Where issued challenges wait for their one use (atomic consume). */
+  /**
+   * Where issued challenges wait for their one use (atomic consume); its
+   * expired challenges are removed as new ones are issued.
+   */
   challenges: ChallengeStore;
   /** Signs challenges; its key serves nothing else (`webauthn-challenge`). */
   signer: PurposeSigner;
@@ -47,14 +51,14 @@ export interface PasskeyAuthenticatorOptions {
   now?: () => number;
 }
 
-type Kind = "reg" | "auth";
-
 /**
  * Passkeys: registration of discoverable credentials for a signed-in user,
  * and sign-in with one (no username typed). Each challenge is a value
  * signed for this purpose alone (so nothing else minted by the application
  * passes as one), expires after `challengeSeconds`, names its ceremony and,
  * for registration, its user, and is accepted once (the store consumes it).
+ * Issuing a challenge also removes expired ones from the store (at most
+ * once a minute), so abandoned ceremonies need no scheduled job.
  * Sign-in checks the origin, the RP id, user verification and the
  * signature counter (a clone that reports a counter not above the stored
  * one is refused). It issues no session: the application calls
@@ -77,6 +81,7 @@ export class PasskeyAuthenticator {
   #o: Required<Omit<PasskeyAuthenticatorOptions, "origins">> & {
     origins: string[];
   };
+  #challenges: Challenges;
 
   /**
    * Makes the authenticator; options are checked once, here.
@@ -101,6 +106,12 @@ export class PasskeyAuthenticator {
       ...options,
       origins: [...options.origins],
     };
+    this.#challenges = new Challenges(
+      this.#o.challenges,
+      this.#o.signer,
+      this.#o.challengeSeconds,
+      this.#o.now,
+    );
   }
 
   /**
@@ -119,7 +130,7 @@ export class PasskeyAuthenticator {
       rpID: this.#o.rpId,
       userName: user.email,
       userID: new TextEncoder().encode(user.subject),
-      challenge: await this.#challenge("reg", user.subject),
+      challenge: await this.#challenges.issue("reg", user.subject),
       timeout: this.#o.challengeSeconds * 1000,
       attestationType: "none",
       excludeCredentials: existing.map((p) => ({
@@ -151,7 +162,8 @@ export class PasskeyAuthenticator {
     try {
       const result = await verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
-        expectedChallenge: (c) => this.#accept(c, "reg", subject, ctx),
+        expectedChallenge: (c) =>
+          this.#challenges.accept(c, "reg", subject, ctx),
         expectedOrigin: this.#o.origins,
         expectedRPID: this.#o.rpId,
         requireUserVerification: true,
@@ -186,7 +198,7 @@ export class PasskeyAuthenticator {
   async authenticationOptions(): Promise<RequestOptionsJSON> {
     return (await generateAuthenticationOptions({
       rpID: this.#o.rpId,
-      challenge: await this.#challenge("auth", ""),
+      challenge: await this.#challenges.issue("auth", ""),
       timeout: this.#o.challengeSeconds * 1000,
       userVerification: "required",
     })) as unknown as RequestOptionsJSON;
@@ -219,7 +231,7 @@ export class PasskeyAuthenticator {
     try {
       const result = await verifyAuthenticationResponse({
         response: r,
-        expectedChallenge: (c) => this.#accept(c, "auth", "", ctx),
+        expectedChallenge: (c) => this.#challenges.accept(c, "auth", "", ctx),
         expectedOrigin: this.#o.origins,
         expectedRPID: this.#o.rpId,
         credential: {
@@ -247,48 +259,6 @@ export class PasskeyAuthenticator {
       subject: record.subject,
       credentialId: record.credentialId,
     };
-  }
-
-  async #challenge(kind: Kind, subject: string): Promise<string> {
-    const id = toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
-    const expires = this.#o.now() + this.#o.challengeSeconds * 1000;
-    await this.#o.challenges.put(await sha256Hex(id), expires);
-    return await this.#o.signer.sign(
-      new TextEncoder().encode(
-        JSON.stringify({ k: kind, s: subject, i: id, e: expires }),
-      ),
-    );
-  }
-
-  /** The library's challenge check: ours, for this ceremony, fresh, unused. */
-  async #accept(
-    encoded: string,
-    kind: Kind,
-    subject: string,
-    ctx: { reason: PasskeyRefusal | null },
-  ): Promise<boolean> {
-    ctx.reason = "challenge_invalid";
-    const bytes = encoded.length <= 4096 ? fromBase64Url(encoded) : null;
-    if (bytes === null) return false;
-    const payload = await this.#o.signer.verify(
-      new TextDecoder().decode(bytes),
-    );
-    if (payload === null) return false;
-    try {
-      const d = JSON.parse(new TextDecoder().decode(payload));
-      if (
-        d.k !== kind || d.s !== subject || typeof d.i !== "string" ||
-        typeof d.e !== "number" || d.e <= this.#o.now()
-      ) return false;
-      if (!(await this.#o.challenges.consume(await sha256Hex(d.i)))) {
-        ctx.reason = "challenge_used";
-        return false;
-      }
-    } catch {
-      return false;
-    }
-    ctx.reason = null;
-    return true;
   }
 }
 

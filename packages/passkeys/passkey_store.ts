@@ -52,12 +52,20 @@ export interface PasskeyStore {
 /**
  * Remembers challenges until they are used, so each is accepted once.
  * `consume` must be atomic (with portcullis: a `VerificationTokenStore`).
+ * Expired challenges are refused at use whatever the store holds; the
+ * authenticator also calls `deleteExpired` as it issues challenges, so
+ * ceremonies that are started and never finished do not pile up.
  */
 export interface ChallengeStore {
   /** Records a challenge id that may be used until `expiresAt` (unix ms). */
   put(id: string, expiresAt: number): Promise<void>;
   /** Removes the id; answers whether it was there (first use). */
   consume(id: string): Promise<boolean>;
+  /**
+   * Removes every challenge whose `expiresAt` is at or before `now` (unix
+   * ms). A store whose entries expire by themselves (a TTL) may do nothing.
+   */
+  deleteExpired(now: number): Promise<void>;
 }
 
 /**
@@ -139,5 +147,18 @@ export class MemoryPasskeyStore implements PasskeyStore, ChallengeStore {
   /** Consumes a challenge once. */
   consume(id: string): Promise<boolean> {
     return Promise.resolve(this.#challenges.delete(id));
+  }
+
+  /** Drops expired challenges. */
+  deleteExpired(now: number): Promise<void> {
+    for (const [id, expiresAt] of this.#challenges) {
+      if (expiresAt <= now) this.#challenges.delete(id);
+    }
+    return Promise.resolve();
+  }
+
+  /** How many challenges are stored, expired ones not yet removed included. */
+  get challengeCount(): number {
+    return this.#challenges.size;
   }
 }

@@ -42,6 +42,8 @@ export interface TestApp {
   now(): number;
   /** The users. */
   credentials: SQLCredentialStore;
+  /** Runs a read-only SQL query on the app's database (for assertions). */
+  query(sql: string): Promise<Record<string, unknown>[]>;
   /** The sessions. */
   sessions: SessionManager;
   /** A handle on the app's login throttle (same store, same keys). */
@@ -160,6 +162,8 @@ export async function startApp(
     mail,
     logs,
     credentials,
+    query: async (sql) =>
+      (await client.execute(sql)).rows.map((r) => ({ ...r })),
     sessions,
     throttle: new LoginThrottle({ store: kv, now }),
     advance: (ms) => {

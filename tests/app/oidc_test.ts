@@ -10,76 +10,13 @@
  */
 import assert from "node:assert/strict";
 import { Secret, TOTP } from "otpauth";
+import { api, Browser, registerJson, startApp } from "./_harness.ts";
 import {
-  api,
-  Browser,
-  registerJson,
-  startApp,
-  type TestApp,
-} from "./_harness.ts";
-import { startOp, type TestOp } from "../support/oidc_op.ts";
-
-const CLIENT_SECRET = "app-client-secret-0123456789-abcdefghijklmnop";
-
-async function setup(): Promise<
-  { app: TestApp; op: TestOp; close(): Promise<void> }
-> {
-  let op: TestOp | undefined;
-  const app = await startApp({}, {
-    signInEnv: async (origin) => {
-      op = await startOp({
-        client_id: "portcullis-app",
-        client_secret: CLIENT_SECRET,
-        redirect_uris: [`${origin}/login/oidc/local/callback`],
-      });
-      return {
-        TOTP: "on",
-        OIDC_ISSUER: op.issuer,
-        OIDC_CLIENT_ID: "portcullis-app",
-        OIDC_CLIENT_SECRET: CLIENT_SECRET,
-        OIDC_PROVIDER_ID: "local",
-        OIDC_PROVIDER_NAME: "Local OP",
-        OIDC_ALLOW_HTTP: "true",
-      };
-    },
-  });
-  return {
-    app,
-    op: op!,
-    close: async () => {
-      await app.close();
-      await op!.close();
-    },
-  };
-}
-
-/** Starts at the app, signs in at the OP, answers the callback path. */
-async function throughOp(
-  b: Browser,
-  op: TestOp,
-  login: string,
-  next = "/account",
-): Promise<string> {
-  const res = await b.fetch(
-    `/login/oidc/local?next=${encodeURIComponent(next)}`,
-  );
-  assert.equal(res.status, 303);
-  const location = res.headers.get("location")!;
-  assert.ok(location.startsWith(op.issuer), location);
-  assert.ok(b.cookies.has("__Host-oidc"), "state cookie");
-  const callback = new URL(await op.signIn(location, login));
-  return callback.pathname + callback.search;
-}
-
-async function me(b: Browser) {
-  const res = await b.fetch("/api/me", {
-    headers: { accept: "application/json" },
-  });
-  return {
-    status: res.status,
-    body: res.status === 200 ? await res.json() : null,
-  };
-}
+  me,
+  reauthThroughOp,
+  setupOidcApp as setup,
+  throughOp,
+} from "./_oidc_app.ts";
 
 Deno.test("OIDC: a first login at the provider creates the user; the next one signs the same user in; revokeAll ends it", async () => {
   const { app, op, close } = await setup();
@@ -208,10 +145,19 @@ Deno.test("OIDC: a signed-in user links the provider from the account page", asy
       password: "correct horse battery",
     })).body?.cancel();
     other.cookies.set("__Host-oidc-link", b.cookies.get("__Host-oidc-link")!);
-    const stolen = await other.post("/login/oidc/link", {});
+    const stolen = await other.post("/login/oidc/link", {
+      password: "correct horse battery",
+    });
     assert.equal(stolen.status, 400);
     await stolen.body?.cancel();
-    const confirmed = await b.post("/login/oidc/link", {});
+    // The session alone links nothing: the current password is re-checked.
+    const bare = await b.post("/login/oidc/link", {});
+    assert.equal(bare.status, 401);
+    assert.match(await bare.text(), /id="link-password"/);
+    assert.doesNotMatch((await b.page("/account")).body, /<li>Local OP/);
+    const confirmed = await b.post("/login/oidc/link", {
+      password: "correct horse battery",
+    });
     assert.equal(confirmed.status, 303);
     assert.equal(confirmed.headers.get("location"), "/account");
     const after = await b.page("/account");
@@ -279,6 +225,16 @@ Deno.test("OIDC: a user with TOTP on gives a code after the provider too", async
         .status,
       303,
     );
+    // No password: TOTP goes on after a fresh login at the provider.
+    const refused = await b.post("/account/totp", {});
+    assert.equal(refused.status, 403);
+    await refused.body?.cancel();
+    const confirmedIt = await reauthThroughOp(
+      b,
+      op,
+      "otp;otp@example.com;true",
+    );
+    assert.equal(confirmedIt.status, 303);
     const enrol = await b.post("/account/totp", {});
     const secret =
       (await enrol.text()).match(/id="totp-secret">([A-Z2-7]+)</)![1];

@@ -108,12 +108,12 @@ Deno.test("--no-verification leaves out the verification routes, views and gates
     assert.doesNotMatch(content, /\[verification\]/, path);
     assert.doesNotMatch(
       content,
-      /requireVerified|routes\/verify|verify_email|case "\/verify/,
+      /requireVerified|\.\/verify\.ts|verify_email|path: "\/verify/,
       path,
     );
   }
   const full = renderApp();
-  assert.match(full.get("app.ts")!, /case "\/verify":/);
+  assert.match(full.get("routes/route_table.ts")!, /path: "\/verify",/);
   assert.match(full.get("routes/api.ts")!, /requireVerified/);
 });
 

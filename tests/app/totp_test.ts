@@ -31,7 +31,11 @@ async function enrol(app: TestApp, email: string) {
   assert.equal(res.status, 303);
   let page = await browser.page("/account");
   assert.match(page.body, /id="totp-off"/);
+  // A session alone does not turn TOTP on: the current password first.
   res = await browser.post("/account/totp", {});
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+  res = await browser.post("/account/totp", { password: PASSWORD });
   const body = await res.text();
   assert.equal(res.status, 200);
   assert.match(body, /<svg [^>]*viewBox/);
@@ -285,16 +289,25 @@ Deno.test("TOTP: turning it off needs the password and a code; then the password
   assert.equal(typeof login.body.token, "string");
 });
 
-Deno.test("TOTP: enrolment needs a session, and the routes answer 404 when TOTP is off", async () => {
+Deno.test("TOTP: enrolment needs a session and the password, and the routes answer 404 when TOTP is off", async () => {
   await using app = await startApp({}, { signInEnv: { TOTP: "on" } });
   const anon = await api(app.origin, "POST", "/account/totp", {});
   assert.equal(anon.status, 401);
   const { token } = await registerJson(app.origin, "t8@example.com");
+  const wrong = await api(
+    app.origin,
+    "POST",
+    "/account/totp",
+    { password: "not the password" },
+    bearer(token),
+  );
+  assert.equal(wrong.status, 401);
+  assert.equal(wrong.body.error, "invalid_credentials");
   const started = await api(
     app.origin,
     "POST",
     "/account/totp",
-    {},
+    { password: PASSWORD },
     bearer(token),
   );
   assert.equal(started.status, 200);

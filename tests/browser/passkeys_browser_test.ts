@@ -4,7 +4,9 @@
  * register a passkey on /account, log out, sign in with it from /login
  * (discoverable credential, no email typed), see /api/me; then the
  * refusals: a cloned credential with a stale counter, an assertion whose
- * origin or RP id is not the app's, and a replayed challenge.
+ * origin or RP id is not the app's, and a replayed challenge. An account
+ * without a password confirms it is the user with a passkey before a
+ * sensitive change.
  *
  * @module
  */
@@ -181,6 +183,19 @@ Deno.test({
       await page.goto(`${app.origin}/account`);
       await page.waitForSelector("#passkey-add:not([hidden])");
       await page.fill("#passkey-name", "Laptop");
+      // The session alone adds no passkey: the current password first.
+      await page.fill("#passkey-add-password", "not the password");
+      await Promise.all([
+        page.waitForResponse((r) =>
+          r.url().endsWith("/passkeys/register/options") && r.status() === 401
+        ),
+        page.click("#passkey-add button[type=submit]"),
+      ]);
+      await page.waitForSelector(
+        "#passkey-status:has-text('The current password is incorrect')",
+      );
+      assert.equal(await page.locator("#passkeys li").count(), 0);
+      await page.fill("#passkey-add-password", "correct horse battery");
       await Promise.all([
         page.waitForResponse((r) =>
           r.url().endsWith("/passkeys/register") && r.status() === 201
@@ -312,6 +327,10 @@ Deno.test({
         page.click("form[action='/login'] button[type=submit]"),
       ]);
       await page.goto(`${app.origin}/account`);
+      await page.fill(
+        "form[action='/account/passkeys/delete'] input[name=password]",
+        "correct horse battery",
+      );
       await Promise.all([
         page.waitForURL(`${app.origin}/account`),
         page.click("form[action='/account/passkeys/delete'] button"),
@@ -321,6 +340,92 @@ Deno.test({
         errors.filter((e) => /Content Security Policy/i.test(e)),
         [],
       );
+    } finally {
+      await browser?.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "browser: an account without a password confirms it is the user with its passkey, then deletes itself; without that the deletion is refused",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await haveChromium())) return;
+    await using app = await startApp({}, {
+      signInEnv: { PASSKEYS: "on", TOTP: "off" },
+    });
+    let browser: Browser | undefined;
+    try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ARGS,
+      });
+      const page = await browser.newPage();
+      await authenticator(page);
+      await page.goto(`${app.origin}/register`);
+      await page.fill("#email", "nopass@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("button[type=submit]"),
+      ]);
+      await page.goto(`${app.origin}/account`);
+      await page.waitForSelector("#passkey-add:not([hidden])");
+      await page.fill("#passkey-add-password", "correct horse battery");
+      await Promise.all([
+        page.waitForResponse((r) =>
+          r.url().endsWith("/passkeys/register") && r.status() === 201
+        ),
+        page.click("#passkey-add button[type=submit]"),
+      ]);
+      await page.waitForSelector("#passkeys li");
+      // The account loses its password, as one made by a provider has none
+      // (the stored marker the app writes for those).
+      const subject =
+        (await app.credentials.findByEmail("nopass@example.com"))!.id;
+      assert.ok(
+        await app.credentials.updatePasswordHash(subject, "!oidc-only"),
+      );
+
+      await page.goto(`${app.origin}/account`);
+      assert.equal(await page.locator("#reauth-needed").count(), 1);
+      assert.equal(await page.locator("#delete-password").count(), 0);
+      const refused = await page.evaluate(async () =>
+        (await fetch("/account/delete", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+          },
+          body: "{}",
+        })).status
+      );
+      assert.equal(refused, 403);
+      assert.notEqual(await app.credentials.findById(subject), null);
+
+      await page.goto(`${app.origin}/account`);
+      await page.waitForSelector("#passkey-reauth:not([hidden])");
+      await Promise.all([
+        page.waitForResponse((r) =>
+          r.url().endsWith("/passkeys/reauth") && r.status() === 200
+        ),
+        page.click("#passkey-reauth"),
+      ]);
+      await page.waitForSelector("#reauth-fresh");
+      assert.ok(
+        app.logs.some((l) =>
+          l.includes('"type":"reauthenticated","method":"passkey"')
+        ),
+      );
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("#delete-account button[type=submit]"),
+      ]);
+      assert.equal(await app.credentials.findById(subject), null);
+      assert.equal((await apiMe(page)).status, 401);
     } finally {
       await browser?.close();
     }

@@ -55,6 +55,7 @@ Deno.test("OidcClient: a sign-in at the real provider ends in the asserted ident
       emailVerified: true,
     },
     next: "/account",
+    reauthenticated: false,
   });
 });
 
@@ -260,6 +261,31 @@ Deno.test("decideAccount() never links to an existing account by email alone", (
     kind: "create",
     email: "a@example.com",
   });
+});
+
+Deno.test("OidcClient: a re-authentication asks for a fresh login (prompt=login, max_age=0) and says so; a sign-in does not", async () => {
+  const { issuer, signIn } = await provider();
+  const c = client(issuer);
+  const start = await c.start("/account", { reauthenticate: true });
+  const auth = new URL(start.authorizationUrl);
+  assert.equal(auth.searchParams.get("prompt"), "login");
+  assert.equal(auth.searchParams.get("max_age"), "0");
+  const outcome = await c.finish(
+    await signIn(start.authorizationUrl, "carol;carol@example.com;true"),
+    start.state,
+  );
+  assert.equal(outcome.kind, "ok");
+  assert.equal(outcome.kind === "ok" && outcome.reauthenticated, true);
+  const plain = await c.start("/");
+  assert.equal(
+    new URL(plain.authorizationUrl).searchParams.get("prompt"),
+    null,
+  );
+  const signedIn = await c.finish(
+    await signIn(plain.authorizationUrl, "carol;carol@example.com;true"),
+    plain.state,
+  );
+  assert.equal(signedIn.kind === "ok" && signedIn.reauthenticated, false);
 });
 
 Deno.test("OidcClient: stop the provider", async () => {

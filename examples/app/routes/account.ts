@@ -29,53 +29,55 @@ import {
   emailChangedNotice,
 } from "../views/emails/change_email.ts";
 import { strictOrigin } from "./password.ts";
+import {
+  passwordCheckLimits,
+  REAUTH_REQUIRED,
+  recheck,
+  WRONG_PASSWORD,
+} from "./recheck.ts";
+import { hasPassword } from "../reauth.ts";
 
 const REFUSED =
   "The confirmation link is unknown, was already used, or has expired. Ask for a new one from your account page.";
 const TAKEN = "That email is already registered";
 
 /**
- * Checks the signed-in user's password the way `POST /account/password`
- * does (counted per account and per address first): `null` when it is
- * right, else the same answer that route gives (401, or 429).
+ * Re-checks the signed-in user before an email change or a deletion: the
+ * password (counted per account and per address, as at
+ * `POST /account/password`), or a fresh re-authentication (the only way
+ * for an account without a password). The user's email when it passes,
+ * else the answer: 401 (wrong password), 403 (re-authentication needed),
+ * or 429.
  */
-async function checkPassword(
+async function checkUser(
   ctx: AppContext,
   req: Request,
   subject: string,
   body: ParsedBody,
 ): Promise<{ email: string } | Response> {
-  const wait = await ctx.limiter.take([
-    limit(
-      "password-change-account",
-      subject,
-      ctx.limits.passwordChangePerAccount,
-    ),
-    limit(
-      "password-change-address",
-      ctx.clientAddress(req),
-      ctx.limits.passwordChangePerAddress,
-    ),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  const user = await ctx.credentials.findById(subject);
-  // Through the login throttle too: a session must not buy extra guesses.
-  const result = user === null
-    ? null
-    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
-      address: ctx.clientAddress(req),
-    });
-  if (result?.kind === "throttled") {
-    return tooManyRequests(req, result.retryAfterSeconds);
+  const outcome = await recheck(
+    ctx,
+    req,
+    subject,
+    body.fields.password,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  if (outcome.kind === "ok") return { email: outcome.email };
+  if (outcome.kind === "throttled") {
+    return tooManyRequests(req, outcome.retryAfterSeconds);
   }
-  if (result?.kind === "ok" && result.subject === subject) {
-    return { email: user!.email };
-  }
-  return await refuse(ctx, body, subject, {
-    status: 401,
-    code: "invalid_credentials",
-    message: "The current password is incorrect",
-  });
+  return await refuse(
+    ctx,
+    body,
+    subject,
+    outcome.kind === "reauthRequired"
+      ? {
+        status: 403,
+        code: "reauthentication_required",
+        message: REAUTH_REQUIRED,
+      }
+      : { status: 401, code: "invalid_credentials", message: WRONG_PASSWORD },
+  );
 }
 
 async function refuse(
@@ -92,6 +94,7 @@ async function refuse(
     accountPage({
       email: user?.email ?? "",
       verified: (user?.verifiedAt ?? 0) > 0,
+      passwordless: user !== null && !hasPassword(user),
       flash: null,
       error: r.message,
     }),
@@ -101,9 +104,11 @@ async function refuse(
 
 /**
  * `POST /account/email` (signed in; form or JSON `{password, email}`):
- * after the password check, mails a confirmation link to the **new**
- * address. JSON 202 `{}`; form 303 to `/account`. Wrong password: 401, as
- * `/account/password` answers; address taken: 409; not an address: 422.
+ * after the re-check (the password, or a fresh re-authentication), mails a
+ * confirmation link to the **new** address. JSON 202 `{}`; form 303 to
+ * `/account`. Wrong password: 401, as `/account/password` answers; no
+ * password and no fresh re-authentication: 403; address taken: 409; not an
+ * address: 422.
  */
 export async function changeEmail(
   ctx: AppContext,
@@ -116,7 +121,7 @@ export async function changeEmail(
   if (body === null) {
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
-  const checked = await checkPassword(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req, subject, body);
   if (checked instanceof Response) return checked;
   let email: string;
   try {
@@ -292,7 +297,8 @@ async function refusedPage(
 
 /**
  * `POST /account/delete` (signed in; form or JSON `{password}`): after the
- * password check, revokes every session, deletes the user's notes,
+ * re-check (the password, or a fresh re-authentication), revokes every
+ * session, deletes the user's notes,
  * outstanding tokens, activity and sessions list, then the user, and
  * clears the cookie. Form: 303 to `/`; JSON: 204. The address can register
  * again.
@@ -308,7 +314,7 @@ export async function deleteAccount(
   if (body === null) {
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
-  const checked = await checkPassword(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req, subject, body);
   if (checked instanceof Response) return checked;
   await ctx.sessions.revokeAll(subject);
   await ctx.notes.deleteOwnedBy(subject);
@@ -330,6 +336,7 @@ export async function deleteAccount(
   if (body.kind !== "form") return new Response(null, { status: 204 });
   return redirect("/", [
     clearCookie,
+    ctx.reauth.clear(),
     await ctx.flash.set({
       kind: "notice",
       message: "Your account and everything in it are deleted.",

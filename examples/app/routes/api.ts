@@ -26,7 +26,11 @@ export async function me(ctx: AppContext, req: Request): Promise<Response> {
   if (user === null) {
     return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
   }
-  return json(user);
+  return json({
+    subject: user.subject,
+    email: user.email,
+    verified: user.verified,
+  });
 }
 
 /** `POST /api/notes` `{text}`: 201 `{id}`; 401 anonymous; 403 unverified. */

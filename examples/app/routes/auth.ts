@@ -24,8 +24,11 @@ import { registerPage } from "../views/auth/register.ts";
 import { sendVerificationLink } from "./verify.ts";
 // [verification] end
 import { secondFactorStep } from "./totp.ts";
+import { hasPassword } from "../reauth.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
+const NO_PASSWORD_YET =
+  "This account has no password yet: ask for a link to set one on your account page";
 
 /** `POST /register`: form → 303 to `/`; JSON → 201 `{subject, token}`. */
 export async function register(
@@ -203,7 +206,9 @@ export function logoutUnavailable(req: Request): Response {
  * again with a new session. Each check of the current password is counted
  * per account and per address before it is hashed (someone holding a
  * session must not get unlimited guesses); past a limit the answer is 429.
- * A successful change resets the account's counter.
+ * A successful change resets the account's counter. An account without a
+ * password gets 409 `no_password`: it sets its first one through a mailed
+ * link (`POST /account/password/link`).
  */
 export async function changePassword(
   ctx: AppContext,
@@ -217,19 +222,25 @@ export async function changePassword(
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
   const form = body.kind === "form";
-  const refuse = async (status: number, code: string, message: string) => {
+  const user = await ctx.credentials.findById(subject);
+  const refuse = (status: number, code: string, message: string) => {
     if (!form) return json({ error: code, message }, status);
-    const user = await ctx.credentials.findById(subject);
     return page(
       accountPage({
         email: user?.email ?? "",
         verified: (user?.verifiedAt ?? 0) > 0,
+        passwordless: user !== null && !hasPassword(user),
         flash: null,
         error: message,
       }),
       status,
     );
   };
+  if (user !== null && !hasPassword(user)) {
+    // Nothing to change: the first password comes through a mailed link
+    // (POST /account/password/link), never from a session alone.
+    return refuse(409, "no_password", NO_PASSWORD_YET);
+  }
   const perAccount = limit(
     "password-change-account",
     subject,

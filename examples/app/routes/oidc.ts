@@ -1,9 +1,10 @@
 /**
  * OpenID Connect sign-in: `GET /login/oidc/:provider` (to the provider),
  * `GET /login/oidc/:provider/callback` (back, every check, then the
- * account rule) and `POST /login/oidc/link` (prove the password once to
- * link a provider to an existing account). Each sign-in ends in `signIn`,
- * as the password flow does.
+ * account rule), `GET /login/oidc/:provider/reauth` (a signed-in user
+ * confirms it is them, `oidc_reauth.ts`) and `POST /login/oidc/link`
+ * (prove the password once to link a provider to an existing account).
+ * Each sign-in ends in `signIn`, as the password flow does.
  *
  * @module
  */
@@ -20,6 +21,8 @@ import { ShortCookie } from "../sign_in_cookie.ts";
 import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
 import type { Html } from "../views/html.ts";
 import { secondFactorStep } from "./totp.ts";
+import { finishReauth, startReauth } from "./oidc_reauth.ts";
+import { hasPassword, NO_PASSWORD } from "../reauth.ts";
 import {
   linkedProvidersSection,
   linkPage,
@@ -27,7 +30,6 @@ import {
 } from "../views/auth/oidc.ts";
 
 const LINK_SECONDS = 600;
-const PROVIDER_PATH = /^\/login\/oidc\/([a-z0-9-]{1,32})(\/callback)?$/;
 
 /** What a refused sign-in says, by reason. */
 export const REFUSALS: Record<string, string> = {
@@ -37,6 +39,8 @@ export const REFUSALS: Record<string, string> = {
   linked_elsewhere: "That provider account is linked to another user.",
   totp_on:
     "An account with this email exists and has two-factor authentication on. Log in with your password and code, then link the provider from your account page.",
+  no_password:
+    "An account with this email exists and has no password to confirm the link with. Sign in the way you did before (your provider or a passkey), then link this provider from your account page.",
 };
 
 function stateCookie(ctx: AppContext): ShortCookie {
@@ -58,40 +62,64 @@ export function refused(
 }
 
 /**
- * Matches `/login/oidc/:provider` and its callback; answers the route's
- * response, or `null` for another path.
+ * Runs `then` with the configured provider `id` names, or answers 404
+ * (unknown provider, or OpenID Connect off).
  */
-export function oidcRoute(
+function withProvider(
   ctx: AppContext,
   req: Request,
-  path: string,
-  method: string,
-): Promise<Response> | Response | null {
-  const m = PROVIDER_PATH.exec(path);
-  if (m === null) return null;
-  const provider = ctx.methods.oidc?.providers.find((p) => p.id === m[1]);
-  if (provider === undefined) {
+  id: string,
+  then: (oidc: OidcMethod, provider: OidcProviderMethod) => Promise<Response>,
+): Promise<Response> | Response {
+  const oidc = ctx.methods.oidc;
+  const provider = oidc?.providers.find((p) => p.id === id);
+  if (oidc === null || provider === undefined) {
     return errorResponse(req, 404, "not_found", "Nothing here");
   }
-  if (method !== "GET") {
-    return errorResponse(req, 405, "method_not_allowed", "Method not allowed", {
-      allow: "GET, HEAD",
-    });
-  }
-  return m[2]
-    ? callback(ctx, req, ctx.methods.oidc!, provider)
-    : start(ctx, req, provider);
+  return then(oidc, provider);
 }
 
-async function start(
+/** `GET /login/oidc/:provider?next=…`: to the provider. */
+export function oidcStart(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+): Promise<Response> | Response {
+  return withProvider(ctx, req, id, (_, p) => start(ctx, req, p));
+}
+
+/** `GET /login/oidc/:provider/callback`: back from the provider. */
+export function oidcCallback(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+): Promise<Response> | Response {
+  return withProvider(ctx, req, id, (o, p) => callback(ctx, req, o, p));
+}
+
+/** `GET /login/oidc/:provider/reauth?next=…`: "confirm it's you". */
+export function oidcReauth(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+): Promise<Response> | Response {
+  return withProvider(ctx, req, id, (o, p) => startReauth(ctx, req, o, p));
+}
+
+/**
+ * Sends the browser to the provider (303 with the state cookie), or 503
+ * when its discovery document cannot be read.
+ */
+export async function start(
   ctx: AppContext,
   req: Request,
   provider: OidcProviderMethod,
+  reauthenticate = false,
 ): Promise<Response> {
   const next = safeNextPath(new URL(req.url).searchParams.get("next"));
   let started;
   try {
-    started = await provider.start(next);
+    started = await provider.start(next, { reauthenticate });
   } catch {
     ctx.log(`oidc: provider "${provider.id}" is unreachable`);
     return errorResponse(
@@ -135,6 +163,9 @@ async function callback(
     return res;
   }
   const { identity } = outcome;
+  if (outcome.reauthenticated) {
+    return await finishReauth(ctx, req, oidc, provider, outcome, clear);
+  }
   let email: string | null = null;
   try {
     email = identity.email === null ? null : normalizeEmail(identity.email);
@@ -158,6 +189,14 @@ async function callback(
     decision.kind === "confirmLink" &&
     (await ctx.methods.totp?.isEnabled(decision.subject))
   ) decision = { kind: "refuse", reason: "totp_on" };
+  if (decision.kind === "confirmLink") {
+    // The link is confirmed with the account's password: without one,
+    // the owner signs in as before and links from the account page.
+    const owner = await ctx.credentials.findById(decision.subject);
+    if (owner !== null && !hasPassword(owner)) {
+      decision = { kind: "refuse", reason: "no_password" };
+    }
+  }
 
   const record = (subject: string) => ({
     provider: identity.provider,
@@ -187,12 +226,16 @@ async function callback(
           e: Math.floor(ctx.now() / 1000) + LINK_SECONDS,
         }),
       ));
+      const owner = await ctx.credentials.findById(decision.subject);
       return page(
         linkPage({
           provider: provider.name,
           email: email ?? "",
           error: null,
           signedIn: true,
+          // The POST re-checks: the password, or a fresh re-authentication.
+          askPassword: owner !== null && hasPassword(owner) &&
+            !(await ctx.reauth.isFresh(req)),
         }),
         200,
         [clear, linkCookie(ctx).set(value, LINK_SECONDS)],
@@ -204,7 +247,7 @@ async function callback(
         id,
         email: decision.email,
         // No password: this marker is no hash any hasher accepts.
-        passwordHash: "!oidc-only",
+        passwordHash: NO_PASSWORD,
         createdAt: ctx.now(),
       });
       if (created.kind === "emailTaken") {

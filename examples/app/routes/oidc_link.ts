@@ -1,7 +1,8 @@
 /**
  * `POST /login/oidc/link`: links a provider's identity to an account, after
  * that account's password (an existing account whose email the provider
- * verified) or a same-origin confirmation (the signed-in user).
+ * verified) or, for the signed-in user, a same-origin confirmation with the
+ * re-check (the password, or a fresh re-authentication).
  *
  * @module
  */
@@ -11,11 +12,23 @@ import { readBody } from "../request_body.ts";
 import { page, redirect, tooManyRequests } from "../respond.ts";
 import { linkPage } from "../views/auth/oidc.ts";
 import { finishSignIn, linkCookie, REFUSALS, refused } from "./oidc.ts";
+import {
+  passwordCheckLimits,
+  REAUTH_REQUIRED,
+  recheck,
+  recheckRefusal,
+  WRONG_PASSWORD,
+} from "./recheck.ts";
+import { hasPassword } from "../reauth.ts";
+import type { OidcMethod } from "../sign_in_methods.ts";
 
 /**
  * `POST /login/oidc/link`: the password of the account the provider's
- * verified email names; right → link, sign in; wrong → 401. Counted per
- * account and per address, like logins.
+ * verified email names; right → link, sign in; wrong → 401; an account
+ * without a password → 403. Counted per account and per address, like
+ * logins. Signed in (the link value made for this session's user): the
+ * re-check, then link and 303 to `/account`; wrong password 401, no
+ * password and no re-authentication 403.
  */
 export async function confirmLink(
   ctx: AppContext,
@@ -67,6 +80,32 @@ export async function confirmLink(
         "Sign in again and link from your account page.",
       );
     }
+    // A session alone must not link an identity: it would sign in as the
+    // user later and pass the re-check itself.
+    const checked = await recheck(
+      ctx,
+      req,
+      pending.subject,
+      body.fields.password,
+      passwordCheckLimits(ctx, req, pending.subject),
+    );
+    if (checked.kind === "throttled") return recheckRefusal(req, checked);
+    if (checked.kind !== "ok") {
+      const name = providerName(oidc, pending.provider);
+      if (body.kind !== "form") return recheckRefusal(req, checked);
+      return page(
+        linkPage({
+          provider: name,
+          email: pending.email,
+          error: checked.kind === "reauthRequired"
+            ? REAUTH_REQUIRED
+            : WRONG_PASSWORD,
+          signedIn: true,
+          askPassword: checked.kind === "wrongPassword",
+        }),
+        checked.kind === "reauthRequired" ? 403 : 401,
+      );
+    }
     const { next: _n, e: _e, m: _m, ...linked } = pending;
     if (!(await oidc.identities.link({ ...linked, createdAt: ctx.now() }))) {
       return refused(req, 409, REFUSALS.linked_elsewhere);
@@ -76,8 +115,7 @@ export async function confirmLink(
       subject: linked.subject,
       provider: linked.provider,
     });
-    const name = oidc.providers.find((p) => p.id === linked.provider)?.name ??
-      linked.provider;
+    const name = providerName(oidc, linked.provider);
     return redirect("/account", [
       cookie.clear(),
       await ctx.flash.set({
@@ -87,6 +125,9 @@ export async function confirmLink(
     ]);
   }
   const user = await ctx.credentials.findById(pending.subject);
+  if (user !== null && !hasPassword(user)) {
+    return refused(req, 403, REFUSALS.no_password);
+  }
   // Through the login throttle, as at POST /login.
   const result = user === null
     ? null
@@ -97,8 +138,7 @@ export async function confirmLink(
     return tooManyRequests(req, result.retryAfterSeconds);
   }
   const ok = result?.kind === "ok" && result.subject === pending.subject;
-  const name = oidc.providers.find((p) => p.id === pending!.provider)?.name ??
-    pending.provider;
+  const name = providerName(oidc, pending.provider);
   if (!ok) {
     return page(
       linkPage({
@@ -119,4 +159,8 @@ export async function confirmLink(
     provider: record.provider,
   });
   return await finishSignIn(ctx, req, record.subject, next, cookie.clear());
+}
+
+function providerName(oidc: OidcMethod, id: string): string {
+  return oidc.providers.find((p) => p.id === id)?.name ?? id;
 }

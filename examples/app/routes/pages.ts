@@ -15,7 +15,9 @@ import { activityViews, sessionViews } from "./sessions.ts";
 import { totpAccountSection } from "./totp.ts";
 import { oidcAccountSection, oidcLoginLinks } from "./oidc.ts";
 import { passkeysAccountSection, passkeysLoginButton } from "./passkeys.ts";
-import { html } from "../views/html.ts";
+import { type Html, html } from "../views/html.ts";
+import { reauthSection } from "../views/auth/reauth.ts";
+import { hasPassword } from "../reauth.ts";
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -27,12 +29,20 @@ import { html } from "../views/html.ts";
 export async function signedInUser(
   ctx: AppContext,
   req: Request,
-): Promise<{ subject: string; email: string; verified: boolean } | null> {
+): Promise<
+  | { subject: string; email: string; verified: boolean; password: boolean }
+  | null
+> {
   const subject = currentUser(req);
   if (subject === null) return null;
   const user = await ctx.credentials.findById(subject);
   if (user === null) return null;
-  return { subject, email: user.email, verified: user.verifiedAt > 0 };
+  return {
+    subject,
+    email: user.email,
+    verified: user.verifiedAt > 0,
+    password: hasPassword(user),
+  };
 }
 
 /** `GET /`. */
@@ -81,24 +91,54 @@ export async function account(
   const user = await signedInUser(ctx, req);
   if (user === null) return page("Account not found", 404);
   const { flash, clear } = await ctx.flash.take(req);
+  const passwordless = !user.password;
   const sections = accountSections({
     sessions: await sessionViews(ctx, req),
     activity: await activityViews(ctx, user.subject),
+    passwordless,
   });
   return page(
     accountPage({
       email: user.email,
       verified: user.verified,
+      passwordless,
       flash,
-      sections: html`${await totpAccountSection(
+      sections: html`${
+        passwordless ? await reauthView(ctx, req, user.subject) : null
+      }${await totpAccountSection(
         ctx,
         user.subject,
+        passwordless,
       )}${await oidcAccountSection(
         ctx,
         user.subject,
-      )}${await passkeysAccountSection(ctx, user.subject)}${sections}`,
+      )}${await passkeysAccountSection(
+        ctx,
+        user.subject,
+        passwordless,
+      )}${sections}`,
     }),
     200,
     [clear],
   );
+}
+
+/** The "Confirm it's you" section: the linked providers and passkeys. */
+async function reauthView(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+): Promise<Html> {
+  const oidc = ctx.methods.oidc;
+  const linked = oidc === null ? [] : await oidc.identities.listFor(subject);
+  const providers = oidc === null
+    ? []
+    : oidc.providers.filter((p) => linked.some((l) => l.provider === p.id));
+  const passkeys = ctx.methods.passkeys !== null &&
+    (await ctx.methods.passkeys.list(subject)).length > 0;
+  return reauthSection({
+    fresh: await ctx.reauth.isFresh(req),
+    providers,
+    passkeys,
+  });
 }

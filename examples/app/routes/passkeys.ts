@@ -1,10 +1,11 @@
 /**
  * Passkeys: the browser module (`GET /assets/passkeys.js`), the two
  * ceremonies as JSON (`POST /passkeys/register/options`,
- * `/passkeys/register`, `/passkeys/login/options`, `/passkeys/login`) and
- * the account page's forms (`POST /account/passkeys/rename`,
- * `/account/passkeys/delete`). A sign-in ends in `signIn`, as the password
- * flow does.
+ * `/passkeys/register`, `/passkeys/login/options`, `/passkeys/login`), the
+ * "confirm it's you" ceremony (`POST /passkeys/reauth/options`,
+ * `/passkeys/reauth`) and the account page's forms
+ * (`POST /account/passkeys/rename`, `/account/passkeys/delete`). A sign-in
+ * ends in `signIn`, as the password flow does.
  *
  * @module
  */
@@ -19,6 +20,7 @@ import { record, startSession } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, redirect, tooManyRequests } from "../respond.ts";
 import type { PasskeysMethod } from "../sign_in_methods.ts";
+import { passwordCheckLimits, recheck, recheckRefusal } from "./recheck.ts";
 import type { Html } from "../views/html.ts";
 import { passkeyLoginButton, passkeysSection } from "../views/auth/passkeys.ts";
 
@@ -67,7 +69,12 @@ export function passkeysScript(ctx: AppContext, req: Request): Response {
   });
 }
 
-/** `POST /passkeys/register/options` (signed in). */
+/**
+ * `POST /passkeys/register/options` (signed in; JSON `{password}`, or a
+ * fresh re-authentication): a session alone must not add a passkey, which
+ * would outlive it and pass the re-check itself. Wrong password: 401; no
+ * password and no re-authentication: 403.
+ */
 export async function registrationOptions(
   ctx: AppContext,
   req: Request,
@@ -77,8 +84,18 @@ export async function registrationOptions(
   const denied = requireAuthenticated(req);
   if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
+  const body = await readJson(req);
+  if (body === null) return badJson(req);
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  const checked = await recheck(
+    ctx,
+    req,
+    subject,
+    typeof body.password === "string" ? body.password : undefined,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  if (checked.kind !== "ok") return recheckRefusal(req, checked);
   return json(await m.registrationOptions({ subject, email: user.email }));
 }
 
@@ -169,6 +186,56 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   );
 }
 
+/** `POST /passkeys/reauth/options` (signed in): a challenge to confirm with. */
+export async function reauthOptions(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  return await authenticationOptions(ctx, req);
+}
+
+/**
+ * `POST /passkeys/reauth` (signed in; JSON `{response, next}`): one of the
+ * signed-in user's own passkeys confirms it is them. 200 `{next}` with the
+ * re-authentication cookie (five minutes, this session only); a passkey of
+ * someone else, or any refusal: 401, one answer.
+ */
+export async function reauth(ctx: AppContext, req: Request): Promise<Response> {
+  const m = method(ctx, req);
+  if (m instanceof Response) return m;
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const subject = currentIdentity(req)!.subject;
+  const body = await readJson(req);
+  if (body === null) return badJson(req);
+  const wait = await ctx.limiter.take([
+    limit("passkey-address", ctx.clientAddress(req), CEREMONIES_PER_ADDRESS),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const outcome = await m.authenticate(body.response);
+  const cookie = outcome.kind === "ok" && outcome.subject === subject
+    ? await ctx.reauth.grant(req, "passkey")
+    : null;
+  if (cookie === null) {
+    ctx.methods.emit({
+      type: "login_failed",
+      method: "passkey",
+      reason: outcome.kind === "refused" ? outcome.reason : "another_user",
+    });
+    return json({
+      error: "passkey_refused",
+      message: "Confirmation with this passkey failed",
+    }, 401);
+  }
+  ctx.methods.emit({ type: "reauthenticated", method: "passkey", subject });
+  const next = safeNextPath(typeof body.next === "string" ? body.next : null);
+  return json({ next }, 200, { "set-cookie": cookie });
+}
+
 /** `POST /account/passkeys/rename`: form `id`, `name`. */
 export function rename(ctx: AppContext, req: Request): Promise<Response> {
   return change(
@@ -185,9 +252,21 @@ export function rename(ctx: AppContext, req: Request): Promise<Response> {
   );
 }
 
-/** `POST /account/passkeys/delete`: form `id`. */
+/**
+ * `POST /account/passkeys/delete`: form `id`, and `password` (or a fresh
+ * re-authentication). Wrong password: 401; no password and no
+ * re-authentication: 403; not the user's passkey: 404.
+ */
 export function remove(ctx: AppContext, req: Request): Promise<Response> {
   return change(ctx, req, async (m, subject, fields) => {
+    const checked = await recheck(
+      ctx,
+      req,
+      subject,
+      fields.password,
+      passwordCheckLimits(ctx, req, subject),
+    );
+    if (checked.kind !== "ok") return recheckRefusal(req, checked);
     if (!(await m.remove(subject, fields.id ?? ""))) return null;
     ctx.methods.emit({ type: "passkey_removed", subject });
     return "The passkey is removed.";
@@ -201,7 +280,7 @@ async function change(
     m: PasskeysMethod,
     subject: string,
     fields: Record<string, string>,
-  ) => Promise<string | null>,
+  ) => Promise<string | Response | null>,
 ): Promise<Response> {
   const m = method(ctx, req);
   if (m instanceof Response) return m;
@@ -212,6 +291,7 @@ async function change(
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
   const done = await act(m, currentIdentity(req)!.subject, body.fields);
+  if (done instanceof Response) return done;
   if (done === null) {
     return errorResponse(req, 404, "not_found", "No such passkey");
   }
@@ -233,7 +313,10 @@ export function passkeysLoginButton(
 export async function passkeysAccountSection(
   ctx: AppContext,
   subject: string,
+  passwordless = false,
 ): Promise<Html | null> {
   const m = ctx.methods.passkeys;
-  return m === null ? null : passkeysSection(await m.list(subject));
+  return m === null
+    ? null
+    : passkeysSection(await m.list(subject), passwordless);
 }

@@ -1,10 +1,17 @@
 /**
  * Password reset: `GET|POST /password/forgot` (a link by mail) and
- * `GET|POST /password/reset?token=…` (a new password).
+ * `GET|POST /password/reset?token=…` (a new password); and the first
+ * password of an account without one, `POST /account/password/link`.
  *
  * @module
  */
-import { AuthError, errorResponse, normalizeEmail } from "@portcullis/auth";
+import {
+  AuthError,
+  currentUser,
+  errorResponse,
+  normalizeEmail,
+  requireAuthenticated,
+} from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../context.ts";
 import { record } from "../lifecycle.ts";
@@ -13,7 +20,11 @@ import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { forgotPasswordPage } from "../views/auth/forgot_password.ts";
 import { resetPasswordPage } from "../views/auth/reset_password.ts";
 import { messagePage } from "../views/auth/message.ts";
-import { resetPasswordEmail } from "../views/emails/reset_password.ts";
+import {
+  resetPasswordEmail,
+  setPasswordEmail,
+} from "../views/emails/reset_password.ts";
+import { hasPassword } from "../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
 
 const SENT =
@@ -80,6 +91,69 @@ async function sendResetLink(ctx: AppContext, email: string): Promise<void> {
   } catch (error) {
     ctx.log(`password-reset email failed: ${(error as Error)?.message}`);
   }
+}
+
+/**
+ * `POST /account/password/link` (signed in; an account without a password,
+ * made by signing in with a provider): mails a link to set a first
+ * password to the account's own address (a password-reset link: the same
+ * `/password/reset` page, one hour, every session signed out when used).
+ * Form: 303 to `/account` with a flash; JSON: 202 `{}`. An account with a
+ * password: 409 `has_password`. Limited like `/password/forgot`, on the
+ * same counters: 429.
+ *
+ * The link, not a form behind a recent sign-in, because whoever holds only
+ * a stolen session cookie must not be able to give the account a password
+ * (which would then pass every password re-check and outlive the session);
+ * the mailbox is a second proof.
+ */
+export async function passwordLink(
+  ctx: AppContext,
+  req: Request,
+): Promise<Response> {
+  const denied = requireAuthenticated(req);
+  if (denied) return denied;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const user = await ctx.credentials.findById(currentUser(req)!);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  if (hasPassword(user)) {
+    return errorResponse(
+      req,
+      409,
+      "has_password",
+      "This account has a password: change it with the current one, or use the forgotten-password page",
+    );
+  }
+  const wait = await ctx.limiter.take([
+    limit("reset-email", user.email, ctx.limits.resetPerEmail),
+    limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  let message =
+    `A link to set your password is on its way to ${user.email}. It works for one hour.`;
+  try {
+    const token = await ctx.tokens.issue({
+      subject: user.id,
+      email: user.email,
+      purpose: PASSWORD_RESET_PURPOSE,
+    });
+    const link = new URL("/password/reset", ctx.appOrigin);
+    link.searchParams.set("token", token);
+    await ctx.mailer.send({
+      to: user.email,
+      ...setPasswordEmail({ link: link.href }),
+    });
+  } catch (error) {
+    ctx.log(`set-password email failed: ${(error as Error)?.message}`);
+    message = "The email could not be sent. Try again later.";
+  }
+  if (body.kind !== "form") return json({}, 202);
+  return redirect("/account", [
+    await ctx.flash.set({ kind: "notice", message }),
+  ]);
 }
 
 function currentEmail(ctx: AppContext) {

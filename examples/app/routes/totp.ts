@@ -21,6 +21,7 @@ import { record, startSession } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
+import { passwordCheckLimits, recheck, recheckRefusal } from "./recheck.ts";
 import type { SecondFactorMethod } from "../sign_in_methods.ts";
 import { Html } from "../views/html.ts";
 import { messagePage } from "../views/auth/message.ts";
@@ -149,6 +150,7 @@ export async function loginTotp(
 export async function totpAccountSection(
   ctx: AppContext,
   subject: string,
+  passwordless = false,
 ): Promise<Html | null> {
   const totp = ctx.methods.totp;
   if (totp === null) return null;
@@ -156,10 +158,15 @@ export async function totpAccountSection(
   return totpSection({
     enabled,
     recoveryCodesLeft: enabled ? await totp.recoveryCodesLeft(subject) : 0,
+    passwordless,
   });
 }
 
-/** `POST /account/totp`: starts enrolment (form: the QR page; JSON: `{secret, uri}`). */
+/**
+ * `POST /account/totp` (`password`, or a fresh re-authentication): starts
+ * enrolment (form: the QR page; JSON: `{secret, uri}`). Wrong password:
+ * 401; no password and no re-authentication: 403.
+ */
 export async function startTotp(
   ctx: AppContext,
   req: Request,
@@ -175,15 +182,18 @@ export async function startTotp(
   }
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  if (await totp.isEnabled(subject)) return alreadyOn(req);
+  // A session alone must not turn TOTP on (it would lock the owner out).
+  const checked = await recheck(
+    ctx,
+    req,
+    subject,
+    body.fields.password,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  if (checked.kind !== "ok") return recheckRefusal(req, checked);
   const enrolment = await totp.startEnrolment(subject, user.email);
-  if (enrolment === null) {
-    return errorResponse(
-      req,
-      409,
-      "totp_enabled",
-      "Two-factor authentication is already on",
-    );
-  }
+  if (enrolment === null) return alreadyOn(req);
   if (body.kind === "json") {
     return json({ secret: enrolment.secret, uri: enrolment.uri });
   }
@@ -194,6 +204,15 @@ export async function startTotp(
     secret: enrolment.secret,
     error: null,
   }));
+}
+
+function alreadyOn(req: Request): Response {
+  return errorResponse(
+    req,
+    409,
+    "totp_enabled",
+    "Two-factor authentication is already on",
+  );
 }
 
 /** `POST /account/totp/confirm`: `code` → TOTP on, recovery codes shown once. */
@@ -233,8 +252,9 @@ export async function confirmTotp(
 }
 
 /**
- * `POST /account/totp/disable`: `password` and `code` (or a recovery code)
- * → TOTP off. A wrong password and a wrong code answer the same 401.
+ * `POST /account/totp/disable`: `password` (or a fresh re-authentication)
+ * and `code` (or a recovery code) → TOTP off. A wrong password and a wrong
+ * code answer the same 401; no password and no re-authentication: 403.
  */
 export async function disableTotp(
   ctx: AppContext,
@@ -256,17 +276,14 @@ export async function disableTotp(
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
   const user = await ctx.credentials.findById(subject);
-  // Through the login throttle too: a session must not buy extra guesses.
-  const result = user === null
-    ? null
-    : await ctx.passwords.login(user.email, body.fields.password ?? "", {
-      address: ctx.clientAddress(req),
-    });
-  if (result?.kind === "throttled") {
-    return tooManyRequests(req, result.retryAfterSeconds);
+  // The password (through the login throttle: a session must not buy
+  // extra guesses) or a fresh re-authentication, then the code.
+  const checked = await recheck(ctx, req, subject, body.fields.password);
+  if (checked.kind === "throttled" || checked.kind === "reauthRequired") {
+    return recheckRefusal(req, checked);
   }
-  const passwordOk = result?.kind === "ok" && result.subject === subject;
-  const off = passwordOk && await totp.disable(subject, body.fields.code ?? "");
+  const off = checked.kind === "ok" &&
+    await totp.disable(subject, body.fields.code ?? "");
   if (!off) {
     const message = "The password or the code is incorrect";
     return body.kind === "json"

@@ -12,6 +12,11 @@ export interface AccountInput {
   email: string;
   /** Whether the email is verified. */
   verified: boolean;
+  /**
+   * An account without a password (made by signing in with a provider):
+   * the page offers a mailed link to set one instead of the change form.
+   */
+  passwordless?: boolean;
   /** A flash message to show once. */
   flash: FlashMessage | null;
   /** An error from the password form, or `null`. */
@@ -22,7 +27,8 @@ export interface AccountInput {
 
 /**
  * Renders the account page: the email, its verification state, and the
- * password change form.
+ * password change form (or, for an account without a password, the button
+ * that mails a link to set one).
  *
  * @param input The user and the flash.
  * @returns The page.
@@ -50,20 +56,36 @@ export function accountPage(input: AccountInput): string {
       <h1>Your account</h1>
       <p>Signed in as <strong id="email">${input.email}</strong>.</p>
       ${verification}
-      <h2>Change password</h2>
+      ${input.passwordless ? "" : html`<h2>Change password</h2>`}
       ${input.error
         ? html`<p class="flash alert" role="alert">${input.error}</p>`
         : ""}
-      <form method="post" action="/account/password">
-        <label for="current">Current password</label>
-        <input id="current" name="currentPassword" type="password"
-          autocomplete="current-password" required>
-        <label for="new">New password</label>
-        <input id="new" name="newPassword" type="password" autocomplete="new-password"
-          required minlength="8">
-        <p><button type="submit">Change password and sign out other sessions</button></p>
-      </form>
+      ${input.passwordless ? setPassword : changePassword}
       ${input.sections ?? ""}
     `,
   });
 }
+
+const changePassword = html`
+  <form method="post" action="/account/password">
+    <label for="current">Current password</label>
+    <input id="current" name="currentPassword" type="password"
+      autocomplete="current-password" required>
+    <label for="new">New password</label>
+    <input id="new" name="newPassword" type="password" autocomplete="new-password"
+      required minlength="8">
+    <p><button type="submit">Change password and sign out other sessions</button></p>
+  </form>
+`;
+
+const setPassword = html`
+  <section id="set-password" aria-labelledby="set-password-h">
+    <h2 id="set-password-h">Password</h2>
+    <p id="no-password">This account has no password: you sign in with a
+      provider or a passkey. To add one, we email you a link (it works for one
+      hour, and using it signs out every session).</p>
+    <form method="post" action="/account/password/link">
+      <p><button type="submit">Email me a link to set a password</button></p>
+    </form>
+  </section>
+`;

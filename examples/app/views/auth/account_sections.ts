@@ -60,7 +60,17 @@ function when(iso: string): Html {
 export function accountSections(input: {
   sessions: SessionRow[];
   activity: ActivityRow[];
+  /** No password field: the account has none (it confirms by re-signing in). */
+  passwordless?: boolean;
 }): Html {
+  const password = (id: string) =>
+    input.passwordless ? "" : field({
+      id,
+      name: "password",
+      label: "Current password",
+      type: "password",
+      autocomplete: "current-password",
+    });
   const rows = input.sessions.map((s) =>
     html`
       <tr class="${s.current ? "current" : ""}">
@@ -128,13 +138,7 @@ export function accountSections(input: {
           autocomplete: "email",
           hint: "We send a link there; the address changes when you open it.",
         })}
-        ${field({
-          id: "email-password",
-          name: "password",
-          label: "Current password",
-          type: "password",
-          autocomplete: "current-password",
-        })}
+        ${password("email-password")}
         <p><button type="submit">Send a confirmation link</button></p>
       </form>
     </section>
@@ -143,13 +147,7 @@ export function accountSections(input: {
       <form method="post" action="/account/delete">
         <p>This signs out every session and deletes your account, your notes and
           your activity. It cannot be undone.</p>
-        ${field({
-          id: "delete-password",
-          name: "password",
-          label: "Current password",
-          type: "password",
-          autocomplete: "current-password",
-        })}
+        ${password("delete-password")}
         <p><button type="submit" class="danger">Delete my account</button></p>
       </form>
     </section>

@@ -31,6 +31,8 @@ export function linkPage(
     email: string;
     error: string | null;
     signedIn?: boolean;
+    /** Signed in: whether the form asks for the current password. */
+    askPassword?: boolean;
   },
 ): string {
   if (input.signedIn) {
@@ -41,7 +43,17 @@ export function linkPage(
         <h1>Link ${input.provider}?</h1>
         <p>Sign in to this account with the ${input.provider} account
           <strong>${input.email}</strong> from now on?</p>
+        ${input.error
+          ? html`<p class="flash alert" role="alert">${input.error}</p>`
+          : ""}
         <form method="post" action="/login/oidc/link">
+          ${input.askPassword
+            ? html`
+              <label for="link-password">Your current password</label>
+              <input id="link-password" name="password" type="password"
+                autocomplete="current-password" required>
+            `
+            : ""}
           <p><button type="submit" id="confirm-link">Link ${input
             .provider}</button></p>
         </form>

@@ -19,8 +19,21 @@ export function passkeyLoginButton(next: string): Html {
   `;
 }
 
-/** The account page's passkeys: the list (rename, remove) and "add". */
-export function passkeysSection(passkeys: readonly PasskeyInfo[]): Html {
+/**
+ * The account page's passkeys: the list (rename, remove) and "add". Adding
+ * and removing ask for the current password unless the account has none
+ * (`passwordless`: it re-authenticates first).
+ */
+export function passkeysSection(
+  passkeys: readonly PasskeyInfo[],
+  passwordless = false,
+): Html {
+  const password = (id: string) =>
+    passwordless ? "" : html`
+      <label for="${id}">Current password</label>
+      <input id="${id}" name="password" type="password"
+        autocomplete="current-password" required>
+    `;
   return html`
     <h2>Passkeys</h2>
     <ul id="passkeys">${passkeys.map((p) =>
@@ -32,12 +45,14 @@ export function passkeysSection(passkeys: readonly PasskeyInfo[]): Html {
         </form>
         <form method="post" action="/account/passkeys/delete" class="inline">
           <input type="hidden" name="id" value="${p.credentialId}">
+          ${password(`passkey-delete-password-${p.credentialId}`)}
           <button type="submit">Remove</button>
         </form></li>`
     )}</ul>
     <form id="passkey-add" hidden>
       <label for="passkey-name">Name for a new passkey</label>
       <input id="passkey-name" name="name" maxlength="64" value="Passkey">
+      ${password("passkey-add-password")}
       <p><button type="submit">Add a passkey</button></p>
     </form>
     <p id="passkey-status" role="status"></p>

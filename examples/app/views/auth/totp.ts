@@ -77,14 +77,26 @@ export function recoveryCodesPage(
 
 /** The account page's TOTP section. */
 export function totpSection(
-  input: { enabled: boolean; recoveryCodesLeft: number },
+  input: {
+    enabled: boolean;
+    recoveryCodesLeft: number;
+    /** No password field: the account has none (it re-authenticates). */
+    passwordless?: boolean;
+  },
 ): Html {
+  const password = (id: string) =>
+    input.passwordless ? "" : html`
+      <label for="${id}">Current password</label>
+      <input id="${id}" name="password" type="password"
+        autocomplete="current-password" required>
+    `;
   if (!input.enabled) {
     return html`
       <h2>Two-factor authentication</h2>
       <p id="totp-off">Off.</p>
       <form method="post" action="/account/totp">
-        <button type="submit">Set up an authenticator app</button>
+        ${password("totp-setup-password")}
+        <p><button type="submit">Set up an authenticator app</button></p>
       </form>
     `;
   }
@@ -92,9 +104,7 @@ export function totpSection(
     <h2>Two-factor authentication</h2>
     <p id="totp-on">On. ${input.recoveryCodesLeft} recovery codes left.</p>
     <form method="post" action="/account/totp/disable">
-      <label for="totp-password">Password</label>
-      <input id="totp-password" name="password" type="password"
-        autocomplete="current-password" required>
+      ${password("totp-password")}
       <label for="totp-code">Code or recovery code</label>
       <input id="totp-code" name="code" autocomplete="one-time-code" required>
       <p><button type="submit">Turn off</button></p>

@@ -1,0 +1,53 @@
+/**
+ * The account page's "Confirm it's you" section, for an account without a
+ * password: a fresh sign-in with a linked provider or a passkey stands in
+ * for the password before a sensitive change.
+ *
+ * @module
+ */
+import { type Html, html } from "../html.ts";
+
+/** What {@linkcode reauthSection} needs. */
+export interface ReauthInput {
+  /** Whether this session re-authenticated in the last five minutes. */
+  fresh: boolean;
+  /** The providers linked to the account. */
+  providers: readonly { id: string; name: string }[];
+  /** Whether the user has a passkey (and passkeys are on). */
+  passkeys: boolean;
+}
+
+/**
+ * Renders the section. The passkey button starts hidden; the served module
+ * (`/assets/passkeys.js`, loaded by the passkeys section) shows it.
+ *
+ * @param input The state and the ways to confirm.
+ * @returns The markup.
+ */
+export function reauthSection(input: ReauthInput): Html {
+  const ways = [
+    ...input.providers.map((p) =>
+      html`<li><a id="reauth-${p.id}" href="/login/oidc/${p.id}/reauth?next=/account">Confirm with ${p.name}</a></li>`
+    ),
+    ...(input.passkeys
+      ? [
+        html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`,
+      ]
+      : []),
+  ];
+  return html`
+    <section id="reauth" aria-labelledby="reauth-h">
+      <h2 id="reauth-h">Confirm it's you</h2>
+      ${input.fresh
+        ? html`<p id="reauth-fresh">Confirmed. For a few minutes, the changes
+          below go through without a password.</p>`
+        : html`<p id="reauth-needed">This account has no password. Before you
+          change your email address, delete the account, turn two-factor
+          authentication on or off, add or remove a passkey or link a provider,
+          sign in again:</p>`}
+      ${ways.length > 0
+        ? html`<ul>${ways}</ul>`
+        : html`<p>No provider or passkey can confirm it: set a password first.</p>`}
+    </section>
+  `;
+}
