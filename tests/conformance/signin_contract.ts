@@ -157,7 +157,7 @@ async function totpRows(c: SignInContext): Promise<void> {
       user.token = reg.json().token;
       const page = await call("POST", "/account/totp", {
         bearer: user.token,
-        form: {},
+        form: { password: c.password },
       });
       assert.equal(page.status, 200, brief(page));
       assert.match(page.headers.get("content-type") ?? "", /^text\/html/);

@@ -126,6 +126,8 @@ async function rows(c: SignInContext, browser: Browser): Promise<void> {
       await page.goto(`${base}/account`);
       await page.waitForSelector("#passkey-add:not([hidden])");
       await page.fill("#passkey-name", "Conformance key");
+      // Adding a passkey re-checks the current password.
+      await page.fill("#passkey-add-password", c.password);
       const [registered] = await Promise.all([
         page.waitForResponse((r) =>
           r.url().endsWith("/passkeys/register") &&
