@@ -2,7 +2,10 @@
 // (from Deno's npm cache, the version pinned below) bundled by esbuild into
 // one minified ES module. Run after changing either:
 //   deno run -A packages/passkeys/_build_browser_script.ts
-import * as esbuild from "esbuild";
+// Build-only: inline specifiers, so the package (and every app that
+// installs it) never downloads esbuild.
+// deno-lint-ignore no-import-prefix -- build-only, kept out of the import map
+import * as esbuild from "npm:esbuild@^0.28.2";
 
 const VERSION = "14.0.0";
 await import(`npm:@simplewebauthn/browser@${VERSION}`); // fetch into the cache
