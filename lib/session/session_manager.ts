@@ -18,8 +18,10 @@ import {
 import {
   type CheckedOptions,
   checkOptions,
+  renewedExpiry,
   type SessionManagerOptions,
   type SlidingOptions,
+  withinTimes,
 } from "./session_options.ts";
 import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
@@ -157,17 +159,12 @@ export class SessionManager {
    * seen before, or a store that must be asked).
    */
   [PEEK_SESSION](token: string): Identity | null | undefined {
-    const identity = this.#cache.get(token);
-    if (identity === undefined) return undefined;
-    if (this.#o.now() >= identity.expiresAt * 1000) return null;
-    const store = this.#store;
-    if (store === null) return identity;
-    const revoked = store.peek(
-      identity.subject,
-      identity.jti,
-      identity.issuedAt,
-    );
-    return revoked === undefined ? undefined : revoked ? null : identity;
+    const id = this.#cache.get(token);
+    if (id === undefined) return undefined;
+    if (this.#o.now() >= id.expiresAt * 1000) return null;
+    if (this.#store === null) return id;
+    const revoked = this.#store.peek(id.subject, id.jti, id.issuedAt);
+    return revoked === undefined ? undefined : revoked ? null : id;
   }
 
   // One async function: each `await` of a native promise costs one
@@ -176,18 +173,14 @@ export class SessionManager {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
       return null;
     }
-    const identity = await this.#verify(token);
-    if (identity === null) return null;
-    this.#cache.set(token, identity);
-    if (this.#o.now() >= identity.expiresAt * 1000) return null;
-    const store = this.#store;
-    if (store === null) return identity;
-    const revoked = await store.isRevoked(
-      identity.subject,
-      identity.jti,
-      identity.issuedAt,
-    );
-    return revoked ? null : identity;
+    const id = await this.#verify(token);
+    if (id === null) return null;
+    this.#cache.set(token, id);
+    if (this.#o.now() >= id.expiresAt * 1000) return null;
+    if (this.#store === null) return id;
+    return (await this.#store.isRevoked(id.subject, id.jti, id.issuedAt))
+      ? null
+      : id;
   }
 
   /** Expiry, then one store round trip for revocation. */
@@ -259,19 +252,8 @@ export class SessionManager {
    * @returns The new token, or `null` when no renewal is due.
    */
   renew(identity: Identity): Promise<IssuedSession | null> {
-    const s = this.#o.sliding;
-    if (s === null) return Promise.resolve(null);
-    const nowS = Math.floor(this.#o.now() / 1000);
-    const tokenIssued = identity.expiresAt - this.#o.lifetime;
-    const cap = Math.floor(identity.issuedAt / 1000) +
-      s.absoluteLifetimeSeconds;
-    const expiresAt = Math.min(nowS + this.#o.lifetime, cap);
-    if (
-      nowS - tokenIssued < s.renewAfterSeconds ||
-      expiresAt <= identity.expiresAt
-    ) {
-      return Promise.resolve(null);
-    }
+    const expiresAt = renewedExpiry(identity, this.#o);
+    if (expiresAt === null) return Promise.resolve(null);
     return this.#mint(
       identity.subject,
       identity.jti,
@@ -301,18 +283,9 @@ export class SessionManager {
     const payload = await verifyToken(keys, SESSION_PURPOSE, token);
     if (payload === null) return null;
     const identity = parseSessionPayload(payload);
-    if (identity === null) return null;
-    // A session cannot begin later than now: one "issued" in the future
-    // would outlive every revokeAll cut-off taken before that time.
-    if (identity.issuedAt > this.#o.now() + this.#o.skewMs) return null;
-    // A token may not outlive what this manager allows now: shortening
-    // the lifetime takes effect for tokens already out.
-    const longest = this.#o.sliding?.absoluteLifetimeSeconds ??
-      this.#o.lifetime;
-    if (identity.expiresAt - identity.issuedAt / 1000 > longest + 1) {
-      return null;
-    }
-    return identity;
+    return identity !== null && withinTimes(identity, this.#o)
+      ? identity
+      : null;
   }
 
   #requireStore(what: string): GuardedStore {

@@ -158,3 +158,40 @@ function nonNegative(value: number, name: string): number {
   }
   return value;
 }
+
+/**
+ * Whether a verified token's times are acceptable now. A session cannot
+ * begin later than now (beyond the clock skew): one "issued" in the future
+ * would outlive every revokeAll cut-off taken before that time. And a token
+ * may not outlive what the manager allows now, so shortening the lifetime
+ * takes effect for tokens already out.
+ */
+export function withinTimes(
+  identity: { issuedAt: number; expiresAt: number },
+  o: CheckedOptions,
+): boolean {
+  if (identity.issuedAt > o.now() + o.skewMs) return false;
+  const longest = o.sliding?.absoluteLifetimeSeconds ?? o.lifetime;
+  return identity.expiresAt - identity.issuedAt / 1000 <= longest + 1;
+}
+
+/**
+ * The expiry of a sliding renewal, or `null` when none is due: sliding is
+ * off, the token is younger than `renewAfterSeconds`, or the absolute
+ * lifetime allows no later expiry.
+ */
+export function renewedExpiry(
+  identity: { issuedAt: number; expiresAt: number },
+  o: CheckedOptions,
+): number | null {
+  const s = o.sliding;
+  if (s === null) return null;
+  const nowS = Math.floor(o.now() / 1000);
+  const tokenIssued = identity.expiresAt - o.lifetime;
+  const cap = Math.floor(identity.issuedAt / 1000) + s.absoluteLifetimeSeconds;
+  const expiresAt = Math.min(nowS + o.lifetime, cap);
+  return nowS - tokenIssued < s.renewAfterSeconds ||
+      expiresAt <= identity.expiresAt
+    ? null
+    : expiresAt;
+}
