@@ -51,6 +51,16 @@ async function serve(): Promise<void> {
   const secret = SecretProvider.fromValue(SECRET);
   const kv = new MemoryKV();
   const exact = new SessionManager({ secret, store: new KVSessionStore(kv) });
+  // The same memory behind getMany only: a store that must be awaited (as
+  // every remote one is), at no network cost.
+  const awaited = new SessionManager({
+    secret,
+    store: new KVSessionStore({
+      getMany: (keys) => kv.getMany(keys),
+      put: (k, v, o) => kv.put(k, v, o),
+      delete: (k) => kv.delete(k),
+    }),
+  });
   const stateless = new SessionManager({ secret, store: null });
   const stale = new SessionManager({
     secret,
@@ -58,7 +68,7 @@ async function serve(): Promise<void> {
     revocationStaleness: 60,
   });
   const token = await exact.issue(subject);
-  for (const m of [exact, stateless, stale]) await m.resolve(token);
+  for (const m of [exact, awaited, stateless, stale]) await m.resolve(token);
   const bearer = new BearerTransport();
   const cookie = new CookieTransport();
   const STATE = Symbol("state");
@@ -70,6 +80,7 @@ async function serve(): Promise<void> {
   const mwExact = guarded(exact);
   const mwStateless = guarded(stateless);
   const mwStale = guarded(stale);
+  const mwAwaited = guarded(awaited);
   const bare = identityMiddleware(exact, { onEvent: () => {} });
   const inner = (req: Request) =>
     requireAuthenticated(req) ?? me(currentUser(req)!);
@@ -116,6 +127,7 @@ async function serve(): Promise<void> {
     "/mw": (req) => Promise.resolve(mwExact(req)),
     "/mw-stateless": (req) => Promise.resolve(mwStateless(req)),
     "/mw-stale": (req) => Promise.resolve(mwStale(req)),
+    "/mw-awaited": (req) => Promise.resolve(mwAwaited(req)),
     "/mw-cookie": (req) => Promise.resolve(mwExact(req)),
   };
   const handler = (req: Request): Promise<Response> => {
@@ -169,6 +181,11 @@ const VARIANTS: [string, string, "bearer" | "cookie" | null][] = [
   [
     "/mw-stale",
     "the same, Bearer, revocationStaleness: 60 (synchronous warm path)",
+    "bearer",
+  ],
+  [
+    "/mw-awaited",
+    "the same, Bearer, exact over a store read only by promise (every request awaits it)",
     "bearer",
   ],
 ];

@@ -39,6 +39,15 @@ export interface KeyValueStore {
    */
   getMany(keys: readonly string[]): Promise<(string | null)[]>;
   /**
+   * Optional: what `getMany` would answer, synchronously, for a store whose
+   * data lives in this process's memory (`MemoryKV`). A store that needs
+   * a round trip leaves it out.
+   *
+   * @param keys The keys.
+   * @returns One value or `null` per key, in order.
+   */
+  getManySync?(keys: readonly string[]): (string | null)[];
+  /**
    * Writes one value.
    *
    * @param key The key.

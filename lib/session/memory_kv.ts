@@ -53,13 +53,18 @@ export class MemoryKV implements KeyValueStore {
 
   /** {@inheritDoc KeyValueStore.getMany} */
   getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return Promise.resolve(this.getManySync(keys));
+  }
+
+  /** {@inheritDoc KeyValueStore.getManySync} */
+  getManySync(keys: readonly string[]): (string | null)[] {
     const now = this.#now();
     const out: (string | null)[] = new Array(keys.length);
     for (let i = 0; i < keys.length; i++) {
       const e = this.#map.get(keys[i]);
       out[i] = e !== undefined && e.expiresAt > now ? e.value : null;
     }
-    return Promise.resolve(out);
+    return out;
   }
 
   /** {@inheritDoc KeyValueStore.put} */

@@ -118,14 +118,23 @@ export class KVSessionStore implements SessionStore {
     // A plain promise chain, not an async function: this runs on every
     // authenticated request.
     return this.#kv.getMany([this.#deny + jti, this.#cut + subject]).then(
-      (values) => {
-        if (values[0] !== null) return true;
-        const cutoff = values[1];
-        if (cutoff === null) return false;
-        const cut = Number(cutoff);
-        // An unreadable cut-off revokes: fail closed.
-        return !Number.isFinite(cut) || issuedAtMs <= cut;
-      },
+      (values) => revokedBy(values, issuedAtMs),
+    );
+  }
+
+  /**
+   * {@inheritDoc SessionStore.peek}
+   *
+   * Answers only over a key-value store that reads synchronously
+   * (`getManySync`, as `MemoryKV` does): then exactly what `isRevoked`
+   * would, without a promise.
+   */
+  peek(subject: string, jti: string, issuedAtMs: number): boolean | undefined {
+    const kv = this.#kv;
+    if (kv.getManySync === undefined) return undefined;
+    return revokedBy(
+      kv.getManySync([this.#deny + jti, this.#cut + subject]),
+      issuedAtMs,
     );
   }
 
@@ -146,4 +155,14 @@ export class KVSessionStore implements SessionStore {
       ttlSeconds: Math.max(MIN_REVOCATION_TTL_SECONDS, Math.ceil(ttlSeconds)),
     });
   }
+}
+
+/** The denylist entry and the subject's cut-off, read together. */
+function revokedBy(values: (string | null)[], issuedAtMs: number): boolean {
+  if (values[0] !== null) return true;
+  const cutoff = values[1];
+  if (cutoff === null) return false;
+  const cut = Number(cutoff);
+  // An unreadable cut-off revokes: fail closed.
+  return !Number.isFinite(cut) || issuedAtMs <= cut;
 }

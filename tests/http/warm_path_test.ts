@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   compose,
   currentUser,
+  DenoKV,
   identityMiddleware,
   KVSessionStore,
   MemoryKV,
@@ -126,16 +127,39 @@ Deno.test("warm path: a revocation through another manager is seen within the bo
   assert.equal((await past.result).status, 401);
 });
 
-Deno.test("warm path: the exact default always asks the store (no synchronous answer)", async () => {
-  const sessions = new SessionManager({
-    secret,
-    store: new KVSessionStore(new MemoryKV()),
-  });
-  const token = await sessions.issue("user_1");
-  await callSync(sessions, bearer(token)).result;
-  const warm = callSync(sessions, bearer(token));
-  assert.equal(warm.reachedSync, false);
+Deno.test("warm path: exact over an in-memory store answers synchronously and stays exact", async () => {
+  const kv = new MemoryKV();
+  const here = new SessionManager({ secret, store: new KVSessionStore(kv) });
+  const there = new SessionManager({ secret, store: new KVSessionStore(kv) });
+  const token = await here.issue("user_1");
+  await callSync(here, bearer(token)).result;
+  const warm = callSync(here, bearer(token));
+  assert.equal(warm.reachedSync, true);
   assert.equal((await warm.result).status, 200);
+  // A revocation through another manager is seen on the very next request.
+  await there.revoke(token);
+  const after = callSync(here, bearer(token));
+  assert.equal(after.reachedSync, true);
+  assert.equal((await after.result).status, 401);
+});
+
+Deno.test("warm path: exact over a store that needs a round trip always asks it (Deno KV)", async () => {
+  const denoKv = await Deno.openKv(":memory:");
+  try {
+    const sessions = new SessionManager({
+      secret,
+      store: new KVSessionStore(new DenoKV(denoKv)),
+    });
+    const token = await sessions.issue("user_1");
+    await callSync(sessions, bearer(token)).result;
+    const warm = callSync(sessions, bearer(token));
+    assert.equal(warm.reachedSync, false);
+    assert.equal((await warm.result).status, 200);
+    await sessions.revoke(token);
+    assert.equal((await callSync(sessions, bearer(token)).result).status, 401);
+  } finally {
+    denoKv.close();
+  }
 });
 
 Deno.test("warm path: a store whose peek throws falls back to asking, and an outage then fails closed", async () => {
