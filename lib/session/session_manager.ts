@@ -167,8 +167,7 @@ export class SessionManager {
     return revoked === undefined ? undefined : revoked ? null : id;
   }
 
-  // One async function: each `await` of a native promise costs one
-  // microtask, fewer than a chain of `then`s that return promises.
+  // One async function (fewer microtasks than chained thens); memory first.
   async #resolveCold(token: string): Promise<Identity | null> {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
       return null;
@@ -177,8 +176,10 @@ export class SessionManager {
     if (id === null) return null;
     this.#cache.set(token, id);
     if (this.#o.now() >= id.expiresAt * 1000) return null;
-    if (this.#store === null) return id;
-    return (await this.#store.isRevoked(id.subject, id.jti, id.issuedAt))
+    const store = this.#store;
+    if (store === null) return id;
+    return (store.peek(id.subject, id.jti, id.issuedAt) ??
+        await store.isRevoked(id.subject, id.jti, id.issuedAt))
       ? null
       : id;
   }
