@@ -177,6 +177,8 @@ async function orchestrate(): Promise<void> {
         Deno.execPath(),
         "run",
         "-A",
+        "--import-map=bench/import_map.json",
+        "--lock=bench/deno.lock",
         "bench/remote_store_bench.ts",
         "serve",
       ],
