@@ -55,6 +55,8 @@ export async function startApp(
       `--v8-flags=--expose-gc${
         Deno.env.get("APP_V8_FLAGS") ? "," + Deno.env.get("APP_V8_FLAGS") : ""
       }`,
+      `--import-map=${new URL("./import_map.json", import.meta.url).pathname}`,
+      `--lock=${new URL("./deno.lock", import.meta.url).pathname}`,
       new URL("./_app_server.ts", import.meta.url).pathname,
       JSON.stringify(full),
     ],
