@@ -167,6 +167,18 @@ Deno.test("deno publish --dry-run passes for every package of the workspace", as
   }
 });
 
+Deno.test("deno doc --lint passes for every package, over all of its exports", async () => {
+  for (const [dir, c] of await packages()) {
+    const files = exportFiles(c).filter((f) => /\.(ts|js)$/.test(f));
+    const r = await run(
+      Deno.execPath(),
+      ["doc", "--lint", ...files],
+      new URL(`${dir}/`, root),
+    );
+    assert.ok(r.ok, `${c.name}: ${r.out.slice(-3000)}`);
+  }
+});
+
 Deno.test("the npm tarballs of the core and of @portcullis/libsql-kv, built by deno pack, install with npm and run on Node", async () => {
   const scratch = await Deno.makeTempDir({ prefix: "portcullis-pack-" });
   try {

@@ -287,3 +287,6 @@ export class Argon2idHasher implements PasswordHasher {
     return { memoryKiB, iterations, parallelism, salt, hash };
   }
 }
+
+/** The hasher interface these classes implement (from `@portcullis/auth`). */
+export type { PasswordHasher } from "@portcullis/auth";

@@ -179,3 +179,6 @@ export class BcryptHasher implements PasswordHasher {
     return cost;
   }
 }
+
+/** The hasher interface these classes implement (from `@portcullis/auth`). */
+export type { PasswordHasher } from "@portcullis/auth";

@@ -65,6 +65,7 @@ export type {
   UserRecord,
 } from "@portcullis/auth/passwords";
 export type { SecurityEvent, SecurityEventType } from "@portcullis/auth/events";
+export { SECURITY_EVENT_TYPES } from "@portcullis/auth/events";
 export type { SecurityEventStore } from "@portcullis/auth/events";
 export type {
   VerificationTokenRecord,
