@@ -25,8 +25,8 @@ function unsafe(method: string): boolean {
 
 // No async frames on this path: it runs on every request. A token this
 // process verified before, whose revocation state memory can tell (a
-// stateless manager, or `revocationStaleness` within its bound), reaches the
-// handler without a single promise of our own.
+// stateless manager, an in-memory store, or `revocationStaleness` within its
+// bound), reaches the handler without a single promise of our own.
 export function handle(
   req: Request,
   next: Next,
