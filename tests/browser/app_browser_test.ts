@@ -8,21 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { missing } from "../support/services.ts";
+import { CHROMIUM, CHROMIUM_ARGS, haveChromium } from "../support/chromium.ts";
 import { startApp } from "../app/_harness.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-
-async function haveChromium(): Promise<boolean> {
-  try {
-    await Deno.stat(CHROMIUM);
-    return true;
-  } catch {
-    return missing(
-      `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`,
-    );
-  }
-}
 
 Deno.test({
   name:
@@ -36,13 +23,7 @@ Deno.test({
       executablePath: CHROMIUM,
       headless: true,
       args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        ...CHROMIUM_ARGS,
       ],
     });
     try {
@@ -148,13 +129,7 @@ Deno.test({
       executablePath: CHROMIUM,
       headless: true,
       args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        ...CHROMIUM_ARGS,
         "--host-resolver-rules=MAP app.example.com 127.0.0.1",
       ],
     });

@@ -7,36 +7,18 @@
  */
 import assert from "node:assert/strict";
 import { type Browser as Chromium, chromium, type Page } from "playwright-core";
-import { missing } from "../support/services.ts";
+import { CHROMIUM, CHROMIUM_ARGS, haveChromium } from "../support/chromium.ts";
 import { api, bearer, registerJson, startApp } from "../app/_harness.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const OLD = "correct horse battery";
 const NEW = "a fresh passphrase for chromium";
-
-async function haveChromium(): Promise<boolean> {
-  try {
-    await Deno.stat(CHROMIUM);
-    return true;
-  } catch {
-    return missing(
-      `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`,
-    );
-  }
-}
 
 function launch(): Promise<Chromium> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
+      ...CHROMIUM_ARGS,
     ],
   });
 }

@@ -11,57 +11,14 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { type Browser, chromium, type Page } from "playwright-core";
 import {
-  type Browser,
-  type CDPSession,
-  chromium,
-  type Page,
-} from "playwright-core";
-import { missing } from "../support/services.ts";
+  addVirtualAuthenticator as authenticator,
+  CHROMIUM,
+  CHROMIUM_ARGS as ARGS,
+  haveChromium,
+} from "../support/chromium.ts";
 import { startApp, type TestApp } from "../app/_harness.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-async function haveChromium(): Promise<boolean> {
-  try {
-    await Deno.stat(CHROMIUM);
-    return true;
-  } catch {
-    return missing(
-      `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`,
-    );
-  }
-}
-
-async function authenticator(
-  page: Page,
-): Promise<{ cdp: CDPSession; id: string }> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  const { authenticatorId } = await cdp.send(
-    "WebAuthn.addVirtualAuthenticator",
-    {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    },
-  );
-  return { cdp, id: authenticatorId };
-}
 
 async function apiMe(page: Page): Promise<{ status: number; email?: string }> {
   return await page.evaluate(async () => {
@@ -163,7 +120,7 @@ Deno.test({
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ARGS,
+        args: [...ARGS],
       });
       const page = await browser.newPage();
       const errors: string[] = [];
@@ -361,7 +318,7 @@ Deno.test({
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ARGS,
+        args: [...ARGS],
       });
       const page = await browser.newPage();
       await authenticator(page);

@@ -11,46 +11,14 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { type Browser, chromium, type Page } from "playwright-core";
 import {
-  type Browser,
-  type CDPSession,
-  chromium,
-  type Page,
-} from "playwright-core";
+  addVirtualAuthenticator as authenticator,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+} from "../support/chromium.ts";
 import type { SignInContext } from "./_signin_services.ts";
 import { brief } from "./signin_contract.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-async function authenticator(
-  page: Page,
-): Promise<{ cdp: CDPSession; id: string }> {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  const { authenticatorId } = await cdp.send(
-    "WebAuthn.addVirtualAuthenticator",
-    {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    },
-  );
-  return { cdp, id: authenticatorId };
-}
 
 /** `GET /api/me` from the page, with the browser's cookies. */
 async function apiMe(
@@ -86,7 +54,7 @@ export async function runPasskeyRows(c: SignInContext): Promise<void> {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ARGS,
+      args: [...CHROMIUM_ARGS],
     });
   } catch (error) {
     await c.missing(
