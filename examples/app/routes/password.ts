@@ -24,6 +24,7 @@ import {
   resetPasswordEmail,
   setPasswordEmail,
 } from "../views/emails/reset_password.ts";
+import type { EmailContent } from "../views/emails/email_content.ts";
 import { hasPassword } from "../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
 
@@ -76,21 +77,29 @@ async function sendResetLink(ctx: AppContext, email: string): Promise<void> {
   try {
     const user = await ctx.credentials.findByEmail(email);
     if (user === null) return;
-    const token = await ctx.tokens.issue({
-      subject: user.id,
-      email: user.email,
-      purpose: PASSWORD_RESET_PURPOSE,
-    });
-    const link = new URL("/password/reset", ctx.appOrigin);
-    link.searchParams.set("token", token);
-    // Mail goes to the stored address, never to what was typed.
-    await ctx.mailer.send({
-      to: user.email,
-      ...resetPasswordEmail({ link: link.href }),
-    });
+    await mailResetLink(ctx, user, resetPasswordEmail);
   } catch (error) {
     ctx.log(`password-reset email failed: ${(error as Error)?.message}`);
   }
+}
+
+/**
+ * Mails a password-reset link (one hour, single use) to the account's
+ * stored address, never to what was typed; `view` words it (reset or set).
+ */
+async function mailResetLink(
+  ctx: AppContext,
+  user: { id: string; email: string },
+  view: (data: { link: string }) => EmailContent,
+): Promise<void> {
+  const token = await ctx.tokens.issue({
+    subject: user.id,
+    email: user.email,
+    purpose: PASSWORD_RESET_PURPOSE,
+  });
+  const link = new URL("/password/reset", ctx.appOrigin);
+  link.searchParams.set("token", token);
+  await ctx.mailer.send({ to: user.email, ...view({ link: link.href }) });
 }
 
 /**
@@ -135,17 +144,7 @@ export async function passwordLink(
   let message =
     `A link to set your password is on its way to ${user.email}. It works for one hour.`;
   try {
-    const token = await ctx.tokens.issue({
-      subject: user.id,
-      email: user.email,
-      purpose: PASSWORD_RESET_PURPOSE,
-    });
-    const link = new URL("/password/reset", ctx.appOrigin);
-    link.searchParams.set("token", token);
-    await ctx.mailer.send({
-      to: user.email,
-      ...setPasswordEmail({ link: link.href }),
-    });
+    await mailResetLink(ctx, user, setPasswordEmail);
   } catch (error) {
     ctx.log(`set-password email failed: ${(error as Error)?.message}`);
     message = "The email could not be sent. Try again later.";
