@@ -1,8 +1,12 @@
 /**
  * What a new user's first `deno task start` downloads: a fresh clone of this
- * repository, an empty `DENO_DIR`, the README's start command, and the size
- * of the cache once the app answers `GET /` with 200. Also reports whether
- * Deno printed its "ignored build scripts" warning box.
+ * repository, an empty `DENO_DIR`, the README's start command, and once the
+ * app answers `GET /` with 200:
+ * - `downloadMiB`: the bytes fetched from the npm registry (each package's
+ *   tarball, as the registry sizes it, plus the package documents Deno kept);
+ * - `cacheMiB`: the whole cache on disk (unpacked packages, V8 code caches);
+ * - `npmUnpackedMiB`: the unpacked packages alone.
+ * Also reports whether Deno printed its "ignored build scripts" warning box.
  *
  * Usage: `deno run -A bench/first_start.ts` (needs the npm registry).
  *
@@ -53,17 +57,59 @@ while (performance.now() - started < 180_000) {
 const seconds = (performance.now() - started) / 1000;
 child.kill("SIGTERM");
 await child.status;
-const size = (await sh("du", ["-sk", cache])).split("\t")[0];
+const kib = async (path: string) =>
+  Number((await sh("du", ["-sk", path])).split("\t")[0]);
+const size = await kib(cache);
 const npmDir = `${cache}/npm/registry.npmjs.org`;
 const packages: string[] = [];
 for await (const e of Deno.readDir(npmDir)) packages.push(e.name);
+
+/** Every `name@version` unpacked in the cache, and the documents' bytes. */
+async function cached(): Promise<{ versions: string[]; documents: number }> {
+  const versions: string[] = [];
+  let documents = 0;
+  const walk = async (dir: string, name: string) => {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isFile && e.name === "registry.json") {
+        documents += (await Deno.stat(`${dir}/${e.name}`)).size;
+      } else if (e.isDirectory && /^\d/.test(e.name)) {
+        versions.push(`${name}@${e.name.replace(/_\d+$/, "")}`);
+      } else if (e.isDirectory && name === "") {
+        await walk(`${dir}/${e.name}`, e.name);
+      } else if (e.isDirectory && name.startsWith("@") && !name.includes("/")) {
+        await walk(`${dir}/${e.name}`, `${name}/${e.name}`);
+      }
+    }
+  };
+  await walk(npmDir, "");
+  return { versions, documents };
+}
+
+/** The tarball's size as the registry answers it. */
+async function tarballBytes(version: string): Promise<number> {
+  const at = version.lastIndexOf("@");
+  const name = version.slice(0, at);
+  const url = `https://registry.npmjs.org/${name}/-/${
+    name.split("/").pop()
+  }-${version.slice(at + 1)}.tgz`;
+  const res = await fetch(url, { method: "HEAD" });
+  await res.body?.cancel();
+  return Number(res.headers.get("content-length") ?? 0);
+}
+
+const { versions, documents } = await cached();
+let tarballs = 0;
+for (const v of versions) tarballs += await tarballBytes(v);
+const mib = (bytes: number) => Number((bytes / 1024 / 1024).toFixed(1));
 const text = output.join("");
 console.log(
   JSON.stringify(
     {
       answered: status,
       seconds: Number(seconds.toFixed(1)),
-      downloadMiB: Number((Number(size) / 1024).toFixed(1)),
+      downloadMiB: mib(tarballs + documents),
+      cacheMiB: mib(size * 1024),
+      npmUnpackedMiB: mib((await kib(npmDir)) * 1024),
       warningBox: /Ignored build scripts|╭/.test(text),
       npmPackages: packages.sort(),
     },

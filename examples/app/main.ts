@@ -21,8 +21,6 @@
  *
  * @module
  */
-import { createClient } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
 import {
   DenoKV,
   KVSessionStore,
@@ -33,6 +31,7 @@ import {
   migrate,
   SQLAuthEventStore,
   SQLCredentialStore,
+  type SQLDatabase,
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import { createApp } from "./app.ts";
@@ -40,6 +39,9 @@ import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
 import { signInMethodsFromEnv } from "./sign_in_setup.ts";
+
+const LIBSQL_CLIENT = "@libsql/client";
+const DRIZZLE_LIBSQL = "drizzle-orm/libsql";
 
 const env = Deno.env.toObject();
 const production = env.DENO_ENV === "production";
@@ -107,9 +109,26 @@ const db = local
       ? decodeURIComponent(new URL(databaseUrl).pathname)
       : databaseUrl.replace(/^file:/, ""),
   ).db
-  : drizzle(
-    createClient({ url: databaseUrl, authToken: env.DATABASE_AUTH_TOKEN }),
-  );
+  : await openRemoteLibSQL(databaseUrl, env.DATABASE_AUTH_TOKEN);
+
+/**
+ * A remote libSQL database (Turso) through `@libsql/client`, loaded only
+ * here: the specifiers are values, so that Deno leaves them out of the start's
+ * module graph (and `deno.lock` beside this file) and a local start never
+ * downloads the client's native builds.
+ */
+async function openRemoteLibSQL(
+  url: string,
+  authToken?: string,
+): Promise<SQLDatabase> {
+  const client = await import(LIBSQL_CLIENT) as {
+    createClient(config: { url: string; authToken?: string }): unknown;
+  };
+  const driver = await import(DRIZZLE_LIBSQL) as {
+    drizzle(client: unknown): SQLDatabase;
+  };
+  return driver.drizzle(client.createClient({ url, authToken }));
+}
 await migrate(db);
 
 const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;
@@ -136,5 +155,8 @@ const app = createApp({
 
 Deno.serve({
   port,
-  onListen: () => console.log(`Listening on ${appOrigin}`),
+  onListen: ({ port }) =>
+    console.log(
+      `Listening on port ${port}, serving ${appOrigin} (set PORT to listen on another port, APP_ORIGIN for the public origin)`,
+    ),
 }, app);
