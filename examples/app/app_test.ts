@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
+import { createClient } from "npm:@libsql/client@^0.18.0";
 import { drizzle } from "drizzle-orm/libsql";
 import {
   KVSessionStore,

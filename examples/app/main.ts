@@ -40,8 +40,8 @@ import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
 import { signInMethodsFromEnv } from "./sign_in_setup.ts";
 
-const LIBSQL_CLIENT = "@libsql/client";
-const DRIZZLE_LIBSQL = "drizzle-orm/libsql";
+const LIBSQL_CLIENT = "npm:@libsql/client@^0.18.0";
+const DRIZZLE_LIBSQL = "npm:drizzle-orm@^0.45.4/libsql";
 
 const env = Deno.env.toObject();
 const production = env.DENO_ENV === "production";

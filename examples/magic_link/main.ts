@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { createClient } from "@libsql/client";
+import { createClient } from "npm:@libsql/client@^0.18.0";
 import { drizzle } from "drizzle-orm/libsql";
 import {
   DenoKV,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { argon2id } from "hash-wasm";
+import { argon2id } from "npm:hash-wasm@^4.13.0";
 import type { PasswordHasher } from "@portcullis/auth";
 import {
   decodePhcBase64,

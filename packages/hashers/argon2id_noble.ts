@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { argon2idAsync } from "@noble/hashes/argon2.js";
+import { argon2idAsync } from "npm:@noble/hashes@^2.4.0/argon2.js";
 import type { Argon2idInput } from "./argon2id.ts";
 
 /**

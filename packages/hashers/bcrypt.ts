@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { encodeBase64, hash as bcryptHash } from "bcryptjs";
+import { encodeBase64, hash as bcryptHash } from "npm:bcryptjs@^3.0.3";
 import { AuthError, type PasswordHasher } from "@portcullis/auth";
 import { timingSafeEqual } from "@portcullis/auth/passwords";
 

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Client, InValue } from "@libsql/client";
+import type { Client, InValue } from "npm:@libsql/client@^0.18.0";
 import type { KeyValueStore } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";
 

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis";
+import { Redis } from "npm:@upstash/redis@^1.39.0";
 import type { KeyValueStore } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";
 
