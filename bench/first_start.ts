@@ -89,9 +89,9 @@ async function cached(): Promise<{ versions: string[]; documents: number }> {
 async function tarballBytes(version: string): Promise<number> {
   const at = version.lastIndexOf("@");
   const name = version.slice(0, at);
-  const url = `https://registry.npmjs.org/${name}/-/${
-    name.split("/").pop()
-  }-${version.slice(at + 1)}.tgz`;
+  const url = `https://registry.npmjs.org/${name}/-/${name.split("/").pop()}-${
+    version.slice(at + 1)
+  }.tgz`;
   const res = await fetch(url, { method: "HEAD" });
   await res.body?.cancel();
   return Number(res.headers.get("content-length") ?? 0);

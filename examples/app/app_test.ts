@@ -6,6 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
 import { createClient } from "npm:@libsql/client@^0.18.0";
 import { drizzle } from "drizzle-orm/libsql";
 import {

@@ -112,7 +112,9 @@ function proceed(
       req,
       403,
       "cross_origin_rejected",
-      "Cross-origin request refused",
+      `Cross-origin request refused: this app takes unsafe requests from ${
+        csrf.expectedOrigin(req)
+      }`,
     );
   }
   const state: RequestState = { session, changed: false, context };

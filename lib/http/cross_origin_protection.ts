@@ -97,6 +97,32 @@ export class CrossOriginProtection {
     return this.#exempted(req);
   }
 
+  /**
+   * The origin whose unsafe requests pass without a trusted-origin or
+   * exempt-path rule: the configured `appOrigin`, or else the request's own
+   * scheme and `Host`. For refusal messages, so that a developer sees what
+   * the app expects.
+   *
+   * @param req The request.
+   * @returns `scheme://host[:port]`.
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { CrossOriginProtection } from "@portcullis/auth/http";
+   * const csrf = new CrossOriginProtection({ appOrigin: "https://app.example.com" });
+   * assert.equal(
+   *   csrf.expectedOrigin(new Request("http://10.0.0.7:8000/login")),
+   *   "https://app.example.com",
+   * );
+   * ```
+   */
+  expectedOrigin(req: Request): string {
+    if (this.#appOrigin !== null) return this.#appOrigin;
+    const url = new URL(req.url);
+    return `${url.protocol}//${req.headers.get("host") ?? url.host}`;
+  }
+
   #matchesApp(req: Request, origin: string): boolean {
     if (this.#appOrigin !== null) return origin === this.#appOrigin;
     if (origin === "null") return false;

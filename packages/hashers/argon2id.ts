@@ -6,6 +6,7 @@
  *
  * @module
  */
+// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
 import { argon2id } from "npm:hash-wasm@^4.13.0";
 import type { PasswordHasher } from "@portcullis/auth";
 import {

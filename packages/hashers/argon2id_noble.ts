@@ -5,6 +5,7 @@
  *
  * @module
  */
+// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
 import { argon2idAsync } from "npm:@noble/hashes@^2.4.0/argon2.js";
 import type { Argon2idInput } from "./argon2id.ts";
 

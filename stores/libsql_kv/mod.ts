@@ -10,6 +10,7 @@
  *
  * @module
  */
+// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
 import type { Client, InValue } from "npm:@libsql/client@^0.18.0";
 import type { KeyValueStore } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";

@@ -263,3 +263,25 @@ Deno.test("item 34: the login endpoint is cross-origin checked too (login CSRF)"
   assert.equal(res.headers.get("set-cookie"), null);
   assert.deepEqual(calls, []);
 });
+
+Deno.test("a refused cross-origin request names the origin the app expects", async () => {
+  const { sessions } = makeManager();
+  const { handler } = makeApp(sessions);
+  const res = await handler(
+    request("POST", "cross-site", "https://attacker.example", "/login", {
+      accept: "application/json",
+    }),
+  );
+  assert.equal(res.status, 403);
+  const body = await res.json();
+  assert.equal(body.error, "cross_origin_rejected");
+  assert.match(
+    body.message,
+    /takes unsafe requests from https:\/\/example\.com$/,
+  );
+  const csrf = new CrossOriginProtection({ appOrigin: "https://app.example" });
+  assert.equal(
+    csrf.expectedOrigin(new Request("http://10.0.0.7:8000/x")),
+    "https://app.example",
+  );
+});
