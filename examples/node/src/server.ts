@@ -49,7 +49,12 @@ const app = createApp({
 });
 
 const server = await serve(app, { port, hostname: env.HOST });
-console.log(`Listening on ${JSON.stringify(server.address())}`);
+const address = server.address();
+console.log(
+  `Listening on port ${
+    typeof address === "object" && address !== null ? address.port : port
+  } (set PORT to listen on another port, HOST for the interface)`,
+);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => server.close(() => process.exit(0)));
 }
