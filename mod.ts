@@ -52,6 +52,8 @@
 export {
   AuthError,
   type AuthErrorCode,
+  type AuthErrorConstructor,
+  type AuthErrorOf,
   type AuthErrorOptions,
   type AuthErrorReasons,
 } from "./lib/auth_error.ts";

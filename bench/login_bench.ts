@@ -14,6 +14,7 @@
 import { PasswordAuthenticator } from "../lib/authn/password_authenticator.ts";
 import { Pbkdf2Hasher } from "../lib/authn/pbkdf2_hasher.ts";
 import { BcryptHasher } from "../packages/hashers/bcrypt.ts";
+import { Pbkdf2WasmHasher } from "../packages/hashers/pbkdf2_wasm.ts";
 import { Argon2idHasher } from "../packages/hashers/argon2id.ts";
 import { nobleArgon2idEngine } from "../packages/hashers/argon2id_noble.ts";
 import { MemoryCredentialStore } from "../lib/authn/memory_credential_store.ts";
@@ -96,8 +97,8 @@ await verifyBench(
   30,
 );
 await verifyBench(
-  "Pbkdf2Hasher 600k verify (JavaScript route, Workers fallback)",
-  new Pbkdf2Hasher({ route: "javascript" }),
+  "Pbkdf2WasmHasher 600k verify (JavaScript route, Workers fallback)",
+  new Pbkdf2WasmHasher({ route: "javascript" }),
   10,
 );
 await verifyBench(

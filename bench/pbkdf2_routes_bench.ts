@@ -1,16 +1,18 @@
 /**
  * The cost of each PBKDF2-HMAC-SHA256 route at 600000 iterations, against
  * raw WebCrypto (baseline): the WebAssembly engine (the Workers route when
- * WebCrypto refuses), the pure-JavaScript fallback, and `Pbkdf2Hasher`
- * verifying through the WebAssembly route. The goal is at most
+ * WebCrypto refuses), the pure-JavaScript fallback, and `Pbkdf2WasmHasher`
+ * (`@portcullis/hashers/pbkdf2-wasm`) verifying through the WebAssembly
+ * route. The goal is at most
  * 2× WebCrypto where the platform allows.
  *
  * Run: `deno bench -A bench/pbkdf2_routes_bench.ts`
  *
  * @module
  */
-import { wasmPbkdf2Engine } from "../lib/authn/pbkdf2_wasm.ts";
-import { pbkdf2Sha256Js } from "../lib/authn/_pbkdf2_sha256_js.ts";
+import { wasmPbkdf2Engine } from "../packages/hashers/pbkdf2_wasm/_engine.ts";
+import { pbkdf2Sha256Js } from "../packages/hashers/pbkdf2_wasm/_pbkdf2_sha256_js.ts";
+import { Pbkdf2WasmHasher } from "../packages/hashers/pbkdf2_wasm.ts";
 import { Pbkdf2Hasher } from "../lib/authn/pbkdf2_hasher.ts";
 
 const ITERATIONS = 600_000;
@@ -25,7 +27,7 @@ const derive = await wasmPbkdf2Engine();
 // One derivation before measuring, as a warm isolate would have done.
 derive(password, salt, ITERATIONS, 32);
 
-const wasmHasher = new Pbkdf2Hasher({ route: "wasm" });
+const wasmHasher = new Pbkdf2WasmHasher({ route: "wasm" });
 const stored = await new Pbkdf2Hasher().hash(PASSWORD);
 
 Deno.bench({
@@ -52,7 +54,7 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "Pbkdf2Hasher verify 600k, route wasm",
+  name: "Pbkdf2WasmHasher verify 600k, route wasm",
   group: "pbkdf2",
   n: 20,
   async fn() {

@@ -29,7 +29,7 @@ export type AuthErrorCode =
  * | `INVALID_EMAIL` | `emailEmpty`, `emailTooLong`, `emailMalformed` (not a string, characters, `@` count, local part or domain) |
  * | `INVALID_PASSWORD` | `passwordTooShort`, `passwordTooLong`, `passwordMalformed` (not a string, unpaired surrogate, NUL for bcrypt), `passwordCommon` |
  * | `INVALID_SUBJECT` | `subjectEmpty`, `subjectForbiddenCharacter`, `subjectTooLong` |
- * | `RUNTIME_UNSUPPORTED` | `selfTestFailed`, `selfTestTooSlow` |
+ * | `RUNTIME_UNSUPPORTED` | `selfTestFailed`, `selfTestTooSlow`, `webCryptoRefusesCost` (PBKDF2 above Cloudflare Workers' 100000 iterations without `@portcullis/hashers/pbkdf2-wasm`) |
  * | `MISCONFIGURED` | (none) |
  *
  * The password reasons are the ones `PasswordAuthenticator.register`
@@ -52,7 +52,10 @@ export interface AuthErrorReasons {
     | "subjectForbiddenCharacter"
     | "subjectTooLong";
   /** Reasons of `RUNTIME_UNSUPPORTED`. */
-  RUNTIME_UNSUPPORTED: "selfTestFailed" | "selfTestTooSlow";
+  RUNTIME_UNSUPPORTED:
+    | "selfTestFailed"
+    | "selfTestTooSlow"
+    | "webCryptoRefusesCost";
   /** `MISCONFIGURED` has no reasons. */
   MISCONFIGURED: never;
 }
@@ -68,41 +71,87 @@ export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode>
 }
 
 /**
- * An error with a literal {@linkcode AuthErrorCode} and, where the code has
- * several, a reason. Messages never contain a secret, a token, a password or
- * a password hash.
- *
- * @example Usage
- * ```ts
- * import { AuthError } from "@portcullis/auth";
- * import assert from "node:assert/strict";
- *
- * const err = new AuthError("INVALID_PASSWORD", "Password is too short", {
- *   reason: "passwordTooShort",
- * });
- * assert.equal(err.code, "INVALID_PASSWORD");
- * assert.equal(err.reason, "passwordTooShort");
- * assert.ok(err instanceof Error);
- * ```
+ * An {@linkcode AuthError} of one code: its `code` is that literal and its
+ * `reason` one of that code's {@linkcode AuthErrorReasons}.
  */
-export class AuthError<C extends AuthErrorCode = AuthErrorCode> extends Error {
+export interface AuthErrorOf<C extends AuthErrorCode> extends Error {
+  /** Always `"AuthError"`. */
+  readonly name: "AuthError";
   /** The machine-readable kind of failure. */
   readonly code: C;
   /** Which of the code's reasons applies, when the code has several. */
   readonly reason: AuthErrorReasons[C] | undefined;
+}
 
+/**
+ * An error portcullis throws for a failure the caller must handle: the
+ * union of {@linkcode AuthErrorOf} over every {@linkcode AuthErrorCode}, so
+ * after `err instanceof AuthError`, `switch (err.code)` narrows `err.reason`
+ * to that code's reasons (and `err.code` is never `any`).
+ */
+export type AuthError = {
+  [C in AuthErrorCode]: AuthErrorOf<C>;
+}[AuthErrorCode];
+
+/** The constructor of {@linkcode AuthError}, with `instanceof` narrowing to the union. */
+export interface AuthErrorConstructor {
   /**
    * Makes an error with a code.
    *
    * @param code The machine-readable kind of failure.
    * @param message A sentence for people, with no secret in it.
    * @param options `cause` keeps the underlying error for logs; `reason`
-   * narrows the code.
+   * narrows the code, and must be one of that code's reasons.
+   * @returns The error.
    */
-  constructor(code: C, message: string, options?: AuthErrorOptions<C>) {
+  new <C extends AuthErrorCode>(
+    code: C,
+    message: string,
+    options?: AuthErrorOptions<C>,
+  ): AuthErrorOf<C>;
+  /** What `instanceof` narrows to: the union over every code. */
+  readonly prototype: AuthError;
+}
+
+/**
+ * An error with a literal {@linkcode AuthErrorCode} and, where the code has
+ * several, a reason. Messages never contain a secret, a token, a password or
+ * a password hash.
+ *
+ * `err instanceof AuthError` narrows `err` to the union of one type per
+ * code, so a `switch (err.code)` narrows `err.reason` too.
+ *
+ * @example Usage
+ * ```ts
+ * import { AuthError } from "@portcullis/auth";
+ * import assert from "node:assert/strict";
+ *
+ * const err: unknown = new AuthError("INVALID_PASSWORD", "Password is too short", {
+ *   reason: "passwordTooShort",
+ * });
+ * assert.ok(err instanceof AuthError && err instanceof Error);
+ * switch (err.code) {
+ *   case "INVALID_PASSWORD":
+ *     // err.reason: "passwordTooShort" | "passwordTooLong" | … | undefined
+ *     assert.equal(err.reason, "passwordTooShort");
+ *     break;
+ *   default:
+ *     assert.fail(err.code);
+ * }
+ * ```
+ */
+export const AuthError: AuthErrorConstructor = class AuthError extends Error {
+  readonly code: AuthErrorCode;
+  readonly reason: AuthErrorReason | undefined;
+
+  constructor(
+    code: AuthErrorCode,
+    message: string,
+    options?: AuthErrorOptions,
+  ) {
     super(message, options);
     this.name = "AuthError";
     this.code = code;
     this.reason = options?.reason;
   }
-}
+} as AuthErrorConstructor;

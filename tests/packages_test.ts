@@ -1,6 +1,6 @@
 // The shape of the workspace: the core reaches no npm package, every member
-// is publishable, the main entry stays small, no library file grows past one
-// concept, and the npm tarballs `deno pack` builds install and run on Node.
+// is publishable, the main entry stays small, and the npm tarballs
+// `deno pack` builds install and run on Node.
 import assert from "node:assert/strict";
 import { inCI, missing } from "./support/services.ts";
 
@@ -129,27 +129,6 @@ Deno.test("mod.ts exports at most 45 names", async () => {
   ) {
     assert.ok(!names.has(internal), `${internal} is not on the main entry`);
   }
-});
-
-Deno.test("no library file is over 300 lines, generated ones aside", async () => {
-  const generated = new Set(["_pbkdf2_wasm_bytes.ts", "_templates.ts"]);
-  const long: string[] = [];
-  async function walk(dir: URL, rel: string) {
-    for await (const e of Deno.readDir(dir)) {
-      if (e.isDirectory) {
-        await walk(new URL(`${e.name}/`, dir), `${rel}${e.name}/`);
-      } else if (e.name.endsWith(".ts") && !generated.has(e.name)) {
-        const lines =
-          (await Deno.readTextFile(new URL(e.name, dir))).split("\n").length -
-          1;
-        if (lines > 300) long.push(`${rel}${e.name}: ${lines}`);
-      }
-    }
-  }
-  for (const dir of ["lib/", "stores/", "packages/"]) {
-    await walk(new URL(dir, root), dir);
-  }
-  assert.deepEqual(long, []);
 });
 
 Deno.test("deno publish --dry-run passes for every package of the workspace", async () => {

@@ -29,10 +29,10 @@ export interface SelfTestReport {
  * Mints one hash at the hasher's configured cost, checks that the right
  * password verifies and a wrong one does not, and that the fresh hash does
  * not already need a rehash. Run it once at boot: on a runtime that refuses
- * the cost (Cloudflare Workers above 100000 PBKDF2 iterations with
- * `route: "webcrypto"`, or a WASM hasher where WASM cannot be compiled) the
- * application fails loudly at start instead of on the first login, and the
- * cost is never lowered behind anyone's back.
+ * the cost (a WebCrypto that refuses the PBKDF2 iterations, or a WASM hasher
+ * where WASM cannot be compiled) the application fails loudly at start
+ * instead of on the first login, and the cost is never lowered behind
+ * anyone's back.
  *
  * @param hasher The hasher the application will use.
  * @param options See {@linkcode SelfTestOptions}.

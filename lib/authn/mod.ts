@@ -38,7 +38,7 @@ export {
   type SelfTestOptions,
   type SelfTestReport,
 } from "./hasher_self_test.ts";
-export type { Pbkdf2HasherOptions, Pbkdf2Route } from "./pbkdf2_hasher.ts";
+export type { Pbkdf2HasherOptions, Pbkdf2Sha256 } from "./pbkdf2_hasher.ts";
 export { MAX_EMAIL_LENGTH } from "./normalize_email.ts";
 export type {
   CreateUserResult,

@@ -1,14 +1,16 @@
 /**
- * The default password hasher: PBKDF2-HMAC-SHA256 at 600000 iterations,
- * with WebAssembly and pure-JavaScript routes for runtimes whose WebCrypto
- * refuses that cost (Cloudflare Workers), so the cost is never lowered.
+ * The default password hasher: PBKDF2-HMAC-SHA256 at 600000 iterations
+ * through WebCrypto.
+ *
+ * Cloudflare Workers' WebCrypto refuses PBKDF2 above 100000 iterations;
+ * there the constructor fails at start-up and names the package that
+ * derives the same PBKDF2 in WebAssembly (`@portcullis/hashers/pbkdf2-wasm`),
+ * so the cost is never lowered and no login is the first to find out.
  *
  * @module
  */
+import { AuthError } from "../auth_error.ts";
 import type { PasswordHasher } from "./password_hasher.ts";
-import type { Pbkdf2HasherOptions, Pbkdf2Route } from "./pbkdf2_options.ts";
-import { pbkdf2Sha256Js } from "./_pbkdf2_sha256_js.ts";
-import { type Pbkdf2Sha256Derive, wasmPbkdf2Engine } from "./pbkdf2_wasm.ts";
 import {
   cryptoRandomBytes,
   decodePhcBase64,
@@ -16,7 +18,61 @@ import {
   timingSafeEqual,
 } from "./_bytes.ts";
 
-export type { Pbkdf2HasherOptions, Pbkdf2Route };
+/**
+ * A PBKDF2-HMAC-SHA256 implementation: derives `length` bytes from the
+ * password bytes (already peppered, when a pepper is set) and the salt.
+ * See {@linkcode Pbkdf2HasherOptions.pbkdf2}.
+ */
+export type Pbkdf2Sha256 = (
+  password: Uint8Array<ArrayBuffer>,
+  salt: Uint8Array<ArrayBuffer>,
+  iterations: number,
+  length: number,
+) => Promise<Uint8Array>;
+
+/** Options of `Pbkdf2Hasher`. */
+export interface Pbkdf2HasherOptions {
+  /**
+   * Iterations for new hashes. Default 600000 (OWASP 2023, ASVS 5.0).
+   * Lower values are for tests only.
+   */
+  iterations?: number;
+  /**
+   * Stored hashes with fewer iterations never verify. Default: the smaller
+   * of `iterations` and 100000.
+   */
+  minIterations?: number;
+  /**
+   * Stored hashes with more iterations never verify, so a planted hash
+   * cannot make one login burn seconds of CPU. Default: the larger of
+   * `iterations` and 2000000.
+   */
+  maxIterations?: number;
+  /**
+   * An optional pepper: a secret kept outside the database (at least 32
+   * bytes, a string counts as its UTF-8 bytes). When set, the password is
+   * first replaced by `HMAC-SHA256(pepper, UTF-8(password))` and that MAC
+   * goes into PBKDF2. The stored string does not mark peppered hashes and
+   * does not contain the pepper: losing or changing the pepper makes every
+   * stored hash fail to verify, so rotate it only together with a reset.
+   */
+  pepper?: string | Uint8Array;
+  /** Source of salt bytes. Default `crypto.getRandomValues`. */
+  randomBytes?: (length: number) => Uint8Array;
+  /** The WebCrypto to use (PBKDF2, and HMAC for the pepper). Default `crypto.subtle`. */
+  subtle?: SubtleCrypto;
+  /**
+   * The PBKDF2-HMAC-SHA256 to derive with instead of WebCrypto's. Default:
+   * WebCrypto's `deriveBits`. It must compute the standard function (RFC
+   * 8018) at the iterations it is given, never fewer.
+   *
+   * On Cloudflare Workers, whose WebCrypto refuses more than 100000
+   * iterations, the constructor refuses a higher `iterations` without it;
+   * `Pbkdf2WasmHasher` of `@portcullis/hashers/pbkdf2-wasm` supplies one
+   * (WebAssembly, at the same cost and the same PHC strings).
+   */
+  pbkdf2?: Pbkdf2Sha256;
+}
 
 const ID = "pbkdf2-sha256";
 const SALT_BYTES = 16;
@@ -24,6 +80,20 @@ const HASH_BYTES = 32;
 const PHC =
   /^\$pbkdf2-sha256\$i=([1-9][0-9]{0,9})\$([A-Za-z0-9+/]{11,86})\$([A-Za-z0-9+/]{43})$/;
 const encoder = new TextEncoder();
+
+/** Cloudflare Workers' WebCrypto refuses PBKDF2 above this many iterations. */
+const WORKERS_PBKDF2_CAP = 100_000;
+
+/**
+ * The most iterations this runtime's WebCrypto derives: 100000 on
+ * Cloudflare Workers (whose `navigator.userAgent` is `Cloudflare-Workers`),
+ * no limit elsewhere.
+ */
+function webCryptoPbkdf2Cap(): number {
+  const agent = (globalThis as { navigator?: { userAgent?: unknown } })
+    .navigator?.userAgent;
+  return agent === "Cloudflare-Workers" ? WORKERS_PBKDF2_CAP : Infinity;
+}
 
 interface Parsed {
   iterations: number;
@@ -63,12 +133,7 @@ export class Pbkdf2Hasher implements PasswordHasher {
   #pepperKey: Promise<CryptoKey> | undefined;
   #randomBytes: (length: number) => Uint8Array;
   #subtle: SubtleCrypto;
-  #route: Pbkdf2Route;
-  #wasmModule: WebAssembly.Module | undefined;
-  #wasm: Promise<Pbkdf2Sha256Derive> | undefined;
-  #wasmFailed = false;
-  #refusedFrom = Infinity;
-  #lastRoute: Exclude<Pbkdf2Route, "auto"> | null = null;
+  #pbkdf2: Pbkdf2Sha256;
 
   /**
    * Checks the options once; a misconfiguration fails here, not at login.
@@ -76,7 +141,11 @@ export class Pbkdf2Hasher implements PasswordHasher {
    * @param options See {@linkcode Pbkdf2HasherOptions}.
    * @throws {RangeError} When the iteration bounds are not positive
    * integers in order, or the pepper is shorter than 32 bytes.
-   * @throws {TypeError} When `wasmModule` is not a `WebAssembly.Module`.
+   * @throws {TypeError} When `pbkdf2` is given and is not a function.
+   * @throws {AuthError} `RUNTIME_UNSUPPORTED` (reason
+   * `webCryptoRefusesCost`) on Cloudflare Workers, whose WebCrypto refuses
+   * more than 100000 iterations, when `iterations` is higher and no
+   * `pbkdf2` is given: the message names `@portcullis/hashers`.
    */
   constructor(options: Pbkdf2HasherOptions = {}) {
     const iterations = options.iterations ?? 600_000;
@@ -110,27 +179,28 @@ export class Pbkdf2Hasher implements PasswordHasher {
       }
       this.#pepper = bytes;
     }
-    const route = options.route ?? "auto";
-    if (!["auto", "webcrypto", "wasm", "javascript"].includes(route)) {
-      throw new RangeError(
-        `Pbkdf2Hasher route must be "auto", "webcrypto", "wasm" or "javascript": received "${route}"`,
-      );
-    }
-    if (
-      options.wasmModule !== undefined &&
-      !(options.wasmModule instanceof WebAssembly.Module)
-    ) {
+    if (options.pbkdf2 !== undefined && typeof options.pbkdf2 !== "function") {
       throw new TypeError(
-        "Pbkdf2Hasher wasmModule must be a WebAssembly.Module: import pbkdf2.wasm as a module, not as bytes",
+        "Pbkdf2Hasher pbkdf2 must be a function: received " +
+          typeof options.pbkdf2,
       );
     }
-    this.#wasmModule = options.wasmModule;
+    const cap = webCryptoPbkdf2Cap();
+    if (options.pbkdf2 === undefined && iterations > cap) {
+      throw new AuthError(
+        "RUNTIME_UNSUPPORTED",
+        `Pbkdf2Hasher cannot hash at ${iterations} iterations on Cloudflare Workers, whose WebCrypto refuses PBKDF2 above ${cap}: add @portcullis/hashers (npx jsr add @portcullis/hashers) and pass new Pbkdf2WasmHasher({ wasmModule }) of @portcullis/hashers/pbkdf2-wasm as the hasher, with wasmModule imported from @portcullis/hashers/pbkdf2-sha256.wasm`,
+        { reason: "webCryptoRefusesCost" },
+      );
+    }
+    this.#subtle = options.subtle ?? crypto.subtle;
+    this.#pbkdf2 = options.pbkdf2 ??
+      ((password, salt, iterations, length) =>
+        webCryptoPbkdf2(this.#subtle, password, salt, iterations, length));
     this.#iterations = iterations;
     this.#min = min;
     this.#max = max;
     this.#randomBytes = options.randomBytes ?? cryptoRandomBytes;
-    this.#subtle = options.subtle ?? crypto.subtle;
-    this.#route = route;
   }
 
   /** The iteration count new hashes get. */
@@ -139,21 +209,12 @@ export class Pbkdf2Hasher implements PasswordHasher {
   }
 
   /**
-   * Which implementation the last derivation used, or `null` before the
-   * first; a startup check can log it.
-   */
-  get lastRoute(): "webcrypto" | "wasm" | "javascript" | null {
-    return this.#lastRoute;
-  }
-
-  /**
    * Hashes a password with a fresh 16-byte salt.
    *
    * @param password The password exactly as received.
    * @returns `$pbkdf2-sha256$i=<iterations>$<salt>$<hash>`.
-   * @throws {Error} When the salt source returns fewer than 16 bytes, with
-   * `route: "webcrypto"` when WebCrypto refuses, or with `route: "wasm"`
-   * when WebAssembly cannot be loaded.
+   * @throws {Error} When the salt source returns fewer than 16 bytes, or
+   * when the PBKDF2 implementation refuses (WebCrypto's error, as thrown).
    */
   async hash(password: string): Promise<string> {
     const drawn = this.#randomBytes(SALT_BYTES);
@@ -175,8 +236,8 @@ export class Pbkdf2Hasher implements PasswordHasher {
    * @param stored A stored hash of any format.
    * @returns `true` only for a well-formed PBKDF2 hash of this password;
    * `false` for anything else, malformed input included.
-   * @throws {Error} Only with `route: "webcrypto"` when WebCrypto refuses,
-   * or with `route: "wasm"` when WebAssembly cannot be loaded.
+   * @throws {Error} Only when the PBKDF2 implementation refuses the stored
+   * iterations (WebCrypto's error, as thrown).
    */
   async verify(password: string, stored: string): Promise<boolean> {
     const parsed = this.#parse(stored);
@@ -230,55 +291,29 @@ export class Pbkdf2Hasher implements PasswordHasher {
     salt: Uint8Array<ArrayBuffer>,
     iterations: number,
   ): Promise<Uint8Array> {
-    const input = await this.#input(password);
-    if (
-      this.#route === "webcrypto" ||
-      (this.#route === "auto" && iterations < this.#refusedFrom)
-    ) {
-      try {
-        const key = await this.#subtle.importKey(
-          "raw",
-          input,
-          "PBKDF2",
-          false,
-          ["deriveBits"],
-        );
-        const bits = await this.#subtle.deriveBits(
-          { name: "PBKDF2", hash: "SHA-256", salt, iterations },
-          key,
-          HASH_BYTES * 8,
-        );
-        this.#lastRoute = "webcrypto";
-        return new Uint8Array(bits);
-      } catch (err) {
-        if (this.#route === "webcrypto") throw err;
-        // Any refusal: the WebAssembly and JavaScript routes compute the
-        // same standard function at the same cost, so falling back never
-        // weakens a hash.
-        this.#refusedFrom = Math.min(this.#refusedFrom, iterations);
-      }
-    }
-    if (
-      this.#route === "wasm" || (this.#route === "auto" && !this.#wasmFailed)
-    ) {
-      this.#wasm ??= wasmPbkdf2Engine(this.#wasmModule);
-      let derive: Pbkdf2Sha256Derive | undefined;
-      try {
-        derive = await this.#wasm;
-      } catch (err) {
-        if (this.#route === "wasm") {
-          this.#wasm = undefined;
-          throw err;
-        }
-        // Workers without `wasmModule`: compiling bytes is refused.
-        this.#wasmFailed = true;
-      }
-      if (derive !== undefined) {
-        this.#lastRoute = "wasm";
-        return derive(input, salt, iterations, HASH_BYTES);
-      }
-    }
-    this.#lastRoute = "javascript";
-    return pbkdf2Sha256Js(input, salt, iterations, HASH_BYTES);
+    return await this.#pbkdf2(
+      await this.#input(password),
+      salt,
+      iterations,
+      HASH_BYTES,
+    );
   }
+}
+
+async function webCryptoPbkdf2(
+  subtle: SubtleCrypto,
+  password: Uint8Array<ArrayBuffer>,
+  salt: Uint8Array<ArrayBuffer>,
+  iterations: number,
+  length: number,
+): Promise<Uint8Array> {
+  const key = await subtle.importKey("raw", password, "PBKDF2", false, [
+    "deriveBits",
+  ]);
+  const bits = await subtle.deriveBits(
+    { name: "PBKDF2", hash: "SHA-256", salt, iterations },
+    key,
+    length * 8,
+  );
+  return new Uint8Array(bits);
 }

@@ -128,7 +128,6 @@ export const PACKAGE_EXPORTS: Readonly<
     "./session-registry": "lib/session/session_registry.ts",
     "./adapters/node": "lib/http/adapters/node.ts",
     "./adapters/hono": "lib/http/adapters/hono.ts",
-    "./hashers/pbkdf2-sha256.wasm": "lib/authn/pbkdf2_wasm/pbkdf2.wasm",
   },
   "@portcullis/sql": {
     ".": "stores/sql/mod.ts",
@@ -149,6 +148,8 @@ export const PACKAGE_EXPORTS: Readonly<
     "./bcrypt": "packages/hashers/bcrypt.ts",
     "./argon2id": "packages/hashers/argon2id.ts",
     "./argon2id-noble": "packages/hashers/argon2id_noble.ts",
+    "./pbkdf2-wasm": "packages/hashers/pbkdf2_wasm.ts",
+    "./pbkdf2-sha256.wasm": "packages/hashers/pbkdf2_wasm/pbkdf2.wasm",
   },
   "@portcullis/common-passwords": {
     ".": "packages/common_passwords/mod.ts",

@@ -30,9 +30,7 @@
  */
 import type { KeyValueStore } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";
-import { withDeadline } from "./_deadline.ts";
 import { keySlot } from "./_key_slot.ts";
-import { text, values } from "./_replies.ts";
 
 /**
  * The part of a node-redis client (`createClient()`) or client pool
@@ -98,6 +96,8 @@ return n`;
 /** The longest `setTimeout` delay. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
+const decoder = new TextDecoder();
+
 /** Checks a time to live and answers it in whole milliseconds. */
 function ttlMillis(ttlSeconds: number): number {
   if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
@@ -106,6 +106,14 @@ function ttlMillis(ttlSeconds: number): number {
     );
   }
   return Math.ceil(ttlSeconds * 1000);
+}
+
+/** A reply value as a string: node-redis answers strings, or buffers when a type mapping says so. */
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (value instanceof Uint8Array) return decoder.decode(value);
+  return String(value);
 }
 
 /**
@@ -286,8 +294,33 @@ export class RedisKV implements KeyValueStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return withDeadline(sent, this.#timeoutMs);
+    // Settles like `sent`, or rejects with a `TimeoutError` after the
+    // deadline, whichever comes first; a late rejection of `sent` is
+    // handled by the race, so it never surfaces as unhandled.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() =>
+        reject(
+          new DOMException(
+            `Redis did not answer within ${this.#timeoutMs} ms`,
+            "TimeoutError",
+          ),
+        ), this.#timeoutMs);
+    });
+    return Promise.race([sent, deadline]).finally(() => clearTimeout(timer));
   }
+}
+
+/** Checks an `MGET` reply and answers its values as strings. */
+function values(reply: unknown, expected: number): (string | null)[] {
+  if (!Array.isArray(reply) || reply.length !== expected) {
+    throw new Error(
+      `Redis answered MGET with ${
+        Array.isArray(reply) ? reply.length : "no"
+      } values: expected ${expected}`,
+    );
+  }
+  return reply.map(text);
 }
 
 /** The key-value protocol this store implements, re-exported so this entry documents itself. */

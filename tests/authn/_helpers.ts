@@ -69,3 +69,21 @@ export function workersLikeSubtle(): SubtleCrypto & {
 export function fixedBytes(fill: number): (length: number) => Uint8Array {
   return (length) => new Uint8Array(length).fill(fill);
 }
+
+/** PBKDF2-HMAC-SHA256 through WebCrypto, as hex. */
+export async function webCryptoPbkdf2(
+  password: Uint8Array<ArrayBuffer>,
+  salt: Uint8Array<ArrayBuffer>,
+  iterations: number,
+  length: number,
+): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", password, "PBKDF2", false, [
+    "deriveBits",
+  ]);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "PBKDF2", hash: "SHA-256", salt, iterations },
+    key,
+    length * 8,
+  );
+  return hex(new Uint8Array(bits));
+}

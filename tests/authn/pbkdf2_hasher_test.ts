@@ -3,48 +3,25 @@ import fc from "fast-check";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { selfTestHasher } from "../../lib/authn/hasher_self_test.ts";
 import { AuthError } from "../../lib/auth_error.ts";
-import { pbkdf2Sha256Js } from "../../lib/authn/_pbkdf2_sha256_js.ts";
+import { PasswordAuthenticator } from "../../lib/authn/password_authenticator.ts";
+import { MemoryCredentialStore } from "../../lib/authn/memory_credential_store.ts";
 import wycheproof from "../vectors/pbkdf2_hmacsha256_wycheproof.json" with {
   type: "json",
 };
 import local from "../vectors/pbkdf2_hmacsha256_local.json" with {
   type: "json",
 };
-import { fixedBytes, hex, unhex, workersLikeSubtle } from "./_helpers.ts";
+import {
+  fixedBytes,
+  hex,
+  unhex,
+  webCryptoPbkdf2,
+  workersLikeSubtle,
+} from "./_helpers.ts";
 
 const enc = new TextEncoder();
 
-async function webCryptoPbkdf2(
-  password: Uint8Array<ArrayBuffer>,
-  salt: Uint8Array<ArrayBuffer>,
-  iterations: number,
-  length: number,
-): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", password, "PBKDF2", false, [
-    "deriveBits",
-  ]);
-  const bits = await crypto.subtle.deriveBits(
-    { name: "PBKDF2", hash: "SHA-256", salt, iterations },
-    key,
-    length * 8,
-  );
-  return hex(new Uint8Array(bits));
-}
-
-Deno.test("item 2: the JavaScript PBKDF2 route passes all 60 Wycheproof pbkdf2_hmacsha256 cases", () => {
-  assert.equal(wycheproof.tests.length, 60);
-  for (const [id, pw, salt, c, len, dk] of wycheproof.tests) {
-    const got = pbkdf2Sha256Js(
-      unhex(pw as string),
-      unhex(salt as string),
-      c as number,
-      len as number,
-    );
-    assert.equal(hex(got), dk, `tcId ${id}`);
-  }
-});
-
-Deno.test("item 2: WebCrypto agrees with the Wycheproof cases the JS route passes (sample)", async () => {
+Deno.test("item 2: WebCrypto agrees with the Wycheproof cases (sample)", async () => {
   for (const [id, pw, salt, c, len, dk] of wycheproof.tests.slice(0, 12)) {
     assert.equal(
       await webCryptoPbkdf2(
@@ -59,31 +36,8 @@ Deno.test("item 2: WebCrypto agrees with the Wycheproof cases the JS route passe
   }
 });
 
-Deno.test("item 2: RFC 7914, Go and local PBKDF2 vectors of SECURITY §4.1 pass on the JS route", () => {
-  for (const [pw, salt, c, len, dk] of local.tests) {
-    const got = pbkdf2Sha256Js(
-      enc.encode(pw as string),
-      enc.encode(salt as string),
-      c as number,
-      len as number,
-    );
-    assert.equal(hex(got), dk, `${pw}/${c}`);
-  }
-});
-
-Deno.test("item 2: the 600000-iteration vector 669cfe52…5178 on both routes", async () => {
+Deno.test("item 2: the 600000-iteration vector 669cfe52…5178 through WebCrypto", async () => {
   const [pw, salt, c, len, dk] = local.fullStrength;
-  assert.equal(
-    hex(
-      pbkdf2Sha256Js(
-        enc.encode(pw as string),
-        enc.encode(salt as string),
-        c as number,
-        len as number,
-      ),
-    ),
-    dk,
-  );
   assert.equal(
     await webCryptoPbkdf2(
       enc.encode(pw as string),
@@ -95,41 +49,8 @@ Deno.test("item 2: the 600000-iteration vector 669cfe52…5178 on both routes", 
   );
 });
 
-Deno.test("item 47 / V17: with a Workers-like WebCrypto that refuses 600000, hash() falls back and equals the WebCrypto hash", async () => {
-  const subtle = workersLikeSubtle();
-  const refusing = new Pbkdf2Hasher({ subtle, randomBytes: fixedBytes(7) });
-  const native = new Pbkdf2Hasher({ randomBytes: fixedBytes(7) });
-  const a = await refusing.hash("correct horse battery");
-  assert.equal(subtle.refused, 1);
-  assert.equal(
-    refusing.lastRoute,
-    "wasm",
-    "WASM first, pure JS only when WASM cannot load",
-  );
-  const b = await native.hash("correct horse battery");
-  assert.equal(native.lastRoute, "webcrypto");
-  assert.equal(a, b);
-  assert.match(a, /^\$pbkdf2-sha256\$i=600000\$/);
-  // The refusal is remembered: the next derivation skips WebCrypto.
-  assert.equal(await refusing.verify("correct horse battery", a), true);
-  assert.equal(await refusing.verify("correct horse batterY", a), false);
-  assert.equal(subtle.refused, 1);
-});
-
-Deno.test("item 47: the stand-in still lets WebCrypto derive at or below 100000", async () => {
-  const subtle = workersLikeSubtle();
-  const hasher = new Pbkdf2Hasher({ subtle, iterations: 100_000 });
-  const stored = await hasher.hash("password123");
-  assert.equal(subtle.derived, 1);
-  assert.equal(hasher.lastRoute, "webcrypto");
-  assert.equal(await hasher.verify("password123", stored), true);
-});
-
-Deno.test("item 47: route webcrypto surfaces the refusal and the self-test fails loudly", async () => {
-  const hasher = new Pbkdf2Hasher({
-    subtle: workersLikeSubtle(),
-    route: "webcrypto",
-  });
+Deno.test("item 47: a WebCrypto refusal surfaces as thrown and the self-test fails loudly", async () => {
+  const hasher = new Pbkdf2Hasher({ subtle: workersLikeSubtle() });
   await assert.rejects(() => hasher.hash("x"), { name: "NotSupportedError" });
   await assert.rejects(
     () => selfTestHasher(hasher),
@@ -161,7 +82,7 @@ Deno.test("item 47: selfTestHasher fails when a fresh hash is already below poli
 });
 
 Deno.test("item 1: hash() mints $pbkdf2-sha256$i=600000$<22 chars>$<43 chars> with a 16-byte salt by default", async () => {
-  const hasher = new Pbkdf2Hasher({ route: "webcrypto" });
+  const hasher = new Pbkdf2Hasher();
   assert.equal(hasher.iterations, 600_000);
   const stored = await hasher.hash("pässwörd ✓");
   assert.match(
@@ -329,21 +250,13 @@ Deno.test("item 1: a pepper changes the hash and is needed to verify", async () 
   const mac = new Uint8Array(
     await crypto.subtle.sign("HMAC", key, enc.encode("password1")),
   );
-  const dk = pbkdf2Sha256Js(mac, new Uint8Array(16).fill(3), 1000, 32);
+  const dk = await webCryptoPbkdf2(mac, new Uint8Array(16).fill(3), 1000, 32);
   assert.equal(
     hex(
       Uint8Array.from(atob(stored.split("$")[4] + "="), (c) => c.charCodeAt(0)),
     ),
-    hex(dk),
+    dk,
   );
-  // Peppered and JS route agree too.
-  const js = new Pbkdf2Hasher({
-    iterations: 1000,
-    pepper,
-    route: "javascript",
-    randomBytes: fixedBytes(3),
-  });
-  assert.equal(await js.hash("password1"), stored);
 });
 
 Deno.test("item 1: misconfiguration throws RangeError with a clear message", () => {
@@ -359,7 +272,72 @@ Deno.test("item 1: misconfiguration throws RangeError with a clear message", () 
   );
   assert.throws(
     // deno-lint-ignore no-explicit-any
-    () => new Pbkdf2Hasher({ route: "asm.js" as any }),
-    RangeError,
+    () => new Pbkdf2Hasher({ pbkdf2: "wasm" as any }),
+    TypeError,
   );
+});
+
+Deno.test("the pbkdf2 option derives in place of WebCrypto, with the peppered input and the stored parameters", async () => {
+  const calls: [string, number, number][] = [];
+  const hasher = new Pbkdf2Hasher({
+    iterations: 1000,
+    pepper: "p".repeat(32),
+    subtle: workersLikeSubtle(),
+    randomBytes: fixedBytes(3),
+    pbkdf2: (password, salt, iterations, length) => {
+      calls.push([hex(salt), iterations, length]);
+      return Promise.resolve(
+        new Uint8Array(length).fill(password.length + iterations % 251),
+      );
+    },
+  });
+  const stored = await hasher.hash("password1");
+  assert.deepEqual(calls, [["03".repeat(16), 1000, 32]]);
+  assert.equal(await hasher.verify("password1", stored), true);
+  // The input is HMAC-SHA256(pepper, password): 32 bytes, whatever the password.
+  assert.equal(await hasher.verify("another password", stored), true);
+  assert.equal(calls.length, 3);
+});
+
+/** Runs `body` while `navigator.userAgent` reads as Cloudflare Workers' does. */
+function asWorkers<T>(body: () => T): T {
+  Object.defineProperty(navigator, "userAgent", {
+    value: "Cloudflare-Workers",
+    configurable: true,
+  });
+  try {
+    return body();
+  } finally {
+    delete (navigator as { userAgent?: string }).userAgent;
+  }
+}
+
+Deno.test("on Cloudflare Workers the default hasher fails at construction and names @portcullis/hashers", () => {
+  const refused = (err: unknown) => {
+    assert.ok(err instanceof AuthError);
+    assert.equal(err.code, "RUNTIME_UNSUPPORTED");
+    assert.equal(err.reason, "webCryptoRefusesCost");
+    assert.match(
+      err.message,
+      /^Pbkdf2Hasher cannot hash at 600000 iterations on Cloudflare Workers, whose WebCrypto refuses PBKDF2 above 100000: add @portcullis\/hashers \(npx jsr add @portcullis\/hashers\) and pass new Pbkdf2WasmHasher/,
+    );
+    return true;
+  };
+  asWorkers(() => {
+    assert.throws(() => new Pbkdf2Hasher(), refused);
+    // The password authenticator's default hasher: at start-up, not at login.
+    assert.throws(
+      () =>
+        new PasswordAuthenticator({ credentials: new MemoryCredentialStore() }),
+      refused,
+    );
+    // At or below the cap, or with a PBKDF2 of its own, it starts.
+    assert.equal(new Pbkdf2Hasher({ iterations: 100_000 }).iterations, 100_000);
+    const own = new Pbkdf2Hasher({
+      pbkdf2: (_p, _s, _i, length) => Promise.resolve(new Uint8Array(length)),
+    });
+    assert.equal(own.iterations, 600_000);
+  });
+  assert.notEqual(navigator.userAgent, "Cloudflare-Workers");
+  assert.equal(new Pbkdf2Hasher().iterations, 600_000);
 });

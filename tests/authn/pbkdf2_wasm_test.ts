@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
-import { wasmPbkdf2Engine } from "../../lib/authn/pbkdf2_wasm.ts";
+// @portcullis/hashers/pbkdf2-wasm: the WebAssembly and JavaScript PBKDF2
+// routes for runtimes whose WebCrypto refuses 600000 iterations (Workers).
+import { wasmPbkdf2Engine } from "../../packages/hashers/pbkdf2_wasm/_engine.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
-import { pbkdf2Sha256Js } from "../../lib/authn/_pbkdf2_sha256_js.ts";
-import { PBKDF2_WASM_BASE64 } from "../../lib/authn/pbkdf2_wasm/_pbkdf2_wasm_bytes.ts";
-import { generatePbkdf2Wat } from "../../lib/authn/pbkdf2_wasm/_generate_wat.ts";
-import { buildPbkdf2Wasm } from "../../lib/authn/pbkdf2_wasm/build.ts";
+import { Pbkdf2WasmHasher } from "../../packages/hashers/pbkdf2_wasm.ts";
+import { pbkdf2Sha256Js } from "../../packages/hashers/pbkdf2_wasm/_pbkdf2_sha256_js.ts";
+import { PBKDF2_WASM_BASE64 } from "../../packages/hashers/pbkdf2_wasm/_pbkdf2_wasm_bytes.ts";
+import { generatePbkdf2Wat } from "../../packages/hashers/pbkdf2_wasm/_generate_wat.ts";
+import { buildPbkdf2Wasm } from "../../packages/hashers/pbkdf2_wasm/build.ts";
 import wycheproof from "../vectors/pbkdf2_hmacsha256_wycheproof.json" with {
   type: "json",
 };
@@ -14,7 +17,7 @@ import local from "../vectors/pbkdf2_hmacsha256_local.json" with {
 import { fixedBytes, hex, unhex, workersLikeSubtle } from "./_helpers.ts";
 
 const enc = new TextEncoder();
-const dir = new URL("../../lib/authn/pbkdf2_wasm/", import.meta.url);
+const dir = new URL("../../packages/hashers/pbkdf2_wasm/", import.meta.url);
 const committedWasm = await Deno.readFile(new URL("pbkdf2.wasm", dir));
 const derive = await wasmPbkdf2Engine();
 
@@ -149,7 +152,7 @@ Deno.test("wasmPbkdf2Engine refuses bytes and foreign modules", async () => {
   await assert.rejects(() => wasmPbkdf2Engine(empty), TypeError);
   assert.throws(
     () =>
-      new Pbkdf2Hasher({
+      new Pbkdf2WasmHasher({
         wasmModule: committedWasm as unknown as WebAssembly.Module,
       }),
     TypeError,
@@ -163,7 +166,7 @@ async function webCryptoPhc(password: string): Promise<string> {
 
 Deno.test('Workers stand-in: "auto" takes the WASM route above 100000 and mints exactly the WebCrypto PHC string', async () => {
   const subtle = workersLikeSubtle();
-  const hasher = new Pbkdf2Hasher({ subtle, randomBytes: fixedBytes(7) });
+  const hasher = new Pbkdf2WasmHasher({ subtle, randomBytes: fixedBytes(7) });
   const stored = await hasher.hash("correct horse battery");
   assert.equal(hasher.lastRoute, "wasm");
   assert.equal(subtle.refused, 1);
@@ -222,7 +225,7 @@ Deno.test("no byte compilation (Workers, Vercel Edge): with wasmModule the WASM 
       /disallowed by embedder/,
     );
     const subtle = workersLikeSubtle();
-    const hasher = new Pbkdf2Hasher({
+    const hasher = new Pbkdf2WasmHasher({
       subtle,
       wasmModule,
       randomBytes: fixedBytes(7),
@@ -247,10 +250,10 @@ Deno.test('no byte compilation and no wasmModule: "auto" still hashes at full st
   const expected = await webCryptoPhc("correct horse battery");
   const { result } = await withoutByteCompilation(async () => {
     const subtle = workersLikeSubtle();
-    const hasher = new Pbkdf2Hasher({ subtle, randomBytes: fixedBytes(7) });
+    const hasher = new Pbkdf2WasmHasher({ subtle, randomBytes: fixedBytes(7) });
     const stored = await hasher.hash("correct horse battery");
     const route = hasher.lastRoute;
-    const strict = new Pbkdf2Hasher({ route: "wasm", iterations: 1000 });
+    const strict = new Pbkdf2WasmHasher({ route: "wasm", iterations: 1000 });
     await assert.rejects(() => strict.hash("x"), /disallowed by embedder/);
     return { stored, route };
   });
@@ -260,7 +263,7 @@ Deno.test('no byte compilation and no wasmModule: "auto" still hashes at full st
 
 Deno.test('route "wasm" never calls WebCrypto\'s PBKDF2 and verifies WebCrypto hashes', async () => {
   const subtle = workersLikeSubtle();
-  const hasher = new Pbkdf2Hasher({
+  const hasher = new Pbkdf2WasmHasher({
     subtle,
     route: "wasm",
     iterations: 20_000,
@@ -272,7 +275,85 @@ Deno.test('route "wasm" never calls WebCrypto\'s PBKDF2 and verifies WebCrypto h
   assert.equal(hasher.lastRoute, "wasm");
   assert.equal(subtle.refused + subtle.derived, 0);
   assert.throws(
-    () => new Pbkdf2Hasher({ route: "wasm2" as "wasm" }),
+    () => new Pbkdf2WasmHasher({ route: "wasm2" as "wasm" }),
     RangeError,
   );
+});
+
+Deno.test("item 2: the JavaScript PBKDF2 route passes all 60 Wycheproof pbkdf2_hmacsha256 cases", () => {
+  assert.equal(wycheproof.tests.length, 60);
+  for (const [id, pw, salt, c, len, dk] of wycheproof.tests) {
+    const got = pbkdf2Sha256Js(
+      unhex(pw as string),
+      unhex(salt as string),
+      c as number,
+      len as number,
+    );
+    assert.equal(hex(got), dk, `tcId ${id}`);
+  }
+});
+
+Deno.test("item 2: RFC 7914, Go and local PBKDF2 vectors of SECURITY §4.1 and the 600000 vector pass on the JS route", () => {
+  for (const [pw, salt, c, len, dk] of [...local.tests, local.fullStrength]) {
+    const got = pbkdf2Sha256Js(
+      enc.encode(pw as string),
+      enc.encode(salt as string),
+      c as number,
+      len as number,
+    );
+    assert.equal(hex(got), dk, `${pw}/${c}`);
+  }
+});
+
+Deno.test("item 47 / V17: with a Workers-like WebCrypto that refuses 600000, hash() falls back and equals the WebCrypto hash", async () => {
+  const subtle = workersLikeSubtle();
+  const refusing = new Pbkdf2WasmHasher({ subtle, randomBytes: fixedBytes(7) });
+  const native = new Pbkdf2WasmHasher({ randomBytes: fixedBytes(7) });
+  const a = await refusing.hash("correct horse battery");
+  assert.equal(subtle.refused, 1);
+  assert.equal(
+    refusing.lastRoute,
+    "wasm",
+    "WASM first, pure JS only when WASM cannot load",
+  );
+  const b = await native.hash("correct horse battery");
+  assert.equal(native.lastRoute, "webcrypto");
+  assert.equal(a, b);
+  assert.match(a, /^\$pbkdf2-sha256\$i=600000\$/);
+  // The refusal is remembered: the next derivation skips WebCrypto.
+  assert.equal(await refusing.verify("correct horse battery", a), true);
+  assert.equal(await refusing.verify("correct horse batterY", a), false);
+  assert.equal(subtle.refused, 1);
+});
+
+Deno.test("item 47: the stand-in still lets WebCrypto derive at or below 100000", async () => {
+  const subtle = workersLikeSubtle();
+  const hasher = new Pbkdf2WasmHasher({ subtle, iterations: 100_000 });
+  const stored = await hasher.hash("password123");
+  assert.equal(subtle.derived, 1);
+  assert.equal(hasher.lastRoute, "webcrypto");
+  assert.equal(await hasher.verify("password123", stored), true);
+});
+
+Deno.test('route "webcrypto" surfaces the refusal; a peppered "javascript" route mints the core\'s hash', async () => {
+  const strict = new Pbkdf2WasmHasher({
+    subtle: workersLikeSubtle(),
+    route: "webcrypto",
+  });
+  await assert.rejects(() => strict.hash("x"), { name: "NotSupportedError" });
+  const pepper = "p".repeat(32);
+  const core = new Pbkdf2Hasher({
+    iterations: 1000,
+    pepper,
+    randomBytes: fixedBytes(3),
+  });
+  const js = new Pbkdf2WasmHasher({
+    iterations: 1000,
+    pepper,
+    route: "javascript",
+    randomBytes: fixedBytes(3),
+  });
+  assert.equal(await js.hash("password1"), await core.hash("password1"));
+  assert.equal(js.lastRoute, "javascript");
+  assert.ok(js instanceof Pbkdf2Hasher, "a drop-in for the core's hasher");
 });

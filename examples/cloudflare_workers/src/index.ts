@@ -4,9 +4,10 @@
  * driver. The app is built once per isolate from the bindings.
  *
  * Passwords are hashed with PBKDF2-SHA256 at 600000 iterations. Production
- * Workers refuse WebCrypto PBKDF2 above 100000 iterations, so the hasher
- * then derives the same standard PBKDF2 in the WebAssembly module imported
- * below (wrangler turns a `.wasm` import into a compiled
+ * Workers refuse WebCrypto PBKDF2 above 100000 iterations (the core's
+ * `Pbkdf2Hasher` refuses to start here), so `Pbkdf2WasmHasher` of
+ * `@portcullis/hashers` then derives the same standard PBKDF2 in the
+ * WebAssembly module imported below (wrangler turns a `.wasm` import into a compiled
  * `WebAssembly.Module`; Workers refuse compiling bytes at run time). It
  * costs about 3× WebCrypto's time: a paid plan's CPU limit is needed
  * (wrangler.toml), never a lower iteration count.
@@ -18,15 +19,15 @@
  */
 import {
   KVSessionStore,
-  Pbkdf2Hasher,
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
+import { Pbkdf2WasmHasher } from "@portcullis/hashers/pbkdf2-wasm";
 import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
 import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 // @ts-ignore: wrangler imports a .wasm file as a compiled WebAssembly.Module
-import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
+import pbkdf2Wasm from "@portcullis/hashers/pbkdf2-sha256.wasm";
 import { createApp } from "./app.ts";
 
 /** The Worker's bindings (wrangler.toml, plus the secret). */
@@ -42,7 +43,7 @@ export interface Env {
 }
 
 type App = ReturnType<typeof createApp>;
-const hasher = new Pbkdf2Hasher({
+const hasher = new Pbkdf2WasmHasher({
   wasmModule: pbkdf2Wasm as WebAssembly.Module,
 });
 const apps = new WeakMap<object, Promise<App>>();

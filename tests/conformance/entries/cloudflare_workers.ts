@@ -5,8 +5,9 @@
  * bindings: the session denylist, rate limits and notes in Workers KV
  * (`AUTH_KV`), users and verification tokens in D1 (`DB`) through
  * drizzle's D1 driver. Its hasher is the conformance hasher whose
- * full-strength side is the Workers hasher: PBKDF2 in the imported
- * WebAssembly module where WebCrypto refuses 600000 iterations. The
+ * full-strength side is the Workers hasher of `@portcullis/hashers`
+ * (`Pbkdf2WasmHasher`): PBKDF2 in the imported WebAssembly module where
+ * WebCrypto refuses 600000 iterations. The
  * sign-in methods beside the password as `main.ts` builds them
  * (`signInMethodsFromEnv` over the string bindings: TOTP, passkeys, OpenID
  * Connect when `OIDC_ISSUER` is set), their tables in D1.
@@ -16,10 +17,10 @@
 import { refusals } from "../_workers_pbkdf2_cap.ts";
 import {
   KVSessionStore,
-  Pbkdf2Hasher,
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
+import { Pbkdf2WasmHasher } from "@portcullis/hashers/pbkdf2-wasm";
 import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
 import {
   migrate,
@@ -28,7 +29,7 @@ import {
 } from "@portcullis/sql";
 import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 // @ts-ignore: bundled with a `.wasm` copy loader, the default export is a compiled WebAssembly.Module (as wrangler imports it)
-import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
+import pbkdf2Wasm from "@portcullis/hashers/pbkdf2-sha256.wasm";
 import { type App, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
@@ -57,7 +58,7 @@ function settings(env: Env): Record<string, string | undefined> {
 }
 
 const hasher = conformanceHasher(
-  new Pbkdf2Hasher({ wasmModule: pbkdf2Wasm as WebAssembly.Module }),
+  new Pbkdf2WasmHasher({ wasmModule: pbkdf2Wasm as WebAssembly.Module }),
 );
 const apps = new WeakMap<object, Promise<App>>();
 

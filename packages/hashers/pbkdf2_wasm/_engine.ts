@@ -1,11 +1,11 @@
 /**
- * PBKDF2-HMAC-SHA256 in WebAssembly: the route `Pbkdf2Hasher`
- * takes where WebCrypto refuses the iteration count (Cloudflare Workers cap
+ * PBKDF2-HMAC-SHA256 in WebAssembly: the route `Pbkdf2WasmHasher` takes
+ * where WebCrypto refuses the iteration count (Cloudflare Workers cap
  * WebCrypto's PBKDF2 at 100000). The whole iteration loop runs inside one
- * small hand-generated module (`pbkdf2_wasm/pbkdf2.wat`, 24 KB), with the
- * HMAC pad states precomputed and no call between JavaScript and
- * WebAssembly per iteration. Its output is standard PBKDF2, equal to
- * WebCrypto's bit for bit.
+ * small hand-generated module (`pbkdf2.wat`, 24 KB), with the HMAC pad
+ * states precomputed and no call between JavaScript and WebAssembly per
+ * iteration. Its output is standard PBKDF2, equal to WebCrypto's bit for
+ * bit.
  *
  * Two ways to load it:
  *
@@ -14,22 +14,10 @@
  * - **Cloudflare Workers, Vercel Edge**: these refuse to compile
  *   WebAssembly from bytes at run time ("Wasm code generation disallowed by
  *   embedder") but give a `WebAssembly.Module` for an imported `.wasm`
- *   file, which may be instantiated. Import the package's `.wasm` file and
- *   pass it in as `wasmModule`:
+ *   file, which may be instantiated: import
+ *   `@portcullis/hashers/pbkdf2-sha256.wasm` and pass it as `wasmModule`.
  *
- * ```ts ignore
- * // worker.ts; wrangler bundles `*.wasm` imports as WebAssembly.Module
- * // (its default "CompiledWasm" module rule).
- * import pbkdf2Wasm from "@portcullis/auth/hashers/pbkdf2-sha256.wasm";
- * import { Pbkdf2Hasher } from "@portcullis/auth";
- *
- * const hasher = new Pbkdf2Hasher({ wasmModule: pbkdf2Wasm });
- * // 600000 iterations: WebCrypto refuses in production, WebAssembly derives.
- * ```
- *
- * When a bundler does not resolve the package subpath, copy
- * `lib/authn/pbkdf2_wasm/pbkdf2.wasm` from the package into the project and
- * import it by relative path; the bytes are the same.
+ * Private helper: not exported from the package.
  *
  * @module
  */
@@ -67,12 +55,10 @@ interface Exports {
 const PAGE = 65536;
 const MAX_LENGTH = 1 << 20;
 
-// The embedded bytes are loaded only when needed, so that importing the
-// core (mod.ts) does not carry 33 KB of base64 into every bundle.
+// The embedded bytes are loaded only when needed, so that a Worker given
+// `wasmModule` does not decode 33 KB of base64.
 async function embeddedBytes(): Promise<Uint8Array<ArrayBuffer>> {
-  const { PBKDF2_WASM_BASE64 } = await import(
-    "./pbkdf2_wasm/_pbkdf2_wasm_bytes.ts"
-  );
+  const { PBKDF2_WASM_BASE64 } = await import("./_pbkdf2_wasm_bytes.ts");
   const binary = atob(PBKDF2_WASM_BASE64);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -112,15 +98,6 @@ function checkExports(exports: WebAssembly.Exports): Exports {
  * @throws {TypeError} When `module` is not the portcullis PBKDF2 module.
  * @throws {WebAssembly.CompileError} When the runtime refuses to compile
  * the embedded bytes (Workers, Vercel Edge: pass `module`).
- *
- * @example Usage
- * ```ts
- * import assert from "node:assert/strict";
- * const derive = await wasmPbkdf2Engine();
- * const enc = new TextEncoder();
- * const dk = derive(enc.encode("password"), enc.encode("salt"), 4096, 32);
- * assert.equal(dk.length, 32);
- * ```
  */
 export async function wasmPbkdf2Engine(
   module?: WebAssembly.Module,

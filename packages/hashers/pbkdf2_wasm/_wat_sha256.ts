@@ -2,7 +2,7 @@
 // the unrolled rounds and the memory-reading compression function. Used by
 // _generate_wat.ts (a build tool; not part of the published package).
 
-import { SHA256_K } from "../_pbkdf2_sha256_js.ts";
+import { SHA256_K } from "./_pbkdf2_sha256_js.ts";
 
 /** Iterations per call of the inner loop (see the comment in `derive`). */
 export const CHUNK = 1024;

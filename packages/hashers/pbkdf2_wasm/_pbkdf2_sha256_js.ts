@@ -10,7 +10,7 @@
  * constant, and the compression keeps its working state in local variables
  * with the message schedule in one reused `Int32Array`.
  *
- * Private helper: not exported from `mod.ts`.
+ * Private helper: not exported from the package.
  *
  * @module
  */
