@@ -46,7 +46,7 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { acceptedBody } from "./request_body.ts";
+import { acceptedBody, capBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
 import { dispatch } from "./routes/route_table.ts";
@@ -277,7 +277,11 @@ export function createApp(deps: AppDeps): App {
     }),
   ], router);
 
-  return async (req, ...rest) => {
+  return async (incoming, ...rest) => {
+    // Every body passes one cap before any route sees it: over the cap,
+    // 413 without reading on; within it, the route gets the bytes read.
+    const req = await capBody(incoming);
+    if (req instanceof Response) return withSecurityHeaders(req, hsts);
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
     if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
     let res: Response;
