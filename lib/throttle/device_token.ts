@@ -48,7 +48,50 @@ export interface DeviceTokenSigner {
   verify(token: string): Promise<Uint8Array | null>;
 }
 
-/** How the login throttle trusts browsers that signed in before. */
+/**
+ * How the login throttle trusts browsers that signed in before (OWASP
+ * "device cookies"). After a right password, `LoginThrottle.trustDevice`
+ * mints a signed token, `d1|<account tag>|<device id>|<expiry>` (HMAC of
+ * its own purpose, no email and no secret in it), for the browser to keep
+ * in a long-lived cookie (`HttpOnly`, `Secure`, `SameSite=Lax`). An attempt
+ * that presents a valid token for the same account is **trusted**: the
+ * per-address limit, the account's delays and its hard stop do not apply,
+ * only the device's own limit of `maxFailures` wrong passwords in a row,
+ * past which that token is trusted no more. Untrusted attempts alone count
+ * towards the hard stop, and a trusted success leaves their count alone
+ * (an untrusted success or `LoginThrottle.reset` clears it), so a
+ * stranger's flood from any number of addresses holds every browser but
+ * the owner's.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryKV, SecretProvider } from "@portcullis/auth";
+ * import { signToken, verifyToken } from "@portcullis/auth/tokens";
+ * import { LoginThrottle } from "@portcullis/auth/throttle";
+ * const keys = SecretProvider.fromValue("0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=").keys("login-device");
+ * const throttle = new LoginThrottle({
+ *   store: new MemoryKV(),
+ *   hardStop: 3,
+ *   devices: {
+ *     signer: {
+ *       sign: async (p) => signToken((await keys).current, "login-device", p),
+ *       verify: async (t) => verifyToken(await keys, "login-device", t),
+ *     },
+ *   },
+ * });
+ * // The owner signs in once: the browser keeps the token in a cookie.
+ * assert.equal((await throttle.attempt("a@example.com", "198.51.100.7")).allowed, true);
+ * await throttle.succeeded("a@example.com", "198.51.100.7");
+ * const { token } = await throttle.trustDevice("a@example.com");
+ * // A stranger's guesses stop the account for every other browser...
+ * for (let i = 0; i < 3; i++) await throttle.attempt("a@example.com", `203.0.113.${i}`);
+ * assert.equal((await throttle.attempt("a@example.com", "192.0.2.1")).allowed, false);
+ * // ...but not for the owner's.
+ * const owner = await throttle.attempt("a@example.com", "192.0.2.1", token);
+ * assert.equal(owner.allowed && owner.trustedDevice, true);
+ * ```
+ */
 export interface DeviceTrustOptions {
   /** Signs the device tokens (a key of its own purpose). */
   signer: DeviceTokenSigner;
@@ -63,6 +106,14 @@ export interface DeviceTrustOptions {
    * account's lockout) until it signs in again. Default 10.
    */
   maxFailures?: number;
+}
+
+/** A device token to hand to the browser (a long-lived cookie). */
+export interface DeviceToken {
+  /** The token: cookie-safe characters only. */
+  readonly token: string;
+  /** Its lifetime, for the cookie's `Max-Age`. */
+  readonly maxAgeSeconds: number;
 }
 
 /** A device token as read back: its device id and its expiry. */

@@ -6,104 +6,17 @@
  *
  * @module
  */
-import { bump, counterKey, int, whole } from "./_counter.ts";
+import { bump, int, whole } from "./_counter.ts";
+import { type Counts, countsOf, loginKeys, refuse } from "./_login_counts.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
-import {
-  type DeviceTokenClaims,
-  type DeviceTokenSigner,
-  type DeviceTrustOptions,
-  mintDeviceToken,
-  newDeviceId,
-  readDeviceToken,
-} from "./device_token.ts";
+import type { DeviceToken } from "./device_token.ts";
+import { DeviceTrust } from "./_device_trust.ts";
+import type {
+  LoginThrottleOptions,
+  ThrottleDecision,
+} from "./login_throttle_types.ts";
 
-/** Options of {@linkcode LoginThrottle}. */
-export interface LoginThrottleOptions {
-  /** Where the counters live: a key-value store with `increment`. */
-  store: ThrottleStore;
-  /**
-   * Consecutive failures on one account, from browsers it does not trust,
-   * after which every such attempt on it is refused, the right password
-   * included, until {@linkcode LoginThrottle.reset} (or a success before
-   * the stop). A trusted browser (see `devices`) is never held by it. 1–100;
-   * default 100 (SECURITY item 45, NIST SP 800-63B).
-   */
-  hardStop?: number;
-  /** Failures before any delay starts (per account and per pair); default 3. */
-  freeFailures?: number;
-  /**
-   * The first delay, in seconds; each further failure doubles it, up to
-   * `maxDelaySeconds`. Default 1.
-   */
-  baseDelaySeconds?: number;
-  /** The longest delay, in seconds; default 900 (15 minutes). */
-  maxDelaySeconds?: number;
-  /**
-   * Attempts per client address, in a sliding window, successful ones
-   * included: the first line against one address spraying many accounts.
-   * Default 100 per 900 seconds.
-   */
-  perAddress?: { max: number; windowSeconds: number };
-  /**
-   * How long failure counts are kept, from an account's first failure, in
-   * seconds; default 30 days. Past it the count starts again.
-   */
-  memorySeconds?: number;
-  /**
-   * Device tokens (OWASP "device cookies"): with a signer, a browser that
-   * signed in to an account carries a token ({@linkcode LoginThrottle.trustDevice})
-   * that exempts it from that account's delays and hard stop, so that
-   * strangers' guesses cannot lock the owner out. Default: none (every
-   * attempt is untrusted).
-   */
-  devices?: DeviceTrustOptions;
-  /** Prefix of every key; default `"throttle:"`. */
-  prefix?: string;
-  /** The clock, in unix milliseconds; default `Date.now`. */
-  now?: () => number;
-}
-
-/** The answer of {@linkcode LoginThrottle.attempt}. */
-export type ThrottleDecision =
-  | {
-    readonly allowed: true;
-    /**
-     * `true` when a valid device token let the attempt through: the
-     * account's lockout did not apply to it.
-     */
-    readonly trustedDevice?: true;
-  }
-  | {
-    readonly allowed: false;
-    /** Seconds until an attempt may be let through (for `Retry-After`). */
-    readonly retryAfterSeconds: number;
-    /** Which rule refused. */
-    readonly reason: "address" | "delay" | "hardStop";
-  };
-
-/** A device token to hand to the browser (a long-lived cookie). */
-export interface DeviceToken {
-  /** The token: cookie-safe characters only. */
-  readonly token: string;
-  /** Its lifetime, for the cookie's `Max-Age`. */
-  readonly maxAgeSeconds: number;
-}
-
-interface Keys {
-  account: string;
-  accountLast: string;
-  accountReset: string;
-  pair: string;
-  pairLast: string;
-  address: string;
-}
-
-interface Counts {
-  account: number;
-  accountLast: number;
-  pair: number;
-  pairLast: number;
-}
+export type * from "./login_throttle_types.ts";
 
 /**
  * Throttles password guesses. Call {@linkcode LoginThrottle.attempt}
@@ -131,18 +44,11 @@ interface Counts {
  * are not counted (they reach no hasher), so a flood of refused requests
  * cannot push an account to its hard stop.
  *
- * **Device tokens** (OWASP "device cookies", with `devices`): after a
- * right password, {@linkcode LoginThrottle.trustDevice} mints a signed
- * token (`account tag|device id|expiry`, HMAC of its own purpose, nothing
- * secret in it) for the browser to keep in a long-lived cookie. An attempt
- * that presents a valid token for the same account is **trusted**: the
- * per-address limit, the account's delays and its hard stop do not apply,
- * only the device's own limit of `maxFailures` wrong passwords in a row,
- * past which that token is trusted no more. Untrusted attempts alone count
- * towards the account's hard stop, and a trusted success leaves their count
- * alone (only an untrusted success or {@linkcode LoginThrottle.reset} clears
- * it). So a stranger's flood from any number of addresses holds every
- * browser but the owner's.
+ * **Device tokens** (OWASP "device cookies", with `devices`): a browser
+ * that gave the right password gets a token ({@linkcode LoginThrottle.trustDevice});
+ * its later attempts on that account skip the address limit, the delays
+ * and the hard stop, which then count untrusted attempts only. See
+ * `DeviceTrustOptions` for the rules and an example.
  *
  * @example Usage
  * ```ts
@@ -159,35 +65,6 @@ interface Counts {
  * await throttle.reset("a@example.com"); // after a password reset by email
  * assert.equal((await throttle.attempt("a@example.com", "203.0.113.1")).allowed, true);
  * ```
- *
- * @example Device tokens
- * ```ts
- * import assert from "node:assert/strict";
- * import { MemoryKV, SecretProvider } from "@portcullis/auth";
- * import { signToken, verifyToken } from "@portcullis/auth/tokens";
- * import { LoginThrottle } from "@portcullis/auth/throttle";
- * const keys = SecretProvider.fromValue("0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=").keys("login-device");
- * const throttle = new LoginThrottle({
- *   store: new MemoryKV(),
- *   hardStop: 3,
- *   devices: {
- *     signer: {
- *       sign: async (p) => signToken((await keys).current, "login-device", p),
- *       verify: async (t) => verifyToken(await keys, "login-device", t),
- *     },
- *   },
- * });
- * // The owner signs in once: the browser keeps the token in a cookie.
- * assert.equal((await throttle.attempt("a@example.com", "198.51.100.7")).allowed, true);
- * await throttle.succeeded("a@example.com", "198.51.100.7");
- * const { token } = await throttle.trustDevice("a@example.com");
- * // A stranger's guesses stop the account for every other browser...
- * for (let i = 0; i < 3; i++) await throttle.attempt("a@example.com", `203.0.113.${i}`);
- * assert.equal((await throttle.attempt("a@example.com", "192.0.2.1")).allowed, false);
- * // ...but not for the owner's.
- * const owner = await throttle.attempt("a@example.com", "192.0.2.1", token);
- * assert.equal(owner.allowed && owner.trustedDevice, true);
- * ```
  */
 export class LoginThrottle {
   #store: ThrottleStore;
@@ -199,9 +76,7 @@ export class LoginThrottle {
   #memory: number;
   #prefix: string;
   #now: () => number;
-  #devices:
-    | { signer: DeviceTokenSigner; lifetime: number; maxFailures: number }
-    | null;
+  #devices: DeviceTrust | null;
 
   /**
    * Checks the options once.
@@ -247,23 +122,9 @@ export class LoginThrottle {
     );
     this.#prefix = options.prefix ?? "throttle:";
     this.#now = options.now ?? Date.now;
-    const devices = options.devices;
-    if (
-      devices !== undefined && typeof devices?.signer?.verify !== "function"
-    ) {
-      throw new TypeError(
-        "LoginThrottle devices needs a signer with sign() and verify(): see DeviceTokenSigner",
-      );
-    }
-    this.#devices = devices === undefined ? null : {
-      signer: devices.signer,
-      lifetime: whole(
-        devices.lifetimeSeconds ?? 180 * 86400,
-        "devices.lifetimeSeconds",
-        60,
-      ),
-      maxFailures: whole(devices.maxFailures ?? 10, "devices.maxFailures", 1),
-    };
+    this.#devices = options.devices === undefined
+      ? null
+      : new DeviceTrust(options.devices, this.#store, this.#prefix, this.#now);
   }
 
   /**
@@ -284,17 +145,13 @@ export class LoginThrottle {
     address: string,
     device?: string | null,
   ): Promise<ThrottleDecision> {
-    const trusted = await this.#trustedDevice(account, device);
-    if (trusted !== null) {
-      const n = await bump(this.#store, trusted.failures, trusted.ttl);
-      if (n <= this.#devices!.maxFailures) {
-        return { allowed: true, trustedDevice: true };
-      }
-      // Too many wrong passwords from this browser: its token is trusted
-      // no more, and this attempt is judged like any other.
-      await this.#store.put(trusted.revoked, "1", { ttlSeconds: trusted.ttl });
+    // A trusted browser within its own failure limit skips every rule
+    // below; past the limit its token is dropped and it is judged as any.
+    const trusted = await this.#devices?.find(account, device) ?? null;
+    if (trusted !== null && await this.#devices!.failed(trusted)) {
+      return { allowed: true, trustedDevice: true };
     }
-    const keys = await this.#keys(account, address);
+    const keys = await loginKeys(this.#prefix, account, address);
     const nowMs = this.#now();
     const w = this.#perAddress.windowSeconds;
     const index = Math.floor(nowMs / 1000 / w);
@@ -307,7 +164,7 @@ export class LoginThrottle {
       `${keys.address}:${index}`,
       `${keys.address}:${index - 1}`,
     ]);
-    const counts = this.#counts(a, aLast, aReset, p, pLast);
+    const counts = countsOf(a, aLast, aReset, p, pLast);
     const elapsed = nowMs / 1000 - index * w;
     const estimate = int(cur) + int(prev) * (1 - elapsed / w);
     if (estimate >= this.#perAddress.max) {
@@ -361,12 +218,9 @@ export class LoginThrottle {
     address: string,
     device?: string | null,
   ): Promise<void> {
-    const trusted = await this.#trustedDevice(account, device);
-    if (trusted !== null) {
-      await this.#store.delete(trusted.failures);
-      return;
-    }
-    const keys = await this.#keys(account, address);
+    const trusted = await this.#devices?.find(account, device) ?? null;
+    if (trusted !== null) return await this.#devices!.clear(trusted);
+    const keys = await loginKeys(this.#prefix, account, address);
     await Promise.all([
       this.#store.delete(keys.account),
       this.#store.delete(keys.accountLast),
@@ -398,49 +252,7 @@ export class LoginThrottle {
         "LoginThrottle has no device signer: pass devices: { signer } to trust devices",
       );
     }
-    const kept = await this.#trustedDevice(account, device);
-    const lifetime = this.#devices.lifetime;
-    const claims: DeviceTokenClaims = {
-      id: kept?.id ?? newDeviceId(),
-      expiresAt: Math.floor(this.#now() / 1000) + lifetime,
-    };
-    return {
-      token: await mintDeviceToken(this.#devices.signer, account, claims),
-      maxAgeSeconds: lifetime,
-    };
-  }
-
-  /**
-   * The device a token names, when it is valid for this account and still
-   * trusted (not revoked for too many failures); `null` otherwise.
-   */
-  async #trustedDevice(
-    account: string,
-    device: string | null | undefined,
-  ): Promise<
-    { id: string; failures: string; revoked: string; ttl: number } | null
-  > {
-    if (this.#devices === null || device === null || device === undefined) {
-      return null;
-    }
-    const nowSeconds = this.#now() / 1000;
-    const claims = await readDeviceToken(
-      this.#devices.signer,
-      account,
-      device,
-      nowSeconds,
-    );
-    if (claims === null) return null;
-    const key = await counterKey(this.#prefix, "login-device", claims.id);
-    const revoked = `${key}:revoked`;
-    const [gone] = await this.#store.getMany([revoked]);
-    if (gone !== null) return null;
-    return {
-      id: claims.id,
-      failures: key,
-      revoked,
-      ttl: Math.max(60, Math.ceil(claims.expiresAt - nowSeconds)),
-    };
+    return await this.#devices.mint(account, device);
   }
 
   /**
@@ -451,7 +263,7 @@ export class LoginThrottle {
    * @param account The account.
    */
   async reset(account: string): Promise<void> {
-    const keys = await this.#keys(account, "");
+    const keys = await loginKeys(this.#prefix, account, "");
     await Promise.all([
       this.#store.delete(keys.account),
       this.#store.delete(keys.accountLast),
@@ -466,25 +278,6 @@ export class LoginThrottle {
     if (failures < this.#free) return 0;
     const exponent = Math.min(failures - this.#free, 30);
     return Math.min(this.#maxDelay, this.#base * 2 ** exponent);
-  }
-
-  #counts(
-    a: string | null,
-    aLast: string | null,
-    aReset: string | null,
-    p: string | null,
-    pLast: string | null,
-  ): Counts {
-    const resetAt = int(aReset);
-    const pairLast = int(pLast);
-    // A pair whose last failure came before the account's reset is clean.
-    const stale = resetAt > 0 && pairLast <= resetAt;
-    return {
-      account: int(a),
-      accountLast: int(aLast),
-      pair: stale ? 0 : int(p),
-      pairLast: stale ? 0 : pairLast,
-    };
   }
 
   #decide(c: Counts, nowMs: number): ThrottleDecision | null {
@@ -503,31 +296,4 @@ export class LoginThrottle {
     if (delay === 0 || lastMs === 0) return 0;
     return Math.max(0, (lastMs + delay * 1000 - nowMs) / 1000);
   }
-
-  async #keys(account: string, address: string): Promise<Keys> {
-    const [acct, pair, addr] = await Promise.all([
-      counterKey(this.#prefix, "login-account", account),
-      counterKey(this.#prefix, "login-pair", account, address),
-      counterKey(this.#prefix, "login-address", address),
-    ]);
-    return {
-      account: acct,
-      accountLast: `${acct}:last`,
-      accountReset: `${acct}:reset`,
-      pair,
-      pairLast: `${pair}:last`,
-      address: addr,
-    };
-  }
-}
-
-function refuse(
-  seconds: number,
-  reason: "address" | "delay" | "hardStop",
-): ThrottleDecision {
-  return {
-    allowed: false,
-    retryAfterSeconds: Math.max(1, Math.ceil(seconds)),
-    reason,
-  };
 }

@@ -31,12 +31,12 @@
  * @module
  */
 export {
-  type DeviceToken,
   LoginThrottle,
   type LoginThrottleOptions,
   type ThrottleDecision,
 } from "./login_throttle.ts";
 export type {
+  DeviceToken,
   DeviceTokenClaims,
   DeviceTokenSigner,
   DeviceTrustOptions,
