@@ -46,7 +46,7 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { acceptedBody } from "./request_body.ts";
+import { acceptedBody, capBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
 import { dispatch } from "./routes/route_table.ts";
@@ -56,6 +56,7 @@ import {
   type SignInMethodsDeps,
 } from "./sign_in_methods.ts";
 import { Reauth } from "./reauth.ts";
+import { ShortCookie } from "./sign_in_cookie.ts";
 
 /** What {@linkcode createApp} needs; every part is passed in. */
 export interface AppDeps {
@@ -141,6 +142,7 @@ export const DEFAULT_LIMITS: RateLimits = {
   loginPerAddress: { max: 100, windowSeconds: 15 * 60 },
   passwordChangePerAccount: { max: 10, windowSeconds: 15 * 60 },
   passwordChangePerAddress: { max: 100, windowSeconds: 15 * 60 },
+  passwordCheckPerSession: { max: 5, windowSeconds: 15 * 60 },
   registerPerAddress: { max: 10, windowSeconds: 60 * 60 },
   resendPerAccount: { max: 3, windowSeconds: 60 * 60 },
   verifyPerAddress: { max: 30, windowSeconds: 15 * 60 },
@@ -177,6 +179,17 @@ export function createApp(deps: AppDeps): App {
     store: deps.kv,
     ...limits.loginPerAccount,
     perAddress: limits.loginPerAddress,
+    // The device cookie: a browser that signed in to an account before is
+    // exempt from that account's lockout (OWASP "device cookies").
+    devices: { signer: purposeSigner(deps.secret, "login-device") },
+    now,
+  });
+  const hasher = deps.hasher ?? new Pbkdf2Hasher();
+  // Password checks whose callers throttle them (password_login.ts, with
+  // the device cookie; the signed-in re-check, with its own limits).
+  const unthrottled = new PasswordAuthenticator({
+    credentials: deps.credentials,
+    hasher,
     now,
   });
   const extraArgs = new WeakMap<Request, unknown[]>();
@@ -214,7 +227,7 @@ export function createApp(deps: AppDeps): App {
     credentials: deps.credentials,
     passwords: new PasswordAuthenticator({
       credentials: deps.credentials,
-      hasher: deps.hasher ?? new Pbkdf2Hasher(),
+      hasher,
       // New passwords are checked against ~49,000 common and breached
       // passwords (NIST SP 800-63B's blocklist); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
@@ -224,6 +237,8 @@ export function createApp(deps: AppDeps): App {
       // (a failed revocation changes nothing) and again after.
       revokeSessions: (subject) => deps.sessions.revokeAll(subject),
     }),
+    checkPassword: (email, password) => unthrottled.login(email, password),
+    deviceCookie: new ShortCookie("device", secure),
     tokens: new OneTimeTokens({ store: deps.tokens, now }),
     kv: deps.kv,
     mailer: deps.mailer,
@@ -277,7 +292,11 @@ export function createApp(deps: AppDeps): App {
     }),
   ], router);
 
-  return async (req, ...rest) => {
+  return async (incoming, ...rest) => {
+    // Every body passes one cap before any route sees it: over the cap,
+    // 413 without reading on; within it, the route gets the bytes read.
+    const req = await capBody(incoming);
+    if (req instanceof Response) return withSecurityHeaders(req, hsts);
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
     if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
     let res: Response;

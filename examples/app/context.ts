@@ -26,6 +26,7 @@ import type { Mailer } from "./mailer.ts";
 import type { NoteStore } from "./notes.ts";
 import type { Reauth } from "./reauth.ts";
 import type { SignInMethods } from "./sign_in_methods.ts";
+import type { ShortCookie } from "./sign_in_cookie.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
 export interface Passwords {
@@ -98,6 +99,12 @@ export interface RateLimits {
   passwordChangePerAccount: { max: number; windowSeconds: number };
   /** Current-password checks at `POST /account/password`, per client address. */
   passwordChangePerAddress: { max: number; windowSeconds: number };
+  /**
+   * Password re-checks before a sensitive action, per session (beside the
+   * two limits above); the login throttle plays no part, so a stranger's
+   * lockout of the login never blocks the signed-in owner.
+   */
+  passwordCheckPerSession: { max: number; windowSeconds: number };
   /** Registrations per client address. */
   registerPerAddress: { max: number; windowSeconds: number };
   /** Verification emails per account. */
@@ -118,6 +125,17 @@ export interface AppContext {
   credentials: CredentialStore;
   /** Registration, login and password change. */
   passwords: Passwords;
+  /**
+   * Checks an email and password without the login throttle: for callers
+   * that count attempts themselves (`password_login.ts`, with the device
+   * cookie; the signed-in re-check, with its own limits).
+   */
+  checkPassword(email: string, password: string): Promise<LoginResult>;
+  /**
+   * The device cookie (`__Host-device`): the login throttle's device token
+   * for a browser that signed in before.
+   */
+  deviceCookie: ShortCookie;
   /** Verification links. */
   tokens: SingleUseTokens;
   /** The key-value store (rate limits, notes). */
@@ -130,7 +148,10 @@ export interface AppContext {
   flash: Flash;
   /** Rate limits for registration, resend, verification, password change. */
   limiter: SlidingWindowLimiter;
-  /** The login throttle (`reset(email)` lifts an account's hard stop). */
+  /**
+   * The login throttle (`reset(email)` lifts an account's hard stop; device
+   * tokens exempt a browser that signed in before from it).
+   */
   throttle: LoginThrottle;
   /** The limits. */
   limits: RateLimits;

@@ -1,8 +1,11 @@
 /**
- * Reading form and JSON bodies on the same routes.
+ * Reading request bodies: one cap for every route ({@linkcode capBody},
+ * which `createApp` runs before any route sees the request), then form and
+ * JSON bodies parsed on the same routes.
  *
  * @module
  */
+import { errorResponse } from "@portcullis/auth";
 
 /** A parsed body: where it came from, and its string fields. */
 export interface ParsedBody {
@@ -41,6 +44,73 @@ export function acceptedBody(req: Request): boolean {
 
 /** The largest body read, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
+
+/**
+ * The one cap every request body goes through, before any route runs: a
+ * declared `Content-Length` over `max` is refused unread; any other body is
+ * read as a stream with a running count that stops (and cancels the
+ * stream) as soon as it passes `max`; a `GET` or `HEAD` may carry no body
+ * at all. A body over the cap answers 413 (JSON or a small page) with
+ * `Connection: close`, having held at most `max` bytes; a body within it
+ * comes back in a new `Request` whose body is those bytes, so no route can
+ * read past the cap, whichever way it reads (`readBody`, `req.json()`, …).
+ *
+ * @param req The request as the runtime handed it over.
+ * @param max The most bytes accepted; default {@linkcode MAX_BODY_BYTES}.
+ * @returns The request to serve (the same one when it has no body), or the
+ * answer: 413 over the cap, 400 when the client broke off the body.
+ */
+export async function capBody(
+  req: Request,
+  max: number = MAX_BODY_BYTES,
+): Promise<Request | Response> {
+  const bodiless = req.method === "GET" || req.method === "HEAD";
+  const declared = req.headers.get("content-length");
+  const limit = bodiless ? 0 : max;
+  if (
+    (declared !== null && !(Number(declared) <= limit)) ||
+    (bodiless && req.headers.has("transfer-encoding"))
+  ) {
+    await req.body?.cancel().catch(() => {});
+    return bodyTooLarge(req, limit);
+  }
+  if (req.body === null) return req;
+  let bytes: Uint8Array<ArrayBuffer> | null;
+  try {
+    bytes = await readBytes(req, limit);
+  } catch {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  if (bytes === null) return bodyTooLarge(req, limit);
+  return new Request(req.url, {
+    method: req.method,
+    headers: req.headers,
+    body: bodiless ? null : bytes,
+  });
+}
+
+/**
+ * The answer to a body over the cap: 413, JSON or a small page, with
+ * `Connection: close` so the rest of the body is not waited for.
+ *
+ * @param req The request.
+ * @param max The cap that was passed, in bytes.
+ * @returns The response.
+ */
+export function bodyTooLarge(
+  req: Request,
+  max: number = MAX_BODY_BYTES,
+): Response {
+  return errorResponse(
+    req,
+    413,
+    "payload_too_large",
+    max === 0
+      ? `A ${req.method} request takes no body`
+      : `The request body is larger than ${max} bytes`,
+    { connection: "close" },
+  );
+}
 
 /**
  * Parses a request body as a form (`application/x-www-form-urlencoded` or

@@ -8,11 +8,23 @@ import {
   eventListLimit,
   type SecurityEventStore,
 } from "./security_event_store.ts";
+import {
+  aggregationWindow,
+  type EventRetention,
+  eventRetention,
+  type EventRetentionOptions,
+  isFloodable,
+} from "./event_retention.ts";
 
 /**
- * Keeps each subject's latest events (at most `perSubject`, default 1000)
- * in this isolate. Nothing survives a restart: use `SQLAuthEventStore`
- * (`@portcullis/sql`) for an application.
+ * Keeps each subject's latest events in this isolate. Nothing survives a
+ * restart: use `SQLAuthEventStore` (`@portcullis/sql`) for an application.
+ *
+ * A stranger's flood cannot wipe the activity: the events anyone can cause
+ * (`login_failed`, `throttled`) are kept at most once per account and
+ * window of each type, and when an account holds more than `maxPerSubject`
+ * events the oldest of those go first, then the oldest of the rest (see
+ * {@linkcode EventRetentionOptions}).
  *
  * @example Usage
  * ```ts
@@ -26,23 +38,39 @@ import {
  */
 export class MemorySecurityEventStore implements SecurityEventStore {
   #bySubject = new Map<string, SecurityEvent[]>();
-  #perSubject: number;
+  #retention: EventRetention;
 
   /**
    * Makes an empty store.
    *
-   * @param perSubject How many events to keep per subject; default 1000.
+   * @param options The aggregation window and the cap per subject (default
+   * 1000); a number is the cap alone.
+   * @throws {RangeError} For options {@linkcode eventRetention} refuses.
    */
-  constructor(perSubject = 1000) {
-    this.#perSubject = perSubject;
+  constructor(options: EventRetentionOptions | number = {}) {
+    this.#retention = eventRetention(
+      typeof options === "number" ? { maxPerSubject: options } : options,
+    );
   }
 
   /** {@inheritDoc SecurityEventStore.append} */
   append(event: SecurityEvent): Promise<void> {
     if (event.subject === null) return Promise.resolve();
     const list = this.#bySubject.get(event.subject) ?? [];
+    const { aggregationWindowMs: w, maxPerSubject } = this.#retention;
+    if (isFloodable(event.type)) {
+      const window = aggregationWindow(event.at, w);
+      const seen = list.some((e) =>
+        e.type === event.type && aggregationWindow(e.at, w) === window
+      );
+      if (seen) return Promise.resolve();
+    }
     list.push({ ...event });
-    if (list.length > this.#perSubject) list.shift();
+    if (list.length > maxPerSubject) {
+      // Appended in time order: the first floodable one is the oldest.
+      const i = list.findIndex((e) => isFloodable(e.type));
+      list.splice(i === -1 ? 0 : i, 1);
+    }
     this.#bySubject.set(event.subject, list);
     return Promise.resolve();
   }

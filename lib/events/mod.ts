@@ -4,7 +4,10 @@
  * password_changed, password_reset, email_changed, verified,
  * session_revoked, account_deleted) through one hook, and stores for a
  * user's activity page (`SQLAuthEventStore` lives in
- * `@portcullis/sql`).
+ * `@portcullis/sql`). Stores aggregate the events a stranger can cause
+ * (`login_failed`, `throttled`: at most one of each per account and
+ * window) and bound each account's rows, dropping those first, so a flood
+ * never pushes the account's own history out.
  *
  * @example Usage
  * ```ts
@@ -33,3 +36,13 @@ export {
   type SecurityEventStore,
 } from "./security_event_store.ts";
 export { MemorySecurityEventStore } from "./memory_security_event_store.ts";
+export {
+  aggregationWindow,
+  DEFAULT_AGGREGATION_WINDOW_MS,
+  DEFAULT_MAX_EVENTS_PER_SUBJECT,
+  type EventRetention,
+  eventRetention,
+  type EventRetentionOptions,
+  FLOODABLE_EVENT_TYPES,
+  isFloodable,
+} from "./event_retention.ts";

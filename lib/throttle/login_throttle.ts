@@ -1,34 +1,22 @@
 /**
  * Throttling password guesses: per client address, per (account, address)
  * and per account, with delays that grow with consecutive failures and a
- * hard stop that only a reset lifts.
+ * hard stop that only a reset lifts; browsers that signed in to the
+ * account before (device tokens) are exempt from the account's lockout.
  *
  * @module
  */
-import { bump, counterKey, int, whole } from "./_counter.ts";
+import { bump, int, whole } from "./_counter.ts";
+import { type Counts, countsOf, loginKeys, refuse } from "./_login_counts.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
+import type { DeviceToken } from "./device_token.ts";
+import { DeviceTrust } from "./_device_trust.ts";
 import type {
   LoginThrottleOptions,
   ThrottleDecision,
 } from "./login_throttle_types.ts";
 
 export type * from "./login_throttle_types.ts";
-
-interface Keys {
-  account: string;
-  accountLast: string;
-  accountReset: string;
-  pair: string;
-  pairLast: string;
-  address: string;
-}
-
-interface Counts {
-  account: number;
-  accountLast: number;
-  pair: number;
-  pairLast: number;
-}
 
 /**
  * Throttles password guesses. Call {@linkcode LoginThrottle.attempt}
@@ -56,6 +44,12 @@ interface Counts {
  * are not counted (they reach no hasher), so a flood of refused requests
  * cannot push an account to its hard stop.
  *
+ * **Device tokens** (OWASP "device cookies", with `devices`): a browser
+ * that gave the right password gets a token ({@linkcode LoginThrottle.trustDevice});
+ * its later attempts on that account skip the address limit, the delays
+ * and the hard stop, which then count untrusted attempts only. See
+ * `DeviceTrustOptions` for the rules and an example.
+ *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
@@ -82,6 +76,7 @@ export class LoginThrottle {
   #memory: number;
   #prefix: string;
   #now: () => number;
+  #devices: DeviceTrust | null;
 
   /**
    * Checks the options once.
@@ -127,6 +122,9 @@ export class LoginThrottle {
     );
     this.#prefix = options.prefix ?? "throttle:";
     this.#now = options.now ?? Date.now;
+    this.#devices = options.devices === undefined
+      ? null
+      : new DeviceTrust(options.devices, this.#store, this.#prefix, this.#now);
   }
 
   /**
@@ -136,11 +134,24 @@ export class LoginThrottle {
    * @param account The account as looked up (a normalised email), whether
    * or not it exists: unknown accounts are throttled alike.
    * @param address The client's address.
-   * @returns `allowed`, or the reason and the seconds to wait.
+   * @param device The browser's device token, if it sent one: a valid one
+   * for this account makes the attempt trusted (see the class).
+   * @returns `allowed` (with `trustedDevice` when a device token let it
+   * through), or the reason and the seconds to wait.
    * @throws Whatever the store throws (the caller answers 503).
    */
-  async attempt(account: string, address: string): Promise<ThrottleDecision> {
-    const keys = await this.#keys(account, address);
+  async attempt(
+    account: string,
+    address: string,
+    device?: string | null,
+  ): Promise<ThrottleDecision> {
+    // A trusted browser within its own failure limit skips every rule
+    // below; past the limit its token is dropped and it is judged as any.
+    const trusted = await this.#devices?.find(account, device) ?? null;
+    if (trusted !== null && await this.#devices!.failed(trusted)) {
+      return { allowed: true, trustedDevice: true };
+    }
+    const keys = await loginKeys(this.#prefix, account, address);
     const nowMs = this.#now();
     const w = this.#perAddress.windowSeconds;
     const index = Math.floor(nowMs / 1000 / w);
@@ -153,7 +164,7 @@ export class LoginThrottle {
       `${keys.address}:${index}`,
       `${keys.address}:${index - 1}`,
     ]);
-    const counts = this.#counts(a, aLast, aReset, p, pLast);
+    const counts = countsOf(a, aLast, aReset, p, pLast);
     const elapsed = nowMs / 1000 - index * w;
     const estimate = int(cur) + int(prev) * (1 - elapsed / w);
     if (estimate >= this.#perAddress.max) {
@@ -192,20 +203,56 @@ export class LoginThrottle {
   }
 
   /**
-   * Reports a right password: clears the account's and the pair's failure
-   * counts. Best effort is fine: a count left behind only delays.
+   * Reports a right password. From a trusted browser (a valid device
+   * token): clears that device's failure count, and nothing else, so the
+   * owner signing in does not hand strangers a fresh count. Otherwise:
+   * clears the account's and the pair's failure counts. Best effort is
+   * fine: a count left behind only delays.
    *
    * @param account The account.
    * @param address The client's address.
+   * @param device The device token the attempt presented, if any.
    */
-  async succeeded(account: string, address: string): Promise<void> {
-    const keys = await this.#keys(account, address);
+  async succeeded(
+    account: string,
+    address: string,
+    device?: string | null,
+  ): Promise<void> {
+    const trusted = await this.#devices?.find(account, device) ?? null;
+    if (trusted !== null) return await this.#devices!.clear(trusted);
+    const keys = await loginKeys(this.#prefix, account, address);
     await Promise.all([
       this.#store.delete(keys.account),
       this.#store.delete(keys.accountLast),
       this.#store.delete(keys.pair),
       this.#store.delete(keys.pairLast),
     ]);
+  }
+
+  /**
+   * Mints the device token for a browser that has just given the right
+   * password (call it after {@linkcode LoginThrottle.succeeded}), for a
+   * long-lived cookie: `HttpOnly`, `Secure`, `SameSite=Lax`, `Max-Age` the
+   * answer's `maxAgeSeconds`. A browser that presented a valid, still
+   * trusted token keeps its device id (and renews the expiry); any other
+   * gets a new one.
+   *
+   * @param account The account signed in to (as given to `attempt`).
+   * @param device The device token the browser presented, if any.
+   * @returns The token and its lifetime.
+   * @throws {TypeError} When the throttle was made without `devices`.
+   * @throws Whatever the store throws.
+   */
+  async trustDevice(
+    account: string,
+    device?: string | null,
+  ): Promise<DeviceToken> {
+    if (this.#devices === null) {
+      throw new TypeError(
+        "LoginThrottle has no device signer: pass devices: { signer } to trust devices",
+      );
+    }
+    return await this.#devices.mint(account, device);
   }
 
   /**
@@ -216,7 +263,7 @@ export class LoginThrottle {
    * @param account The account.
    */
   async reset(account: string): Promise<void> {
-    const keys = await this.#keys(account, "");
+    const keys = await loginKeys(this.#prefix, account, "");
     await Promise.all([
       this.#store.delete(keys.account),
       this.#store.delete(keys.accountLast),
@@ -231,25 +278,6 @@ export class LoginThrottle {
     if (failures < this.#free) return 0;
     const exponent = Math.min(failures - this.#free, 30);
     return Math.min(this.#maxDelay, this.#base * 2 ** exponent);
-  }
-
-  #counts(
-    a: string | null,
-    aLast: string | null,
-    aReset: string | null,
-    p: string | null,
-    pLast: string | null,
-  ): Counts {
-    const resetAt = int(aReset);
-    const pairLast = int(pLast);
-    // A pair whose last failure came before the account's reset is clean.
-    const stale = resetAt > 0 && pairLast <= resetAt;
-    return {
-      account: int(a),
-      accountLast: int(aLast),
-      pair: stale ? 0 : int(p),
-      pairLast: stale ? 0 : pairLast,
-    };
   }
 
   #decide(c: Counts, nowMs: number): ThrottleDecision | null {
@@ -268,31 +296,4 @@ export class LoginThrottle {
     if (delay === 0 || lastMs === 0) return 0;
     return Math.max(0, (lastMs + delay * 1000 - nowMs) / 1000);
   }
-
-  async #keys(account: string, address: string): Promise<Keys> {
-    const [acct, pair, addr] = await Promise.all([
-      counterKey(this.#prefix, "login-account", account),
-      counterKey(this.#prefix, "login-pair", account, address),
-      counterKey(this.#prefix, "login-address", address),
-    ]);
-    return {
-      account: acct,
-      accountLast: `${acct}:last`,
-      accountReset: `${acct}:reset`,
-      pair,
-      pairLast: `${pair}:last`,
-      address: addr,
-    };
-  }
-}
-
-function refuse(
-  seconds: number,
-  reason: "address" | "delay" | "hardStop",
-): ThrottleDecision {
-  return {
-    allowed: false,
-    retryAfterSeconds: Math.max(1, Math.ceil(seconds)),
-    reason,
-  };
 }

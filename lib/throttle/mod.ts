@@ -2,8 +2,10 @@
  * Throttling in the key-value store, shared by every instance of an app:
  * {@linkcode LoginThrottle} for password guesses (delays that grow with
  * consecutive failures, a hard stop at 100 or fewer, per address, per
- * account and per pair) and {@linkcode SlidingWindowLimiter} for plain
- * limits (registrations per address, mails per account).
+ * account and per pair, and device tokens that exempt a browser which
+ * signed in before from the account's lockout) and
+ * {@linkcode SlidingWindowLimiter} for plain limits (registrations per
+ * address, mails per account).
  *
  * This folder imports nothing from the session, authn or authz layers:
  * `PasswordAuthenticator` takes a `LoginThrottle` through its own small
@@ -33,6 +35,12 @@ export {
   type LoginThrottleOptions,
   type ThrottleDecision,
 } from "./login_throttle.ts";
+export type {
+  DeviceToken,
+  DeviceTokenClaims,
+  DeviceTokenSigner,
+  DeviceTrustOptions,
+} from "./device_token.ts";
 export {
   type Limit,
   SlidingWindowLimiter,

@@ -11,7 +11,13 @@ import {
   type SecurityEventType,
 } from "@portcullis/auth/events";
 import {
+  aggregationWindow,
   eventListLimit,
+  type EventRetention,
+  eventRetention,
+  type EventRetentionOptions,
+  FLOODABLE_EVENT_TYPES,
+  isFloodable,
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import {
@@ -42,6 +48,29 @@ function toEvent(row: Row): SecurityEvent | null {
 }
 
 let sequence = 0;
+const encoder = new TextEncoder();
+
+/**
+ * The one id of a floodable event per (subject, type, window): a second
+ * event of the window hits the primary key and is not kept.
+ */
+async function windowId(
+  subject: string,
+  type: string,
+  window: number,
+): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest(
+      "SHA-256",
+      encoder.encode(`${subject}\n${type}`),
+    ),
+  );
+  let hex = "";
+  for (const b of digest.subarray(0, 16)) {
+    hex += b.toString(16).padStart(2, "0");
+  }
+  return `${Math.max(0, window).toString(36).padStart(10, "0")}w${hex}`;
+}
 
 /** An id that sorts by time, then by order of append in this process. */
 function eventId(at: number): string {
@@ -59,6 +88,14 @@ function eventId(at: number): string {
  * with `migrate(db)` (migration 0002). Events without a subject are not
  * kept. `list` answers newest first (by time, then by order of append).
  *
+ * A stranger's flood cannot wipe an account's activity: an event anyone can
+ * cause (`login_failed`, `throttled`) is kept at most once per account,
+ * type and window (its id is derived from the three, so concurrent
+ * instances insert it once), and when an account holds more than
+ * `maxPerSubject` rows the oldest of those go first, then the oldest of
+ * the rest (`EventRetentionOptions` of `@portcullis/auth/events`). No
+ * column is added: the table of migration 0002 is enough.
+ *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
@@ -75,6 +112,7 @@ function eventId(at: number): string {
 export class SQLAuthEventStore implements SecurityEventStore {
   #db: DrizzleDatabase;
   #table: SQL;
+  #retention: EventRetention;
 
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
@@ -83,8 +121,11 @@ export class SQLAuthEventStore implements SecurityEventStore {
    * Makes the store over a drizzle database.
    *
    * @param db A drizzle database of any supported dialect.
-   * @param options The table prefix, and the dialect if detection is not wanted.
+   * @param options The table prefix, the dialect if detection is not
+   * wanted, and the aggregation window and cap per subject
+   * (`EventRetentionOptions`: 15 minutes and 1000 rows by default).
    * @throws {TypeError} When `db` is not a drizzle database or the prefix is invalid.
+   * @throws {RangeError} For a window or a cap `eventRetention` refuses.
    *
    * @example Usage
    * ```ts
@@ -96,32 +137,82 @@ export class SQLAuthEventStore implements SecurityEventStore {
    * db.$client.close();
    * ```
    */
-  constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
+  constructor(
+    db: SQLDatabase,
+    options: SQLStoreOptions & EventRetentionOptions = {},
+  ) {
     this.#db = db as DrizzleDatabase;
+    this.#retention = eventRetention(options);
     this.dialect = options.dialect ?? detectDialect(db);
     const name = lifecycleTableNames(options.tablePrefix).authEvents;
     this.#table = sql`${sql.identifier(name)}`;
   }
 
   /**
-   * Keeps one event; an event without a subject is dropped.
+   * Keeps one event; an event without a subject is dropped, and so is a
+   * floodable one whose (subject, type, window) is already kept. Then, when
+   * the subject holds more than `maxPerSubject` rows, the oldest floodable
+   * ones go first, then the oldest of the rest.
    *
    * @param event The event.
    * @throws {AuthError} `STORE_UNAVAILABLE` when the write fails.
    */
   async append(event: SecurityEvent): Promise<void> {
     if (event.subject === null) return;
+    const floodable = isFloodable(event.type);
+    const id = floodable
+      ? await windowId(
+        event.subject,
+        event.type,
+        aggregationWindow(event.at, this.#retention.aggregationWindowMs),
+      )
+      : eventId(event.at);
+    const insert =
+      sql`INSERT INTO ${this.#table} (id, subject, type, at, user_agent) VALUES (${id}, ${event.subject}, ${event.type}, ${event.at}, ${event.userAgent})`;
     try {
       await execute(
         this.#db,
         this.dialect,
-        sql`INSERT INTO ${this.#table} (id, subject, type, at, user_agent) VALUES (${
-          eventId(event.at)
-        }, ${event.subject}, ${event.type}, ${event.at}, ${event.userAgent})`,
+        !floodable
+          ? insert
+          : this.dialect === "mysql"
+          ? sql`${insert} ON DUPLICATE KEY UPDATE id = id`
+          : sql`${insert} ON CONFLICT (id) DO NOTHING`,
       );
+      await this.#prune(event.subject);
     } catch (err) {
       throw storeError("Recording a security event", err);
     }
+  }
+
+  /** Drops a subject's rows past the cap: floodable ones first, oldest first. */
+  async #prune(subject: string): Promise<void> {
+    const [row] = await queryRows(
+      this.#db,
+      this.dialect,
+      sql`SELECT COUNT(*) AS n FROM ${this.#table} WHERE subject = ${subject}`,
+    );
+    const excess = Number(row?.n ?? 0) - this.#retention.maxPerSubject;
+    if (!(excess > 0)) return;
+    const floodable = sql.join(
+      FLOODABLE_EVENT_TYPES.map((t) => sql`${t}`),
+      sql`, `,
+    );
+    const victims = await queryRows(
+      this.#db,
+      this.dialect,
+      sql`SELECT id FROM ${this.#table} WHERE subject = ${subject} ORDER BY CASE WHEN type IN (${floodable}) THEN 0 ELSE 1 END, at, id LIMIT ${
+        sql.raw(String(Math.min(excess, 1000)))
+      }`,
+    );
+    if (victims.length === 0) return;
+    await execute(
+      this.#db,
+      this.dialect,
+      sql`DELETE FROM ${this.#table} WHERE subject = ${subject} AND id IN (${
+        sql.join(victims.map((v) => sql`${String(v.id)}`), sql`, `)
+      })`,
+    );
   }
 
   /**

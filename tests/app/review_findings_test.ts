@@ -346,7 +346,7 @@ Deno.test("finding 8 (unbounded body read without Content-Length): a 1 MB chunke
   });
 });
 
-Deno.test("finding 8: over HTTP, a 1 MB chunked body to POST /login answers 400", async () => {
+Deno.test("finding 8: over HTTP, a 1 MB chunked body to POST /login answers 413 (the one body cap, issue 16 finding 3)", async () => {
   await using app = await startApp();
   const { stream } = countingStream(1024 * 1024, 64 * 1024);
   const res = await fetch(app.origin + "/login", {
@@ -354,8 +354,8 @@ Deno.test("finding 8: over HTTP, a 1 MB chunked body to POST /login answers 400"
     headers: { "content-type": "application/json", accept: "application/json" },
     body: stream,
   });
-  assert.equal(res.status, 400);
-  assert.equal((await res.json()).error, "bad_request");
+  assert.equal(res.status, 413);
+  assert.equal((await res.json()).error, "payload_too_large");
 });
 
 Deno.test("finding 9 (APP_ORIGIN in production): main.ts with DENO_ENV=production and no APP_ORIGIN stops with a clear message", async () => {

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import {
   cleanUserAgent,
+  eventRetention,
+  isFloodable,
   MemorySecurityEventStore,
   SECURITY_EVENT_TYPES,
   type SecurityEvent,
@@ -97,4 +99,33 @@ Deno.test("SecurityEvents into a MemorySecurityEventStore: the activity of one u
     "login",
     "registered",
   ]);
+});
+
+Deno.test("eventRetention() fills in 15 minutes and 1000 rows, and refuses a window or a cap that cannot work", () => {
+  assert.deepEqual(eventRetention(), {
+    aggregationWindowMs: 15 * 60 * 1000,
+    maxPerSubject: 1000,
+  });
+  assert.deepEqual(
+    eventRetention({ aggregationWindowMs: 1, maxPerSubject: 50 }),
+    { aggregationWindowMs: 1, maxPerSubject: 50 },
+  );
+  for (const bad of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(
+      () => eventRetention({ aggregationWindowMs: bad }),
+      RangeError,
+    );
+  }
+  for (const bad of [49, 0, 100.5]) {
+    assert.throws(() => eventRetention({ maxPerSubject: bad }), RangeError);
+  }
+  assert.throws(() => new MemorySecurityEventStore(10), RangeError);
+});
+
+Deno.test("only login_failed and throttled are floodable: every other type is kept whatever a stranger does", () => {
+  assert.deepEqual(
+    SECURITY_EVENT_TYPES.filter((t) => isFloodable(t)),
+    ["login_failed", "throttled"],
+  );
+  assert.equal(isFloodable("an unknown type"), false);
 });

@@ -15,6 +15,7 @@ import {
   lifecycleTableNames,
   migrate,
   SQLAuthEventStore,
+  type SQLDatabase,
   tableNames,
 } from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
@@ -22,23 +23,31 @@ import { testSecurityEventStore } from "./_event_conformance.ts";
 
 testSecurityEventStore(
   "MemorySecurityEventStore",
-  () => new MemorySecurityEventStore(),
+  (retention) => new MemorySecurityEventStore(retention),
 );
 
 let libsql: ReturnType<typeof createClient> | undefined;
-testSecurityEventStore("SQLAuthEventStore (libSQL)", async () => {
-  libsql = createClient({ url: ":memory:" });
-  const db = drizzle(libsql);
-  await migrate(db);
-  return new SQLAuthEventStore(db);
+let libsqlDb: Promise<SQLDatabase> | undefined;
+testSecurityEventStore("SQLAuthEventStore (libSQL)", async (retention) => {
+  libsqlDb ??= (async () => {
+    libsql = createClient({ url: ":memory:" });
+    const db = drizzle(libsql);
+    await migrate(db);
+    return db;
+  })();
+  return new SQLAuthEventStore(await libsqlDb, retention);
 }, { close: () => libsql?.close() });
 
 let pglite: PGlite | undefined;
-testSecurityEventStore("SQLAuthEventStore (PGlite)", async () => {
-  pglite = new PGlite();
-  const db = drizzlePglite(pglite);
-  await migrate(db);
-  return new SQLAuthEventStore(db);
+let pgliteDb: Promise<SQLDatabase> | undefined;
+testSecurityEventStore("SQLAuthEventStore (PGlite)", async (retention) => {
+  pgliteDb ??= (async () => {
+    pglite = new PGlite();
+    const db = drizzlePglite(pglite);
+    await migrate(db);
+    return db;
+  })();
+  return new SQLAuthEventStore(await pgliteDb, retention);
 }, { close: () => pglite?.close() });
 
 const PG = {
@@ -50,16 +59,20 @@ const PG = {
 };
 const schema = `portcullis_ev_${crypto.randomUUID().replaceAll("-", "")}`;
 let pg: ReturnType<typeof postgres> | undefined;
+let pgDb: Promise<SQLDatabase> | undefined;
 testSecurityEventStore(
   "SQLAuthEventStore (PostgreSQL via postgres)",
-  async () => {
-    const admin = postgres({ ...PG, max: 1 });
-    await admin.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await admin.end();
-    pg = postgres({ ...PG, max: 4, connection: { search_path: schema } });
-    const db = drizzlePostgres(pg);
-    await migrate(db);
-    return new SQLAuthEventStore(db);
+  async (retention) => {
+    pgDb ??= (async () => {
+      const admin = postgres({ ...PG, max: 1 });
+      await admin.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await admin.end();
+      pg = postgres({ ...PG, max: 4, connection: { search_path: schema } });
+      const db = drizzlePostgres(pg);
+      await migrate(db);
+      return db;
+    })();
+    return new SQLAuthEventStore(await pgDb, retention);
   },
   {
     available: () => requireTcp("PostgreSQL", 5432),
@@ -82,21 +95,29 @@ const MY = {
 };
 const tablePrefix = `pe${crypto.randomUUID().slice(0, 8)}_`;
 let pool: ReturnType<typeof mysql.createPool> | undefined;
-testSecurityEventStore("SQLAuthEventStore (MariaDB via mysql2)", async () => {
-  pool = mysql.createPool({ ...MY, connectionLimit: 4 });
-  const db = drizzleMysql({ client: pool });
-  await migrate(db, { tablePrefix });
-  return new SQLAuthEventStore(db, { tablePrefix });
-}, {
-  available: () => requireTcp("MariaDB", 3306),
-  close: async () => {
-    if (pool === undefined) return;
-    const t = tableNames(tablePrefix);
-    await pool.query(
-      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
-        lifecycleTableNames(tablePrefix).authEvents
-      }\``,
-    );
-    await pool.end();
+let myDb: Promise<SQLDatabase> | undefined;
+testSecurityEventStore(
+  "SQLAuthEventStore (MariaDB via mysql2)",
+  async (retention) => {
+    myDb ??= (async () => {
+      pool = mysql.createPool({ ...MY, connectionLimit: 4 });
+      const db = drizzleMysql({ client: pool });
+      await migrate(db, { tablePrefix });
+      return db;
+    })();
+    return new SQLAuthEventStore(await myDb, { tablePrefix, ...retention });
   },
-});
+  {
+    available: () => requireTcp("MariaDB", 3306),
+    close: async () => {
+      if (pool === undefined) return;
+      const t = tableNames(tablePrefix);
+      await pool.query(
+        `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
+          lifecycleTableNames(tablePrefix).authEvents
+        }\``,
+      );
+      await pool.end();
+    },
+  },
+);

@@ -9,10 +9,12 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { createClient as createRedisClient } from "@redis/client";
 import { RedisKV } from "../../stores/redis/mod.ts";
-import { DenoKV, MemoryKV } from "../../mod.ts";
+import { DenoKV, MemoryKV, SecretProvider } from "../../mod.ts";
+import { signToken, verifyToken } from "../../lib/session/tokens.ts";
 import { LibsqlKV } from "../../stores/libsql_kv/mod.ts";
 import { UpstashKV } from "../../stores/upstash/mod.ts";
 import {
+  type DeviceTokenSigner,
   LoginThrottle,
   type LoginThrottleOptions,
   SlidingWindowLimiter,
@@ -307,6 +309,138 @@ storeTest(
     );
   },
 );
+
+function deviceSigner(purpose = "login-device"): DeviceTokenSigner {
+  const keys = SecretProvider.fromValue(
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+  ).keys(purpose);
+  return {
+    sign: async (p) => signToken((await keys).current, purpose, p),
+    verify: async (t) => verifyToken(await keys, purpose, t),
+  };
+}
+
+storeTest(
+  "issue 16 finding 7: 110 guesses from 110 addresses stop every untrusted browser at the hard stop, never the owner's, whose device token keeps working",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      devices: { signer: deviceSigner() },
+    });
+    const owner = "owner@example.com";
+    assert.equal((await t.attempt(owner, "198.51.100.1")).allowed, true);
+    await t.succeeded(owner, "198.51.100.1");
+    const { token, maxAgeSeconds } = await t.trustDevice(owner);
+    assert.equal(maxAgeSeconds, 180 * 86400);
+    assert.doesNotMatch(token, /owner|example/, "no email in the token");
+    for (let i = 0; i < 110; i++) {
+      await t.attempt(owner, `203.0.${i >> 8}.${i & 255}`);
+      c.advance(0.05);
+    }
+    // Without the token, even the right password from a fresh address.
+    const held = await t.attempt(owner, "192.0.2.200");
+    assert.equal(held.allowed === false && held.reason, "hardStop");
+    // With it, from that same fresh address, and after a trusted success
+    // the untrusted lockout still holds (no fresh count for strangers).
+    for (let i = 0; i < 3; i++) {
+      const d = await t.attempt(owner, "192.0.2.200", token);
+      assert.deepEqual(d, { allowed: true, trustedDevice: true });
+      await t.succeeded(owner, "192.0.2.200", token);
+    }
+    assert.equal((await t.attempt(owner, "192.0.2.201")).allowed, false);
+    // A token of this browser for another account, a tampered token, a
+    // token of another purpose and an expired one are untrusted.
+    const other = await t.trustDevice("other@example.com");
+    assert.equal(
+      (await t.attempt(owner, "192.0.2.200", other.token)).allowed,
+      false,
+    );
+    const tampered = token.slice(0, -2) + (token.endsWith("A") ? "BA" : "AA");
+    assert.equal(
+      (await t.attempt(owner, "192.0.2.200", tampered)).allowed,
+      false,
+    );
+    const foreign = await throttle(store, prefix, c, {
+      devices: { signer: deviceSigner("flash") },
+    }).trustDevice(owner);
+    assert.equal(
+      (await t.attempt(owner, "192.0.2.200", foreign.token)).allowed,
+      false,
+    );
+    c.advance(180 * 86400);
+    assert.equal(
+      (await t.attempt(owner, "192.0.2.200", token)).allowed,
+      false,
+      "expired",
+    );
+  },
+);
+
+storeTest(
+  "issue 16 finding 7: a device token that fails maxFailures times in a row is trusted no more, until the browser signs in again",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      hardStop: 5,
+      devices: { signer: deviceSigner(), maxFailures: 3 },
+    });
+    const who = "a@example.com";
+    const { token } = await t.trustDevice(who);
+    for (let i = 0; i < 5; i++) await t.attempt(who, `203.0.113.${i}`);
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await t.attempt(who, "198.51.100.9", token)).allowed,
+        true,
+        `trusted failure ${i + 1}`,
+      );
+    }
+    // The fourth in a row: the token is dropped, and the account's hard
+    // stop applies to this browser like any other.
+    const dropped = await t.attempt(who, "198.51.100.9", token);
+    assert.equal(dropped.allowed === false && dropped.reason, "hardStop");
+    assert.equal((await t.attempt(who, "198.51.100.9", token)).allowed, false);
+    // A success in between resets the device's count.
+    const fresh = await t.trustDevice(who, token);
+    assert.notEqual(fresh.token, token);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 2; i++) {
+        assert.equal(
+          (await t.attempt(who, "198.51.100.9", fresh.token)).allowed,
+          true,
+        );
+      }
+      assert.equal(
+        (await t.attempt(who, "198.51.100.9", fresh.token)).allowed,
+        true,
+      );
+      await t.succeeded(who, "198.51.100.9", fresh.token);
+    }
+  },
+);
+
+Deno.test("LoginThrottle: trustDevice() without devices, or a devices option without a signer, is a clear error", async () => {
+  const store = new MemoryKV();
+  await assert.rejects(
+    new LoginThrottle({ store }).trustDevice("a@example.com"),
+    TypeError,
+  );
+  assert.throws(
+    () =>
+      new LoginThrottle({
+        store,
+        devices: {} as unknown as LoginThrottleOptions["devices"] & object,
+      }),
+    TypeError,
+  );
+  assert.throws(
+    () =>
+      new LoginThrottle({
+        store,
+        devices: { signer: deviceSigner(), maxFailures: 0 },
+      }),
+    RangeError,
+  );
+});
 
 storeTest(
   "SlidingWindowLimiter: max hits per sliding window, refused hits stay counted, reset() forgets",

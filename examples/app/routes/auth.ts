@@ -25,6 +25,7 @@ import { sendVerificationLink } from "./verify.ts";
 // [verification] end
 import { secondFactorStep } from "./totp.ts";
 import { hasPassword } from "../reauth.ts";
+import { passwordLogin, trustThisDevice } from "../password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 const NO_PASSWORD_YET =
@@ -101,8 +102,11 @@ export async function register(
  * for a registered and an unknown email (a documented deviation from
  * SECURITY item 45's "identical to a wrong password": a held owner is told
  * to wait instead of being told their right password is wrong). A success
- * resets the counts. A login whose password changed while it was being
- * checked answers as a wrong password (`signIn` re-checks it).
+ * resets the counts. A right password from a form also sets the device
+ * cookie (`password_login.ts`): that browser's later attempts on the account are
+ * exempt from its lockout, so a stranger's flood never locks the owner out.
+ * A login whose password changed while it was being checked answers as a
+ * wrong password (`signIn` re-checks it).
  */
 export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const body = await readBody(req);
@@ -113,15 +117,19 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
   const next = safeNextPath(body.fields.next);
-  const result = await ctx.passwords.login(email, password, {
-    address: ctx.clientAddress(req),
-  });
+  const result = await passwordLogin(ctx, req, email, password);
   if (result.kind === "throttled") {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     return tooManyRequests(req, result.retryAfterSeconds);
   }
   // A password changed while it was checked falls through to the refusal.
-  if (result.kind === "ok" && await result.stillCurrent()) {
+  const current = result.kind === "ok" && await result.stillCurrent();
+  // The right password from a browser's form: that browser is trusted for
+  // the account from now (an API client keeps its cookie-free answer).
+  const device = current && form
+    ? await trustThisDevice(ctx, req, email)
+    : null;
+  if (result.kind === "ok" && current) {
     // With TOTP on, the password alone issues no session.
     const secondFactor = await secondFactorStep(
       ctx,
@@ -129,7 +137,10 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       next,
       form,
     );
-    if (secondFactor !== null) return secondFactor;
+    if (secondFactor !== null) {
+      if (device !== null) secondFactor.headers.append("set-cookie", device);
+      return secondFactor;
+    }
   }
   const session = result.kind === "ok"
     ? await startSession(ctx, req, result)
@@ -144,7 +155,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       );
   }
   await record(ctx, "login", session.identity.subject, req);
-  if (form) return redirect(next, [session.setCookie]);
+  if (form) return redirect(next, [session.setCookie, device]);
   return json({ token: session.token, expiresAt: session.expiresAt });
 }
 

@@ -17,14 +17,13 @@ import {
 } from "@portcullis/auth";
 import { type AppContext, limit } from "../context.ts";
 import { record, startSession } from "../lifecycle.ts";
-import { readBody } from "../request_body.ts";
+import { MAX_BODY_BYTES, readBody, readBytes } from "../request_body.ts";
 import { json, redirect, tooManyRequests } from "../respond.ts";
 import type { PasskeysMethod } from "../sign_in_methods.ts";
 import { passwordCheckLimits, recheck, recheckRefusal } from "./recheck.ts";
 import type { Html } from "../views/html.ts";
 import { passkeyLoginButton, passkeysSection } from "../views/auth/passkeys.ts";
 
-const MAX_JSON = 16 * 1024;
 const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
 
 function method(ctx: AppContext, req: Request): PasskeysMethod | Response {
@@ -32,14 +31,17 @@ function method(ctx: AppContext, req: Request): PasskeysMethod | Response {
     errorResponse(req, 404, "not_found", "Nothing here");
 }
 
-/** Reads a JSON object body (objects kept, unlike form fields); `null` when not one. */
+/**
+ * Reads a JSON object body (objects kept, unlike form fields) through the
+ * capped reader; `null` when not one or over the cap.
+ */
 async function readJson(req: Request): Promise<Record<string, unknown> | null> {
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   if (!type.startsWith("application/json")) return null;
   try {
-    const text = await req.text();
-    if (text.length > MAX_JSON) return null;
-    const value = JSON.parse(text);
+    const bytes = await readBytes(req, MAX_BODY_BYTES);
+    if (bytes === null) return null;
+    const value = JSON.parse(new TextDecoder().decode(bytes));
     return typeof value === "object" && value !== null && !Array.isArray(value)
       ? value
       : null;

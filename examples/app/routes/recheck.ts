@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { errorResponse } from "@portcullis/auth";
+import { currentIdentity, errorResponse } from "@portcullis/auth";
 import type { Limit } from "@portcullis/auth/throttle";
 import { type AppContext, limit } from "../context.ts";
 import { hasPassword } from "../reauth.ts";
@@ -34,8 +34,10 @@ export const WRONG_PASSWORD = "The current password is incorrect";
 /**
  * Re-checks the signed-in user. A fresh re-authentication of this session
  * passes without a password; otherwise an account with a password gives
- * it, counted by `limits` (taken first) and through the login throttle (a
- * session must not buy extra guesses).
+ * it, counted by `limits` (taken first: per account, per address and per
+ * session, see {@linkcode passwordCheckLimits}). The login throttle plays
+ * no part: a stranger who stopped the account's login with a flood of
+ * guesses must not also block its signed-in owner (issue 16 finding 7).
  *
  * @param ctx The app.
  * @param req The signed-in request.
@@ -61,12 +63,7 @@ export async function recheck(
     const wait = await ctx.limiter.take(limits);
     if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };
   }
-  const result = await ctx.passwords.login(user.email, password ?? "", {
-    address: ctx.clientAddress(req),
-  });
-  if (result.kind === "throttled") {
-    return { kind: "throttled", retryAfterSeconds: result.retryAfterSeconds };
-  }
+  const result = await ctx.checkPassword(user.email, password ?? "");
   if (result.kind === "ok" && result.subject === subject) {
     return { kind: "ok", email: user.email, via: "password" };
   }
@@ -102,7 +99,8 @@ export function recheckRefusal(
 
 /**
  * The limits a password re-check counts against: the ones of
- * `POST /account/password`, per account and per client address.
+ * `POST /account/password`, per account and per client address, and one
+ * per session.
  *
  * @param ctx The app.
  * @param req The request.
@@ -124,6 +122,11 @@ export function passwordCheckLimits(
       "password-change-address",
       ctx.clientAddress(req),
       ctx.limits.passwordChangePerAddress,
+    ),
+    limit(
+      "password-check-session",
+      currentIdentity(req)?.jti ?? subject,
+      ctx.limits.passwordCheckPerSession,
     ),
   ];
 }

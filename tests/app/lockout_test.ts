@@ -1,0 +1,162 @@
+/**
+ * Issue 16, finding 7 (a stranger locks the owner out for 30 days): 110
+ * guesses from 110 addresses stopped the account, so the owner with the
+ * right password got 429 with `retry-after: 2592000`, and even the
+ * signed-in password re-check was refused. Now a browser that signed in
+ * before carries the device cookie (OWASP "device cookies") and is exempt
+ * from the account's lockout, the lockout holds for every other browser,
+ * and the signed-in re-check has limits of its own.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
+
+const OWNER = "owner@example.com";
+const PASSWORD = "correct horse battery";
+
+Deno.test("issue 16 finding 7: after a stranger's 110 guesses from 110 addresses, the owner's browser with the device cookie signs in, every other browser is held, and the signed-in re-check still works", async () => {
+  await using app = await startApp();
+  const { token: earlierSession } = await registerJson(app.origin, OWNER);
+
+  // The owner signs in once from their browser: it gets the device cookie.
+  const browser = new Browser(app.origin);
+  const first = await browser.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, {
+    "x-test-client": "198.51.100.10",
+  });
+  assert.equal(first.status, 303);
+  const device = first.headers.getSetCookie().find((c) =>
+    c.startsWith("__Host-device=")
+  );
+  browser.cookies.delete("__Host-session"); // signed out, device kept
+
+  // A stranger: 110 guesses, each from a new address.
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 110; i++) {
+    const res = await api(app.origin, "POST", "/login", {
+      email: OWNER,
+      password: `guess ${i}`,
+    }, { "x-test-client": `203.0.${i >> 8}.${i & 255}` });
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  }
+  assert.deepEqual(Object.fromEntries(statuses), { 401: 100, 429: 10 });
+
+  // The owner without the device cookie, right password, new address: the
+  // lockout holds.
+  const elsewhere = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.50" });
+  assert.equal(elsewhere.status, 429);
+  assert.equal(elsewhere.headers.get("retry-after"), String(30 * 86400));
+
+  // The owner's own browser, right password, from that same new address.
+  const back = await browser.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, {
+    "x-test-client": "192.0.2.50",
+  });
+  assert.equal(back.status, 303);
+  assert.equal(back.headers.get("location"), "/");
+  assert.ok(browser.cookies.has("__Host-session"), "signed in");
+  const me = await browser.fetch("/api/me", {
+    headers: { accept: "application/json" },
+  });
+  assert.equal(me.status, 200);
+  assert.equal((await me.json()).email, OWNER);
+
+  // A wrong password from the owner's browser is an ordinary 401, not 429.
+  browser.cookies.delete("__Host-session");
+  const typo = await browser.post("/login", {
+    email: OWNER,
+    password: "typo typo",
+  }, {
+    "x-test-client": "192.0.2.50",
+  });
+  assert.equal(typo.status, 401);
+  await typo.body?.cancel();
+
+  // Still held for the stranger, even after the owner's successes.
+  const stranger = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "203.0.113.99" });
+  assert.equal(stranger.status, 429);
+
+  // The signed-in re-check (an email change asks for the password) works
+  // on a session from before the flood: the login lockout is not its limit.
+  const recheck = await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "owner.new@example.com",
+  }, bearer(earlierSession));
+  assert.equal(recheck.status, 202, JSON.stringify(recheck.body));
+  // ...and a wrong one there answers 401, then its own per-session limit.
+  const wrong: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    wrong.push(
+      (await api(app.origin, "POST", "/account/email", {
+        password: "not it at all",
+        email: "owner.new@example.com",
+      }, bearer(earlierSession))).status,
+    );
+  }
+  assert.deepEqual(wrong, [401, 401, 401, 401, 429, 429]);
+
+  // The cookie that did it: HttpOnly, Secure, SameSite=Lax, long-lived,
+  // and no email in it.
+  assert.ok(device);
+  for (const attr of ["HttpOnly", "Secure", "SameSite=Lax", "Path=/"]) {
+    assert.ok(device.includes(attr), `${attr} in ${device}`);
+  }
+  const maxAge = Number(device.match(/Max-Age=(\d+)/)?.[1]);
+  assert.ok(maxAge >= 90 * 86400, `long-lived: ${maxAge}`);
+  assert.doesNotMatch(device, /owner|example\.com/, "no email in the cookie");
+});
+
+Deno.test("issue 16 finding 7: a device cookie of another account, or a forged one, does not lift the lockout", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, OWNER);
+  await registerJson(app.origin, "stranger@example.com");
+  const strangerBrowser = new Browser(app.origin);
+  const own = await strangerBrowser.post("/login", {
+    email: "stranger@example.com",
+    password: PASSWORD,
+  }, { "x-test-client": "203.0.113.1" });
+  assert.equal(own.status, 303);
+  assert.ok(strangerBrowser.cookies.has("__Host-device"));
+  strangerBrowser.cookies.delete("__Host-session");
+  for (let i = 0; i < 100; i++) {
+    await api(app.origin, "POST", "/login", {
+      email: OWNER,
+      password: `guess ${i}`,
+    }, { "x-test-client": `198.18.0.${i}` });
+  }
+  // The stranger's own device cookie is for their account only.
+  const borrowed = await strangerBrowser.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "203.0.113.2" });
+  assert.equal(borrowed.status, 429);
+  await borrowed.body?.cancel();
+  const forged = new Browser(app.origin);
+  forged.cookies.set(
+    "__Host-device",
+    strangerBrowser.cookies.get("__Host-device")!.replace(
+      /.$/,
+      (c) => c === "A" ? "B" : "A",
+    ),
+  );
+  const res = await forged.post(
+    "/login",
+    { email: OWNER, password: PASSWORD },
+    {
+      "x-test-client": "203.0.113.3",
+    },
+  );
+  assert.equal(res.status, 429);
+  await res.body?.cancel();
+});
