@@ -7,6 +7,7 @@
  * @module
  */
 import { bump, int, whole } from "./_counter.ts";
+import { guarded } from "./_guarded.ts";
 import { type Counts, countsOf, loginKeys, refuse } from "./_login_counts.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
 import type { DeviceToken } from "./device_token.ts";
@@ -92,7 +93,7 @@ export class LoginThrottle {
         "LoginThrottle needs a store: a KeyValueStore such as DenoKV, LibsqlKV or UpstashKV",
       );
     }
-    this.#store = options.store;
+    this.#store = guarded(options.store);
     this.#hardStop = whole(options.hardStop ?? 100, "hardStop", 1);
     if (this.#hardStop > 100) {
       throw new RangeError(

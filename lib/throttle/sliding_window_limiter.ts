@@ -6,6 +6,7 @@
  * @module
  */
 import { bump, counterKey } from "./_counter.ts";
+import { guarded } from "./_guarded.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
 
 /** One limit: at most `max` hits per `windowSeconds` for one key. */
@@ -71,7 +72,7 @@ export class SlidingWindowLimiter {
         "SlidingWindowLimiter needs a store: a KeyValueStore such as MemoryKV or DenoKV",
       );
     }
-    this.#store = store;
+    this.#store = guarded(store);
     this.#prefix = options.prefix ?? "throttle:";
     this.#now = options.now ?? Date.now;
   }
