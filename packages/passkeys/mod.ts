@@ -39,4 +39,5 @@ export {
   type PasskeyRecord,
   type PasskeyStore,
 } from "./passkey_store.ts";
+export { passkeyLifecyclePart } from "./passkey_lifecycle.ts";
 export type { PurposeSigner } from "./signed_values.ts";
