@@ -28,7 +28,7 @@ import type { TotpStore } from "./totp_store.ts";
  * import { totpLifecyclePart } from "@portcullis/totp/lifecycle";
  * const store = new MemoryTotpStore();
  * await store.savePending({ subject: "u1", secret: "sealed", enabledAt: 0, lastStep: 0, createdAt: 0 });
- * await store.replaceRecoveryCodes("u1", ["h1", "h2"], 0);
+ * await store.replaceRecoveryCodes("u1", ["h1", "h2"]);
  * assert.equal(await totpLifecyclePart(store).accountDeleted("u1"), 3);
  * assert.equal(await store.find("u1"), null);
  * ```
