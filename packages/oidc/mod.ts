@@ -37,6 +37,11 @@ export {
   decideAccount,
 } from "./account_decision.ts";
 export { identityLifecyclePart } from "./identity_lifecycle.ts";
+export type {
+  AccountLifecyclePart,
+  AddressProofKind,
+  AddressProven,
+} from "@portcullis/auth/passwords";
 export {
   type IdentityRecord,
   type IdentityStore,

@@ -9,6 +9,13 @@ import {
 } from "@portcullis/auth/passwords";
 import type { TotpStore } from "./totp_store.ts";
 
+export type {
+  AccountLifecyclePart,
+  AddressProofKind,
+  AddressProven,
+} from "@portcullis/auth/passwords";
+export type { TotpStore };
+
 /**
  * The part of TOTP in the account's lifecycle (`accountLifecycle` of
  * `@portcullis/auth/passwords`): on the first proof of the address the
