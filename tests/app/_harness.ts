@@ -26,6 +26,7 @@ import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
+import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
 /** A running app and what the test needs to drive it. */
@@ -79,6 +80,11 @@ export interface StartOptions {
   signInEnv?:
     | Record<string, string | undefined>
     | ((origin: string) => Promise<Record<string, string | undefined>>);
+  /**
+   * Wraps the sign-in methods built from `signInEnv` (to make one of their
+   * stores fail, like a backend that is down).
+   */
+  wrapSignInMethods?: (methods: SignInMethodsDeps) => SignInMethodsDeps;
 }
 
 /**
@@ -133,15 +139,17 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
-    signInMethods: signInMethodsFromEnv({
-      env: typeof options.signInEnv === "function"
-        ? await options.signInEnv(origin)
-        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
-      db,
-      secret,
-      appOrigin: origin,
-      now,
-    }),
+    signInMethods: (options.wrapSignInMethods ?? ((m) => m))(
+      signInMethodsFromEnv({
+        env: typeof options.signInEnv === "function"
+          ? await options.signInEnv(origin)
+          : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
+        db,
+        secret,
+        appOrigin: origin,
+        now,
+      }),
+    ),
     ...overrides,
   });
   const close = async () => {

@@ -27,9 +27,11 @@ import {
   bearer,
   Browser,
   registerJson,
+  startApp,
   type TestApp,
   verifyDirectly,
 } from "./_harness.ts";
+import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
 import { me, setupOidcApp as setup, throughOp } from "./_oidc_app.ts";
 
 const PASSWORD = "correct horse battery";
@@ -500,4 +502,83 @@ Deno.test("issue 16 finding 2: POST /account/delete removes every method's rows 
   } finally {
     await close();
   }
+});
+
+/** The passkeys' lifecycle part behind a switch that makes its store fail. */
+function flakyPasskeys(): {
+  wrap: (m: SignInMethodsDeps) => SignInMethodsDeps;
+  down: { value: boolean };
+} {
+  const down = { value: false };
+  return {
+    down,
+    wrap: (m) => {
+      const passkeys = m.passkeys!;
+      const real = passkeys.lifecycle;
+      const fail = () => Promise.reject(new Error("connection refused"));
+      return {
+        ...m,
+        passkeys: {
+          ...passkeys,
+          lifecycle: {
+            method: real.method,
+            addressProven: (e) => down.value ? fail() : real.addressProven(e),
+            accountDeleted: (s) => down.value ? fail() : real.accountDeleted(s),
+          },
+        },
+      };
+    },
+  };
+}
+
+async function plantPasskey(app: TestApp, subject: string): Promise<void> {
+  await app.query(
+    `INSERT INTO passkeys (credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at) VALUES ('key-${subject}', '${subject}', 'pQECAyYgASFYIA', 0, '[]', 'Key', ${app.now()}, 0)`,
+  );
+}
+
+Deno.test("issue 16: the lifecycle fails closed: with the passkey store down a deletion answers 503 and keeps the account and its password, a verification 503 and verifies nothing; both finish on retry", async () => {
+  const flaky = flakyPasskeys();
+  await using app = await startApp({}, {
+    signInEnv: { PASSKEYS: "on", TOTP: "off" },
+    wrapSignInMethods: flaky.wrap,
+  });
+  // Deletion.
+  const { token } = await registerJson(app.origin, "flaky@example.com");
+  const id = await verifyDirectly(app, "flaky@example.com");
+  await plantPasskey(app, id);
+  flaky.down.value = true;
+  const failed = await api(app.origin, "POST", "/account/delete", {
+    password: PASSWORD,
+  }, bearer(token));
+  assert.equal(failed.status, 503);
+  assert.equal(failed.body.error, "unavailable");
+  assert.notEqual(await app.credentials.findById(id), null);
+  assert.equal(await count(app, "passkeys", id), 1);
+  const again = await api(app.origin, "POST", "/login", {
+    email: "flaky@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(again.status, 200, "the password is kept for the retry");
+  flaky.down.value = false;
+  const done = await api(app.origin, "POST", "/account/delete", {
+    password: PASSWORD,
+  }, bearer(again.body.token));
+  assert.equal(done.status, 204);
+  assert.equal(await app.credentials.findById(id), null);
+  assert.equal(await count(app, "passkeys", id), 0);
+
+  // Verification: nothing is stamped or consumed while a part is down.
+  await registerJson(app.origin, "flaky2@example.com");
+  const id2 = (await app.credentials.findByEmail("flaky2@example.com"))!.id;
+  await plantPasskey(app, id2);
+  const link = new URL(app.lastLink("flaky2@example.com"));
+  const body = { token: link.searchParams.get("token"), password: PASSWORD };
+  flaky.down.value = true;
+  assert.equal((await api(app.origin, "POST", "/verify", body)).status, 503);
+  assert.equal((await app.credentials.findById(id2))!.verifiedAt, 0);
+  flaky.down.value = false;
+  assert.equal((await api(app.origin, "POST", "/verify", body)).status, 303);
+  assert.ok((await app.credentials.findById(id2))!.verifiedAt > 0);
+  assert.equal(await count(app, "passkeys", id2), 0);
 });
