@@ -32,6 +32,10 @@ import {
   type SessionStore,
 } from "@portcullis/auth";
 import {
+  accountLifecycle,
+  passwordLifecyclePart,
+} from "@portcullis/auth/passwords";
+import {
   OneTimeTokens,
   type VerificationTokenStore,
 } from "@portcullis/auth/verification";
@@ -222,6 +226,7 @@ export function createApp(deps: AppDeps): App {
     revocations: deps.sessionStore ?? new KVSessionStore(deps.kv),
     now,
   });
+  const methods = signInMethods(deps.signInMethods, log, secure);
   const ctx: AppContext = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -256,8 +261,15 @@ export function createApp(deps: AppDeps): App {
     eventStore,
     registry,
     defer,
-    methods: signInMethods(deps.signInMethods, log, secure),
+    methods,
     reauth: new Reauth(purposeSigner(deps.secret, "reauth"), secure, now),
+    // Every credential of an account belongs to it: the password (and the
+    // account record) and each method that is on take part in one
+    // lifecycle, so no route can forget a method.
+    lifecycle: accountLifecycle([
+      passwordLifecyclePart(deps.credentials),
+      ...methods.lifecycleParts,
+    ]),
   };
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {

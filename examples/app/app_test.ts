@@ -143,8 +143,17 @@ Deno.test("notes: the owner edits, another user may only read", async () => {
     200,
   );
   const token = link.searchParams.get("token");
-  assert.equal((await call("POST", "/verify", { token })).res.status, 303);
-  assert.equal((await call("POST", "/verify", { token })).res.status, 400);
+  // Another browser confirms with the account's password.
+  assert.equal((await call("POST", "/verify", { token })).res.status, 401);
+  const password = "correct horse";
+  assert.equal(
+    (await call("POST", "/verify", { token, password })).res.status,
+    303,
+  );
+  assert.equal(
+    (await call("POST", "/verify", { token, password })).res.status,
+    400,
+  );
   // [verification] end
   const note = await call("POST", "/api/notes", { text: "hello" }, owner.token);
   assert.equal(note.res.status, 201);

@@ -10,7 +10,7 @@ import type {
   RegisterResult,
   SessionManager,
 } from "@portcullis/auth";
-import type { LoginResult } from "@portcullis/auth/passwords";
+import type { AccountLifecycle, LoginResult } from "@portcullis/auth/passwords";
 import type {
   Limit,
   LoginThrottle,
@@ -177,6 +177,11 @@ export interface AppContext {
   methods: SignInMethods;
   /** The "confirm it's you" re-authentication before sensitive actions. */
   reauth: Reauth;
+  /**
+   * The account's lifecycle over every sign-in method that is on: called
+   * once when the address is proven and once when the account is deleted.
+   */
+  lifecycle: AccountLifecycle;
 }
 
 /** Builds one {@linkcode Limit}. */

@@ -1,16 +1,94 @@
 /**
  * The account lifecycle's glue: sessions that enter "my sessions" when
- * they begin, and the security events the routes record.
+ * they begin, the security events the routes record, the proof of an
+ * address (every method's part through `ctx.lifecycle`, once), and the
+ * rule that an unverified account gains no sign-in method.
  *
  * @module
  */
-import { normalizeEmail, signIn } from "@portcullis/auth";
+import { errorResponse, normalizeEmail, signIn } from "@portcullis/auth";
 import {
   type CheckedCredential,
   type SignInResult,
 } from "@portcullis/auth/http";
 import type { SecurityEventType } from "@portcullis/auth/events";
+import type {
+  AddressProofKind,
+  LifecycleOutcome,
+} from "@portcullis/auth/passwords";
+import { EMAIL_CHANGE_PURPOSE } from "@portcullis/auth/verification";
 import type { AppContext } from "./context.ts";
+
+/** What the 403 of {@linkcode refuseUnverified} says. */
+export const VERIFY_FIRST =
+  "Verify your email address first: open the link we mailed you (or ask for a new one on your account page), then add a sign-in method";
+
+/**
+ * The rule that holds the account invariant at the door: an account whose
+ * address is not verified gains no sign-in method (a provider, a passkey,
+ * TOTP). 403 `unverified` with {@linkcode VERIFY_FIRST}, or `null` to go
+ * on.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param subject The signed-in user.
+ * @returns The refusal, or `null`.
+ */
+export async function refuseUnverified(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+): Promise<Response | null> {
+  const user = await ctx.credentials.findById(subject);
+  if ((user?.verifiedAt ?? 0) > 0) return null;
+  return errorResponse(req, 403, "unverified", VERIFY_FIRST);
+}
+
+/**
+ * The account's address was proven (a verification link, a reset link, an
+ * email-change link): every sign-in method's part runs, through the one
+ * lifecycle. On the first proof this removes whatever a party that had not
+ * proven the address set up, and the outstanding email-change links such a
+ * party may have asked for; when anything was removed, every session of
+ * the account is revoked and the activity says so
+ * (`credentials_removed`). Throws (`STORE_UNAVAILABLE`, answered 503) when
+ * a part fails: the caller has then consumed and stamped nothing.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param proof Whose address, how, the account's earlier proof, and
+ * whether the password stays.
+ * @returns What was removed.
+ */
+export async function proveAddress(
+  ctx: AppContext,
+  req: Request,
+  proof: {
+    subject: string;
+    kind: AddressProofKind;
+    verifiedBefore: number;
+    keepPassword: boolean;
+  },
+): Promise<LifecycleOutcome> {
+  const outcome = await ctx.lifecycle.addressProven({
+    ...proof,
+    at: Math.max(1, Math.floor(ctx.now())),
+  });
+  if (proof.verifiedBefore <= 0 && proof.kind !== "emailChange") {
+    await ctx.tokens.revokeFor(proof.subject, EMAIL_CHANGE_PURPOSE);
+  }
+  if (outcome.total > 0) {
+    await ctx.sessions.revokeAll(proof.subject);
+    await ctx.registry.clear(proof.subject).catch(() => {});
+    await record(ctx, "credentials_removed", proof.subject, req);
+    ctx.log(
+      `account ${proof.subject}: ${proof.kind} removed ${
+        JSON.stringify(outcome.removed)
+      }`,
+    );
+  }
+  return outcome;
+}
 
 /**
  * Signs the request in (`signIn`: a new session, the presented one

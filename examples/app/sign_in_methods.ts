@@ -12,6 +12,7 @@
  * @module
  */
 import type { SecretProvider } from "@portcullis/auth";
+import type { AccountLifecyclePart } from "@portcullis/auth/passwords";
 import { signToken, verifyToken } from "@portcullis/auth/tokens";
 
 /** The TOTP operations the routes use (`TotpAuthenticator`). */
@@ -37,6 +38,12 @@ export interface SecondFactorMethod {
   readPending(
     value: string,
   ): Promise<{ subject: string; next: string } | null>;
+  /**
+   * Its part in the account's lifecycle (`totpLifecyclePart`): the secret
+   * and recovery codes go on the first proof of the address and on
+   * deletion.
+   */
+  lifecycle: AccountLifecyclePart;
 }
 
 /** One OpenID Provider as the routes use it (`OidcClient`). */
@@ -108,7 +115,9 @@ export interface OidcMethod {
     };
     linkedSubject: string | null;
     currentSubject: string | null;
+    currentVerified: boolean;
     userWithEmail: string | null;
+    userWithEmailVerified: boolean;
   }):
     | { kind: "signIn" | "link" | "confirmLink"; subject: string }
     | { kind: "create"; email: string }
@@ -118,6 +127,11 @@ export interface OidcMethod {
     sign(payload: Uint8Array): Promise<string>;
     verify(value: string): Promise<Uint8Array | null>;
   };
+  /**
+   * Its part in the account's lifecycle (`identityLifecyclePart`): the
+   * links go on the first proof of the address and on deletion.
+   */
+  lifecycle: AccountLifecyclePart;
 }
 
 /** A stored passkey as the account page shows it. */
@@ -157,6 +171,11 @@ export interface PasskeysMethod {
   remove(subject: string, credentialId: string): Promise<boolean>;
   /** The browser module (`@simplewebauthn/browser` and its driver). */
   script: string;
+  /**
+   * Its part in the account's lifecycle (`passkeyLifecyclePart`): the
+   * passkeys go on the first proof of the address and on deletion.
+   */
+  lifecycle: AccountLifecyclePart;
 }
 
 /** Something a sign-in method did, for logs and the security activity. */
@@ -195,6 +214,11 @@ export interface SignInMethodsDeps {
 
 /** The methods as the routes see them. */
 export interface SignInMethods {
+  /**
+   * The lifecycle parts of the methods that are on, for
+   * `accountLifecycle`: one per method, so none can be left out.
+   */
+  lifecycleParts: AccountLifecyclePart[];
   /** TOTP, or `null` when off. */
   totp: SecondFactorMethod | null;
   /** OpenID Connect, or `null` when off. */
@@ -223,6 +247,9 @@ export function signInMethods(
   const onEvent = deps?.onEvent ??
     ((event: SignInEvent) => log(`auth event: ${JSON.stringify(event)}`));
   return {
+    lifecycleParts: [deps?.totp, deps?.oidc, deps?.passkeys].flatMap((m) =>
+      m === undefined ? [] : [m.lifecycle]
+    ),
     totp: deps?.totp ?? null,
     oidc: deps?.oidc ?? null,
     passkeys: deps?.passkeys ?? null,

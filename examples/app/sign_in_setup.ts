@@ -23,14 +23,22 @@ import type { SQLDatabase } from "@portcullis/sql";
 // [totp] begin
 import { SQLTotpStore } from "@portcullis/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
+import { totpLifecyclePart } from "@portcullis/totp/lifecycle";
 // [totp] end
 // [oidc] begin
 import { SQLIdentityStore } from "@portcullis/sql";
-import { decideAccount, OidcClient } from "@portcullis/oidc";
+import {
+  decideAccount,
+  identityLifecyclePart,
+  OidcClient,
+} from "@portcullis/oidc";
 // [oidc] end
 // [passkeys] begin
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
-import { PasskeyAuthenticator } from "@portcullis/passkeys";
+import {
+  PasskeyAuthenticator,
+  passkeyLifecyclePart,
+} from "@portcullis/passkeys";
 import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 // [passkeys] end
 import * as methods from "./sign_in_methods.ts";
@@ -64,8 +72,9 @@ export function signInMethodsFromEnv(
   if (setup.env.SIGN_IN_METHODS === "off") return out;
   // [totp] begin
   if ((setup.env.TOTP ?? "on") !== "off") {
-    out.totp = new TotpAuthenticator({
-      store: new SQLTotpStore(setup.db),
+    const store = new SQLTotpStore(setup.db);
+    const totp = new TotpAuthenticator({
+      store,
       issuer: setup.issuer ?? "Portcullis",
       // TOTP secrets are sealed at rest with AES-GCM keys derived from the
       // "totp-secret" purpose; the pending value is signed for its own.
@@ -75,6 +84,8 @@ export function signInMethodsFromEnv(
       pending: methods.purposeSigner(setup.secret, "totp-pending"),
       now: setup.now,
     });
+    // The method and its part in the account's lifecycle, together.
+    out.totp = Object.assign(totp, { lifecycle: totpLifecyclePart(store) });
   }
   // [totp] end
   // [oidc] begin
@@ -95,6 +106,7 @@ export function signInMethodsFromEnv(
       signer: methods.purposeSigner(setup.secret, "oidc-state"),
       now: setup.now,
     });
+    const identities = new SQLIdentityStore(setup.db);
     out.oidc = {
       providers: [{
         id,
@@ -102,9 +114,10 @@ export function signInMethodsFromEnv(
         start: (next, options) => client.start(next, options),
         finish: (url, state) => client.finish(url, state),
       }],
-      identities: new SQLIdentityStore(setup.db),
+      identities,
       decide: decideAccount,
       linkSigner: methods.purposeSigner(setup.secret, "oidc-link"),
+      lifecycle: identityLifecyclePart(identities),
     };
   }
   // [oidc] end
@@ -152,6 +165,7 @@ export function signInMethodsFromEnv(
       rename: (subject, id, name) => store.rename(subject, id, name),
       remove: (subject, id) => store.remove(subject, id),
       script: PASSKEYS_BROWSER_SCRIPT,
+      lifecycle: passkeyLifecyclePart(store),
     };
   }
   // [passkeys] end

@@ -1,7 +1,8 @@
 /**
  * Passwords beyond the main entry: the length policy, migration from
  * another hash, the startup self-test, the PBKDF2 options, the credential
- * store's records, and the byte helpers a custom {@linkcode PasswordHasher}
+ * store's records, the account's lifecycle every sign-in method takes part
+ * in (`accountLifecycle`: the address is proven, the account is deleted), and the byte helpers a custom {@linkcode PasswordHasher}
  * needs (strict PHC base64, a constant-time comparison).
  *
  * @example Usage
@@ -56,4 +57,15 @@ export type {
   RegisterRejectionReason,
   VerifiedPassword,
 } from "./password_authenticator.ts";
+export {
+  type AccountLifecycle,
+  accountLifecycle,
+  type AccountLifecyclePart,
+  type AddressProofKind,
+  type AddressProven,
+  isFirstProof,
+  type LifecycleOutcome,
+  passwordLifecyclePart,
+  type PasswordLifecyclePartOptions,
+} from "./account_lifecycle.ts";
 export { decodePhcBase64, encodePhcBase64, timingSafeEqual } from "./_bytes.ts";

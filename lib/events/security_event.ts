@@ -16,6 +16,7 @@ export const SECURITY_EVENT_TYPES = [
   "password_reset",
   "email_changed",
   "verified",
+  "credentials_removed",
   "session_revoked",
   "account_deleted",
 ] as const;

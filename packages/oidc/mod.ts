@@ -14,7 +14,7 @@
  * ```ts
  * import { decideAccount } from "@portcullis/oidc";
  * const d = decideAccount({
- *   identity: { provider: "op", subject: "s1", email: "new@example.com", emailVerified: false },
+ *   identity: { provider: "op", subject: "s1", email: "new@example.com", emailVerified: true },
  *   linkedSubject: null, currentSubject: null, userWithEmail: null,
  * });
  * console.assert(d.kind === "create");
@@ -36,6 +36,12 @@ export {
   type AccountFacts,
   decideAccount,
 } from "./account_decision.ts";
+export { identityLifecyclePart } from "./identity_lifecycle.ts";
+export type {
+  AccountLifecyclePart,
+  AddressProofKind,
+  AddressProven,
+} from "@portcullis/auth/passwords";
 export {
   type IdentityRecord,
   type IdentityStore,

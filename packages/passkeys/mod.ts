@@ -39,4 +39,10 @@ export {
   type PasskeyRecord,
   type PasskeyStore,
 } from "./passkey_store.ts";
+export { passkeyLifecyclePart } from "./passkey_lifecycle.ts";
+export type {
+  AccountLifecyclePart,
+  AddressProofKind,
+  AddressProven,
+} from "@portcullis/auth/passwords";
 export type { PurposeSigner } from "./signed_values.ts";

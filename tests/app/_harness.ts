@@ -26,6 +26,7 @@ import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, createApp } from "../../examples/app/app.ts";
 import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
+import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
 /** A running app and what the test needs to drive it. */
@@ -79,6 +80,11 @@ export interface StartOptions {
   signInEnv?:
     | Record<string, string | undefined>
     | ((origin: string) => Promise<Record<string, string | undefined>>);
+  /**
+   * Wraps the sign-in methods built from `signInEnv` (to make one of their
+   * stores fail, like a backend that is down).
+   */
+  wrapSignInMethods?: (methods: SignInMethodsDeps) => SignInMethodsDeps;
 }
 
 /**
@@ -133,15 +139,17 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
-    signInMethods: signInMethodsFromEnv({
-      env: typeof options.signInEnv === "function"
-        ? await options.signInEnv(origin)
-        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
-      db,
-      secret,
-      appOrigin: origin,
-      now,
-    }),
+    signInMethods: (options.wrapSignInMethods ?? ((m) => m))(
+      signInMethodsFromEnv({
+        env: typeof options.signInEnv === "function"
+          ? await options.signInEnv(origin)
+          : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
+        db,
+        secret,
+        appOrigin: origin,
+        now,
+      }),
+    ),
     ...overrides,
   });
   const close = async () => {
@@ -336,16 +344,37 @@ export async function registerJson(
 }
 
 /**
+ * Stamps an account verified straight in the store, for tests whose subject
+ * is not verification itself (a sign-in method needs a verified address).
+ *
+ * @param app The app.
+ * @param email The account's (normalised) email.
+ * @returns The account's subject.
+ */
+export async function verifyDirectly(
+  app: TestApp,
+  email: string,
+): Promise<string> {
+  const user = await app.credentials.findByEmail(email);
+  if (user === null) throw new Error(`no account for ${email}`);
+  await app.credentials.markVerified(user.id, email, Math.max(1, app.now()));
+  return user.id;
+}
+
+/**
  * Redeems a verification link the way its confirmation page does: a form
- * POST of the link's token to `/verify` (`GET /verify` only shows the form).
+ * POST of the link's token and the account's password to `/verify`
+ * (`GET /verify` only shows the form).
  *
  * @param link The mailed link, `<origin>/verify?token=…`.
  * @param headers Extra headers (a cookie, …).
+ * @param password The account's password (the harness's default one).
  * @returns The response, its body read.
  */
 export async function redeemLink(
   link: string,
   headers: HeadersInit = {},
+  password = "correct horse battery",
 ): Promise<Response> {
   const url = new URL(link);
   const h = new Headers(headers);
@@ -354,7 +383,10 @@ export async function redeemLink(
   const res = await fetch(new URL("/verify", url.origin), {
     method: "POST",
     headers: h,
-    body: new URLSearchParams({ token: url.searchParams.get("token") ?? "" }),
+    body: new URLSearchParams({
+      token: url.searchParams.get("token") ?? "",
+      password,
+    }),
     redirect: "manual",
   });
   await res.body?.cancel();

@@ -282,6 +282,7 @@ Deno.test("finding 5: POST /verify redeems a JSON {token} too", async () => {
   const link = new URL(app.lastLink("gj@example.com"));
   const res = await api(app.origin, "POST", "/verify", {
     token: link.searchParams.get("token"),
+    password: "correct horse battery",
   });
   assert.equal(res.status, 303);
   const me = await api(app.origin, "GET", "/api/me", undefined, bearer(token));

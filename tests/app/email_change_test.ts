@@ -3,7 +3,14 @@
  * `POST /account/email`, `GET|POST /account/email/confirm`.
  */
 import assert from "node:assert/strict";
-import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
+import {
+  api,
+  bearer,
+  Browser,
+  registerJson,
+  startApp,
+  verifyDirectly,
+} from "./_harness.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -236,6 +243,9 @@ Deno.test("POST /account/email/confirm answers 409 when the address was taken me
 Deno.test("SECURITY item 42: no link redeems as another kind: an email-change token fails at /verify and /password/reset, a reset token at /account/email/confirm", async () => {
   await using app = await startApp();
   const { token } = await registerJson(app.origin, "x@example.com", PASSWORD);
+  // Verified: a first proof of the address (the reset below) would cancel
+  // the email change asked for before it.
+  await verifyDirectly(app, "x@example.com");
   await api(app.origin, "POST", "/account/email", {
     password: PASSWORD,
     email: "x2@example.com",

@@ -10,7 +10,13 @@
  */
 import assert from "node:assert/strict";
 import { Secret, TOTP } from "otpauth";
-import { api, Browser, registerJson, startApp } from "./_harness.ts";
+import {
+  api,
+  Browser,
+  registerJson,
+  startApp,
+  verifyDirectly,
+} from "./_harness.ts";
 import {
   me,
   reauthThroughOp,
@@ -62,6 +68,7 @@ Deno.test("OIDC: an existing password account is linked only after its password,
   const { app, op, close } = await setup();
   try {
     const { subject } = await registerJson(app.origin, "owner@example.com");
+    await verifyDirectly(app, "owner@example.com");
     const b = new Browser(app.origin);
     const res = await b.fetch(
       await throughOp(b, op, "owner-at-op;owner@example.com;true"),
@@ -128,6 +135,7 @@ Deno.test("OIDC: a signed-in user links the provider from the account page", asy
       email: "linker@example.com",
       password: "correct horse battery",
     })).body?.cancel();
+    await verifyDirectly(app, "linker@example.com");
     const { body } = await me(b);
     const account = await b.page("/account");
     assert.match(account.body, /Link Local OP/);

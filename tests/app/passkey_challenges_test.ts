@@ -14,6 +14,7 @@ import {
   registerJson,
   startApp,
   type TestApp,
+  verifyDirectly,
 } from "./_harness.ts";
 
 const PASSWORD = "correct horse battery";
@@ -86,6 +87,7 @@ Deno.test("passkeys: an expired challenge is refused at use (challenge_invalid);
     signInEnv: { TOTP: "off", PASSKEYS: "on" },
   });
   const { token } = await registerJson(app.origin, "ceremony@example.com");
+  await verifyDirectly(app, "ceremony@example.com");
   const options = async () => {
     const r = await api(
       app.origin,

@@ -14,6 +14,7 @@ import {
   registerJson,
   startApp,
   type TestApp,
+  verifyDirectly,
 } from "./_harness.ts";
 
 const PASSWORD = "correct horse battery";
@@ -29,6 +30,7 @@ async function enrol(app: TestApp, email: string) {
   const browser = new Browser(app.origin);
   let res = await browser.post("/register", { email, password: PASSWORD });
   assert.equal(res.status, 303);
+  await verifyDirectly(app, email);
   let page = await browser.page("/account");
   assert.match(page.body, /id="totp-off"/);
   // A session alone does not turn TOTP on: the current password first.
@@ -294,6 +296,21 @@ Deno.test("TOTP: enrolment needs a session and the password, and the routes answ
   const anon = await api(app.origin, "POST", "/account/totp", {});
   assert.equal(anon.status, 401);
   const { token } = await registerJson(app.origin, "t8@example.com");
+  // Issue 16, finding 1: an unverified account cannot turn TOTP on.
+  const unverified = await api(
+    app.origin,
+    "POST",
+    "/account/totp",
+    { password: PASSWORD },
+    bearer(token),
+  );
+  assert.equal(unverified.status, 403);
+  assert.equal(unverified.body.error, "unverified");
+  assert.match(
+    String(unverified.body.message),
+    /^Verify your email address first/,
+  );
+  await verifyDirectly(app, "t8@example.com");
   const wrong = await api(
     app.origin,
     "POST",

@@ -165,6 +165,8 @@ Deno.test({
         (await landing?.allHeaders())?.["referrer-policy"],
         "strict-origin",
       );
+      // Another browser confirms with the account's password.
+      await page.fill("#password", "correct horse battery");
       const [confirmed] = await Promise.all([
         page.waitForNavigation(),
         page.click("#confirm"),

@@ -18,7 +18,7 @@ import {
   CHROMIUM_ARGS as ARGS,
   haveChromium,
 } from "../support/chromium.ts";
-import { startApp, type TestApp } from "../app/_harness.ts";
+import { startApp, type TestApp, verifyDirectly } from "../app/_harness.ts";
 
 async function apiMe(page: Page): Promise<{ status: number; email?: string }> {
   return await page.evaluate(async () => {
@@ -137,6 +137,8 @@ Deno.test({
         page.waitForURL(`${app.origin}/`),
         page.click("button[type=submit]"),
       ]);
+      // Issue 16: a passkey needs a verified address.
+      await verifyDirectly(app, "passkey@example.com");
       await page.goto(`${app.origin}/account`);
       await page.waitForSelector("#passkey-add:not([hidden])");
       await page.fill("#passkey-name", "Laptop");
@@ -329,6 +331,8 @@ Deno.test({
         page.waitForURL(`${app.origin}/`),
         page.click("button[type=submit]"),
       ]);
+      // Issue 16: a passkey needs a verified address.
+      await verifyDirectly(app, "nopass@example.com");
       await page.goto(`${app.origin}/account`);
       await page.waitForSelector("#passkey-add:not([hidden])");
       await page.fill("#passkey-add-password", "correct horse battery");

@@ -61,6 +61,8 @@ export interface SignInContext extends SignInOptions {
   email: (who: string) => string;
   /** The password the contract registers with. */
   password: string;
+  /** Verifies a registered address through its mailed link. */
+  verify: (email: string) => Promise<void>;
 }
 
 /** What a runner starts for the sign-in methods, and hands to the contract. */

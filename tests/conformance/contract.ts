@@ -419,9 +419,21 @@ export async function runContract(
   );
 
   await check(
-    "POST /verify with the mailed token answers 303 to / and verifies",
+    "POST /verify with the mailed token but without the account's password (another browser) answers 401 and verifies nothing",
     async () => {
       const r = await call("POST", "/verify", { json: { token } });
+      assert.equal(r.status, 401, r.text);
+      const me = await call("GET", "/api/me", { bearer: alice.token });
+      assert.equal(me.json().verified, false);
+    },
+  );
+
+  await check(
+    "POST /verify with the mailed token and the account's password answers 303 to / and verifies",
+    async () => {
+      const r = await call("POST", "/verify", {
+        json: { token, password: PASSWORD },
+      });
       assert.equal(r.status, 303, r.text);
       assert.equal(r.headers.get("location"), "/");
       const me = await call("GET", "/api/me", { bearer: alice.token });
@@ -430,7 +442,9 @@ export async function runContract(
   );
 
   await check("the verification link works once", async () => {
-    const r = await call("POST", "/verify", { json: { token } });
+    const r = await call("POST", "/verify", {
+      json: { token, password: PASSWORD },
+    });
     assert.equal(r.status, 400);
   });
 
@@ -609,6 +623,15 @@ export async function runContract(
       },
       email,
       password: PASSWORD,
+      // A sign-in method needs a verified address: the mailed link,
+      // confirmed with the account's password as another browser would.
+      verify: async (address) => {
+        const link = new URL(await options.mail.link(address));
+        const r = await call("POST", "/verify", {
+          json: { token: link.searchParams.get("token"), password: PASSWORD },
+        });
+        assert.equal(r.status, 303, `verify ${address}: ${r.status}`);
+      },
     });
   }
 

@@ -155,6 +155,7 @@ async function totpRows(c: SignInContext): Promise<void> {
       });
       assert.equal(reg.status, 201, brief(reg));
       user.token = reg.json().token;
+      await c.verify(user.email);
       const page = await call("POST", "/account/totp", {
         bearer: user.token,
         form: { password: c.password },

@@ -91,6 +91,7 @@ async function rows(c: SignInContext, browser: Browser): Promise<void> {
         page.waitForURL(`${base}/`),
         page.click("button[type=submit]"),
       ]);
+      await c.verify(email);
       await page.goto(`${base}/account`);
       await page.waitForSelector("#passkey-add:not([hidden])");
       await page.fill("#passkey-name", "Conformance key");

@@ -9,7 +9,7 @@ import {
   SecurityEvents,
 } from "@portcullis/auth/events";
 
-Deno.test("SecurityEvents.emit() hands every one of the eleven types to the one hook, with time and user agent", async () => {
+Deno.test("SecurityEvents.emit() hands every one of the twelve types to the one hook, with time and user agent", async () => {
   const seen: SecurityEvent[] = [];
   let t = 5_000;
   const events = new SecurityEvents({
@@ -26,6 +26,7 @@ Deno.test("SecurityEvents.emit() hands every one of the eleven types to the one 
     "password_reset",
     "email_changed",
     "verified",
+    "credentials_removed",
     "session_revoked",
     "account_deleted",
   ]);
@@ -34,17 +35,17 @@ Deno.test("SecurityEvents.emit() hands every one of the eleven types to the one 
   });
   for (const type of SECURITY_EVENT_TYPES) await events.emit(type, "u1", req);
   await events.emit("login_failed", null);
-  assert.equal(seen.length, 12);
+  assert.equal(seen.length, 13);
   assert.deepEqual(seen[0], {
     type: "registered",
     subject: "u1",
     at: 5_000,
     userAgent: "Agent/1.0",
   });
-  assert.deepEqual(seen[11], {
+  assert.deepEqual(seen[12], {
     type: "login_failed",
     subject: null,
-    at: 5_011,
+    at: 5_012,
     userAgent: null,
   });
   assert.ok(Object.isFrozen(seen[0]));

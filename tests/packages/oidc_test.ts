@@ -241,13 +241,33 @@ Deno.test("decideAccount() never links to an existing account by email alone", (
       ...facts,
       identity: identity(false),
       currentSubject: "u2",
+      currentVerified: true,
       userWithEmail: "u3",
     }),
     { kind: "link", subject: "u2" },
   );
+  // Issue 16, finding 1 (b): an unverified account gains no provider.
+  assert.deepEqual(
+    decideAccount({
+      ...facts,
+      identity: identity(true),
+      currentSubject: "u2",
+      currentVerified: false,
+    }),
+    { kind: "refuse", reason: "account_unverified" },
+  );
+  assert.deepEqual(
+    decideAccount({
+      ...facts,
+      identity: identity(true),
+      userWithEmail: "u3",
+      userWithEmailVerified: true,
+    }),
+    { kind: "confirmLink", subject: "u3" },
+  );
   assert.deepEqual(
     decideAccount({ ...facts, identity: identity(true), userWithEmail: "u3" }),
-    { kind: "confirmLink", subject: "u3" },
+    { kind: "refuse", reason: "account_unverified" },
   );
   assert.deepEqual(
     decideAccount({ ...facts, identity: identity(false), userWithEmail: "u3" }),
@@ -257,7 +277,12 @@ Deno.test("decideAccount() never links to an existing account by email alone", (
     decideAccount({ ...facts, identity: identity(true, null) }),
     { kind: "refuse", reason: "email_missing" },
   );
+  // Issue 16, finding 1 (a): an unverified provider email creates nothing.
   assert.deepEqual(decideAccount({ ...facts, identity: identity(false) }), {
+    kind: "refuse",
+    reason: "email_unverified",
+  });
+  assert.deepEqual(decideAccount({ ...facts, identity: identity(true) }), {
     kind: "create",
     email: "a@example.com",
   });

@@ -18,7 +18,7 @@ import {
   PASSWORD_RESET_PURPOSE,
 } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../context.ts";
-import { record } from "../lifecycle.ts";
+import { proveAddress, record } from "../lifecycle.ts";
 import { type ParsedBody, readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
@@ -230,6 +230,15 @@ async function confirm(
       ? await refusedPage(ctx, req, 400)
       : errorResponse(req, 400, "invalid_link", REFUSED);
   }
+  // The new address is proven by the owner who asked for it after a
+  // re-check: through the account's lifecycle (it removes what a party
+  // that never proven an address set up, when the account was unverified).
+  await proveAddress(ctx, req, {
+    subject: before.id,
+    kind: "emailChange",
+    verifiedBefore: before.verifiedAt,
+    keepPassword: true,
+  });
   const result = await ctx.credentials.updateEmail(
     redeemed.subject,
     redeemed.email,
@@ -298,9 +307,11 @@ async function refusedPage(
 /**
  * `POST /account/delete` (signed in; form or JSON `{password}`): after the
  * re-check (the password, or a fresh re-authentication), revokes every
- * session, deletes the user's notes,
- * outstanding tokens, activity and sessions list, then the user, and
- * clears the cookie. Form: 303 to `/`; JSON: 204. The address can register
+ * session, deletes the user's notes, outstanding tokens, activity and
+ * sessions list, then, through the account's lifecycle, every sign-in
+ * method's credentials (provider links, passkeys, TOTP secret and recovery
+ * codes) and last the user, and clears the cookie. A store that fails
+ * answers 503 and keeps the account for a retry. Form: 303 to `/`; JSON: 204. The address can register
  * again.
  */
 export async function deleteAccount(
@@ -331,7 +342,10 @@ export async function deleteAccount(
   await record(ctx, "account_deleted", subject, req);
   await ctx.eventStore.deleteFor(subject);
   await ctx.registry.clear(subject);
-  await ctx.credentials.deleteUser(subject);
+  // Every sign-in method's credentials, then the account record itself
+  // (in SQL its foreign keys cascade too). A part that fails answers 503
+  // and keeps the account and its password for the retry.
+  await ctx.lifecycle.accountDeleted(subject);
   const { clearCookie } = await signOut(req);
   if (body.kind !== "form") return new Response(null, { status: 204 });
   return redirect("/", [

@@ -15,7 +15,7 @@ import {
   safeNextPath,
 } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
-import { record, startSession } from "../lifecycle.ts";
+import { record, startSession, VERIFY_FIRST } from "../lifecycle.ts";
 import { page, redirect } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
 import type { OidcMethod, OidcProviderMethod } from "../sign_in_methods.ts";
@@ -35,7 +35,8 @@ const LINK_SECONDS = 600;
 export const REFUSALS: Record<string, string> = {
   email_missing: "The provider did not share an email address.",
   email_unverified:
-    "An account with this email exists, and the provider has not verified the address. Log in with your password and link the provider from your account page.",
+    "The provider has not verified the address it gave, so it neither creates nor signs in to an account by that address. Log in with your password and link the provider from your account page.",
+  account_unverified: VERIFY_FIRST,
   linked_elsewhere: "That provider account is linked to another user.",
   totp_on:
     "An account with this email exists and has two-factor authentication on. Log in with your password and code, then link the provider from your account page.",
@@ -176,14 +177,19 @@ async function callback(
     identity.provider,
     identity.subject,
   );
-  const userWithEmail = email === null
+  const withEmail = email === null
     ? null
-    : (await ctx.credentials.findByEmail(email))?.id ?? null;
+    : await ctx.credentials.findByEmail(email);
+  const current = currentUser(req);
+  const currentVerified = current !== null &&
+    ((await ctx.credentials.findById(current))?.verifiedAt ?? 0) > 0;
   let decision = oidc.decide({
     identity: { ...identity, email },
     linkedSubject: linked?.subject ?? null,
-    currentSubject: currentUser(req),
-    userWithEmail,
+    currentSubject: current,
+    currentVerified,
+    userWithEmail: withEmail?.id ?? null,
+    userWithEmailVerified: (withEmail?.verifiedAt ?? 0) > 0,
   });
   if (
     decision.kind === "confirmLink" &&

@@ -71,6 +71,12 @@ export async function confirmLink(
       "The link request expired. Start again from the login page.",
     );
   }
+  // Checked again at the link itself: an unverified account gains no
+  // provider (its address may belong to someone else).
+  const target = await ctx.credentials.findById(pending.subject);
+  if ((target?.verifiedAt ?? 0) === 0) {
+    return refused(req, 403, REFUSALS.account_unverified);
+  }
   if (pending.m === "session") {
     // Linking to the signed-in account: no password, the same user only.
     if (currentUser(req) !== pending.subject) {

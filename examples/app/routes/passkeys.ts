@@ -16,7 +16,7 @@ import {
   safeNextPath,
 } from "@portcullis/auth";
 import { type AppContext, limit } from "../context.ts";
-import { record, startSession } from "../lifecycle.ts";
+import { record, refuseUnverified, startSession } from "../lifecycle.ts";
 import { MAX_BODY_BYTES, readBody, readBytes } from "../request_body.ts";
 import { json, redirect, tooManyRequests } from "../respond.ts";
 import type { PasskeysMethod } from "../sign_in_methods.ts";
@@ -75,7 +75,8 @@ export function passkeysScript(ctx: AppContext, req: Request): Response {
  * `POST /passkeys/register/options` (signed in; JSON `{password}`, or a
  * fresh re-authentication): a session alone must not add a passkey, which
  * would outlive it and pass the re-check itself. Wrong password: 401; no
- * password and no re-authentication: 403.
+ * password and no re-authentication: 403; an unverified address: 403
+ * `unverified` (verify first: an unverified account gains no passkey).
  */
 export async function registrationOptions(
   ctx: AppContext,
@@ -86,6 +87,8 @@ export async function registrationOptions(
   const denied = requireAuthenticated(req);
   if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
   const body = await readJson(req);
   if (body === null) return badJson(req);
   const user = await ctx.credentials.findById(subject);
@@ -101,7 +104,10 @@ export async function registrationOptions(
   return json(await m.registrationOptions({ subject, email: user.email }));
 }
 
-/** `POST /passkeys/register` (signed in): `{response, name}` → 201 `{id, name}`. */
+/**
+ * `POST /passkeys/register` (signed in): `{response, name}` → 201
+ * `{id, name}`; an unverified address: 403 `unverified`.
+ */
 export async function register(
   ctx: AppContext,
   req: Request,
@@ -111,6 +117,8 @@ export async function register(
   const denied = requireAuthenticated(req);
   if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
   const body = await readJson(req);
   if (body === null) return badJson(req);
   const name = typeof body.name === "string" ? body.name : "Passkey";

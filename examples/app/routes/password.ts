@@ -14,7 +14,7 @@ import {
 } from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../context.ts";
-import { record } from "../lifecycle.ts";
+import { proveAddress, record } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { forgotPasswordPage } from "../views/auth/forgot_password.ts";
@@ -86,8 +86,12 @@ async function sendResetLink(ctx: AppContext, email: string): Promise<void> {
 /**
  * Mails a password-reset link (one hour, single use) to the account's
  * stored address, never to what was typed; `view` words it (reset or set).
+ *
+ * @param ctx The app.
+ * @param user The account.
+ * @param view The mail's words.
  */
-async function mailResetLink(
+export async function mailResetLink(
   ctx: AppContext,
   user: { id: string; email: string },
   view: (data: { link: string }) => EmailContent,
@@ -182,9 +186,11 @@ export async function resetForm(
 /**
  * `POST /password/reset` (form or JSON `{token, password}`): checks the new
  * password first (refused: 422, the token stays usable), revokes every
- * session of the user, then consumes the token and writes the new hash
- * (revocation always before the write), and lifts the account's login and
- * password-check limits. Form: 303 to `/login` with a flash; JSON: 200 `{}`. An unknown,
+ * session of the user, proves the address through the account's lifecycle
+ * (an account never verified loses every sign-in method someone else set
+ * up, and the activity says so), then consumes the token, writes the new
+ * hash (revocation always before the write), stamps the address verified,
+ * and lifts the account's login and password-check limits. Form: 303 to `/login` with a flash; JSON: 200 `{}`. An unknown,
  * used or expired token: 400. Never signs anyone in. Limited per client
  * address.
  */
@@ -224,6 +230,18 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
   // the link still works.
   await ctx.sessions.revokeAll(found.subject);
   await ctx.registry.clear(found.subject).catch(() => {});
+  // The link proves the address: through the account's lifecycle, an
+  // account never verified loses whatever someone else set up on it (the
+  // password is replaced just below). A part that fails answers 503 and
+  // the link still works.
+  const owner = await ctx.credentials.findById(found.subject);
+  if (owner === null) return strictOrigin(refused(req, form));
+  await proveAddress(ctx, req, {
+    subject: owner.id,
+    kind: "passwordReset",
+    verifiedBefore: owner.verifiedAt,
+    keepPassword: true,
+  });
   const redeemed = await ctx.tokens.redeem(
     token,
     PASSWORD_RESET_PURPOSE,
@@ -237,6 +255,14 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
     password,
   );
   if (!changed) return strictOrigin(refused(req, form));
+  if (
+    owner.verifiedAt === 0 &&
+    await ctx.credentials.markVerified(
+      redeemed.subject,
+      redeemed.email,
+      Math.max(1, Math.floor(ctx.now())),
+    )
+  ) await record(ctx, "verified", redeemed.subject, req);
   // The reset lifts the account's login throttle (its hard stop too) and
   // its password-check count.
   await ctx.throttle.reset(redeemed.email);

@@ -17,7 +17,7 @@ import {
   safeNextPath,
 } from "@portcullis/auth";
 import { type AppContext, limit } from "../context.ts";
-import { record, startSession } from "../lifecycle.ts";
+import { record, refuseUnverified, startSession } from "../lifecycle.ts";
 import { readBody } from "../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
@@ -165,7 +165,8 @@ export async function totpAccountSection(
 /**
  * `POST /account/totp` (`password`, or a fresh re-authentication): starts
  * enrolment (form: the QR page; JSON: `{secret, uri}`). Wrong password:
- * 401; no password and no re-authentication: 403.
+ * 401; no password and no re-authentication: 403; an unverified address:
+ * 403 `unverified` (verify first).
  */
 export async function startTotp(
   ctx: AppContext,
@@ -182,6 +183,8 @@ export async function startTotp(
   }
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
   if (await totp.isEnabled(subject)) return alreadyOn(req);
   // A session alone must not turn TOTP on (it would lock the owner out).
   const checked = await recheck(
@@ -215,7 +218,10 @@ function alreadyOn(req: Request): Response {
   );
 }
 
-/** `POST /account/totp/confirm`: `code` → TOTP on, recovery codes shown once. */
+/**
+ * `POST /account/totp/confirm`: `code` → TOTP on, recovery codes shown
+ * once; an unverified address: 403 `unverified`.
+ */
 export async function confirmTotp(
   ctx: AppContext,
   req: Request,
@@ -229,6 +235,8 @@ export async function confirmTotp(
   if (body === null) {
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
   const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
   const wait = await ctx.limiter.take([perAccount]);
   if (wait > 0) return tooManyRequests(req, wait);

@@ -1,7 +1,8 @@
 /**
  * Email verification: sending the link, `GET /verify` (the owner's browser
- * is verified; others get a confirmation form), `POST /verify` (redeems
- * the token), `POST /verify/resend`.
+ * is verified; others get a confirmation form: the account's password, or
+ * "This wasn't me"), `POST /verify` (redeems the token, proving the
+ * address through the account's lifecycle), `POST /verify/resend`.
  *
  * @module
  */
@@ -15,11 +16,13 @@ import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../context.ts";
 import { isFormPost, readBody } from "../request_body.ts";
 import { page, redirect, tooManyRequests } from "../respond.ts";
-import { html } from "../views/html.ts";
-import { layout } from "../views/auth/layout.ts";
 import { messagePage } from "../views/auth/message.ts";
+import { confirmVerifyPage } from "../views/auth/confirm_verify.ts";
 import { verifyEmail } from "../views/emails/verify_email.ts";
-import { record } from "../lifecycle.ts";
+import { setPasswordEmail } from "../views/emails/reset_password.ts";
+import { proveAddress, record } from "../lifecycle.ts";
+import { hasPassword } from "../reauth.ts";
+import { mailResetLink } from "./password.ts";
 
 /** The purpose verification tokens are minted for. */
 export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;
@@ -59,10 +62,11 @@ export async function sendVerificationLink(
  * subject owns the token) is verified at once: the token is consumed,
  * `verified_at` stamped, a flash set, 303 to `/`. Any other GET (a mail
  * scanner or link preview, another browser, an anonymous one) consumes
- * nothing and gets a page whose button posts the token to `POST /verify`,
- * so fetching a link verifies nobody (an account pre-registered under
- * someone else's address would otherwise be "confirmed" without its
- * owner). An unknown, used or expired token: the 400 page. Sends
+ * nothing and gets the confirmation page (`confirmVerifyPage`): confirm
+ * with the account's password, or "This wasn't me". Fetching a link
+ * verifies nobody, and clicking it elsewhere never hands an account
+ * pre-registered under someone else's address to whoever registered it.
+ * An unknown, used or expired token: the 400 page. Sends
  * `Referrer-Policy: strict-origin`: the token never leaves in a referrer,
  * and the form's `Origin` header stays real.
  */
@@ -71,37 +75,41 @@ export async function confirmVerify(
   req: Request,
 ): Promise<Response> {
   const token = new URL(req.url).searchParams.get("token") ?? "";
-  const check = {
-    currentEmail: async (subject: string) =>
-      (await ctx.credentials.findById(subject))?.email ?? null,
-  };
   const found = token === ""
     ? null
-    : await ctx.tokens.peek(token, VERIFY_PURPOSE, check);
-  if (found === null) return await refused(ctx, req);
+    : await ctx.tokens.peek(token, VERIFY_PURPOSE, currentEmailCheck(ctx));
+  const owner = found === null
+    ? null
+    : await ctx.credentials.findById(found.subject);
+  if (found === null || owner === null) return await refused(ctx, req);
   const user = currentUser(req);
   if (user !== null && user === found.subject) {
-    return await redeemAndStamp(ctx, req, token, false);
+    return await redeemAndStamp(ctx, req, token, "form", owner, "session");
   }
-  const email = user === null
-    ? null
-    : (await ctx.credentials.findById(user))?.email ?? null;
-  return strictOrigin(page(layout({
-    title: "Confirm your email address",
-    email,
-    body: html`<h1>Confirm your email address</h1>
-<form method="post" action="/verify">
-  <input type="hidden" name="token" value="${token}">
-  <p><button type="submit" id="confirm">Confirm my email address</button></p>
-</form>`,
+  return strictOrigin(page(confirmVerifyPage({
+    token,
+    mode: modeOf(owner),
+    email: await emailOf(ctx, user),
   })));
 }
 
 /**
- * `POST /verify` (form field or JSON `token`): consumes the token, stamps
- * `verified_at`, flashes and redirects (303) to `/`. An unknown, used,
- * expired or mismatched token gets a 400 page (JSON for JSON clients) and
- * changes nothing. Never signs anyone in. Limited per address.
+ * `POST /verify` (form or JSON `token`, and `password` or `disown`):
+ * redeems the token, stamps `verified_at`, flashes and redirects (303) to
+ * `/`. Never signs anyone in. Limited per address.
+ *
+ * Who may confirm an address that was never proven: the account's own
+ * signed-in browser, or anyone who also gives the account's password
+ * (through the login throttle): the same party holds the password and the
+ * mailbox, so the password and the sessions stay. Without it: 401
+ * `invalid_credentials`, nothing consumed. `disown=1` ("This wasn't me",
+ * and the only way for an account without a password) proves the address
+ * and removes what someone else set up: every session is revoked, then
+ * the password and every sign-in method go (the account's lifecycle), the
+ * address is stamped verified, the activity records `credentials_removed`,
+ * and a set-a-password link goes to the address. An address proven before
+ * needs neither. An unknown, used, expired or mismatched token: 400 and
+ * nothing changes.
  */
 export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   const perAddress = [
@@ -115,41 +123,131 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
 
   const body = await readBody(req);
-  return await redeemAndStamp(
-    ctx,
-    req,
-    body?.fields.token ?? "",
-    body?.kind === "json",
+  const kind = body?.kind === "json" ? "json" : "form";
+  const token = body?.fields.token ?? "";
+  const found = token === ""
+    ? null
+    : await ctx.tokens.peek(token, VERIFY_PURPOSE, currentEmailCheck(ctx));
+  const owner = found === null
+    ? null
+    : await ctx.credentials.findById(found.subject);
+  if (found === null || owner === null) {
+    return await refused(ctx, req, kind === "json");
+  }
+  if (owner.verifiedAt > 0) {
+    return await redeemAndStamp(ctx, req, token, kind, owner, "session");
+  }
+  if (body?.fields.disown === "1" || !hasPassword(owner)) {
+    return await redeemAndStamp(ctx, req, token, kind, owner, "disown");
+  }
+  if (currentUser(req) === owner.id) {
+    return await redeemAndStamp(ctx, req, token, kind, owner, "session");
+  }
+  const result = await ctx.passwords.login(
+    owner.email,
+    body?.fields.password ?? "",
+    { address: ctx.clientAddress(req) },
   );
+  if (result.kind === "throttled") {
+    return strictOrigin(tooManyRequests(req, result.retryAfterSeconds));
+  }
+  if (result.kind !== "ok" || result.subject !== owner.id) {
+    if (kind === "json") {
+      return strictOrigin(
+        errorResponse(req, 401, "invalid_credentials", PASSWORD_NEEDED),
+      );
+    }
+    return strictOrigin(page(
+      confirmVerifyPage({
+        token,
+        mode: "password",
+        email: await emailOf(ctx, currentUser(req)),
+        error: PASSWORD_NEEDED,
+      }),
+      401,
+    ));
+  }
+  return await redeemAndStamp(ctx, req, token, kind, owner, "password");
 }
 
+const PASSWORD_NEEDED =
+  "Enter the password of the account registered with this address, or choose This wasn't me";
+
+function modeOf(
+  owner: { verifiedAt: number; passwordHash: string },
+): "password" | "none" | "verified" {
+  if (owner.verifiedAt > 0) return "verified";
+  return hasPassword(owner) ? "password" : "none";
+}
+
+function currentEmailCheck(ctx: AppContext) {
+  return {
+    currentEmail: async (subject: string) =>
+      (await ctx.credentials.findById(subject))?.email ?? null,
+  };
+}
+
+async function emailOf(
+  ctx: AppContext,
+  user: string | null,
+): Promise<string | null> {
+  return user === null
+    ? null
+    : (await ctx.credentials.findById(user))?.email ?? null;
+}
+
+/**
+ * Proves the address through the account's lifecycle (before anything is
+ * consumed: a part that fails answers 503 and the link still works), then
+ * consumes the token and stamps `verified_at`. `how`: `session` or
+ * `password` (the same party holds the account: its password and sessions
+ * stay), `disown` (every session revoked first; password, methods and
+ * sessions go; a set-a-password link is mailed).
+ */
 async function redeemAndStamp(
   ctx: AppContext,
   req: Request,
   token: string,
-  json: boolean,
+  kind: "form" | "json",
+  owner: { id: string; email: string; verifiedAt: number },
+  how: "session" | "password" | "disown",
 ): Promise<Response> {
-  const redeemed = token === "" ? null : await ctx.tokens.redeem(
+  const disown = how === "disown";
+  if (disown) await ctx.sessions.revokeAll(owner.id);
+  await proveAddress(ctx, req, {
+    subject: owner.id,
+    kind: disown ? "disowned" : "verification",
+    verifiedBefore: owner.verifiedAt,
+    keepPassword: !disown,
+  });
+  const redeemed = await ctx.tokens.redeem(
     token,
     VERIFY_PURPOSE,
-    {
-      currentEmail: async (subject) =>
-        (await ctx.credentials.findById(subject))?.email ?? null,
-    },
+    currentEmailCheck(ctx),
   );
-  const stamped = redeemed !== null &&
+  const stamped = redeemed !== null && redeemed.subject === owner.id &&
     await ctx.credentials.markVerified(
       redeemed.subject,
       redeemed.email,
       Math.max(1, Math.floor(ctx.now())),
     );
-  if (!stamped) return await refused(ctx, req, json);
-  await record(ctx, "verified", redeemed.subject, req);
+  if (!stamped) return await refused(ctx, req, kind === "json");
+  await record(ctx, "verified", owner.id, req);
+  let message = "Thank you: your email address is verified.";
+  if (disown) {
+    await ctx.registry.clear(owner.id).catch(() => {});
+    message =
+      "Your email address is verified, and everything someone else set up on this account is removed. A link to set your password is on its way.";
+    try {
+      await mailResetLink(ctx, owner, setPasswordEmail);
+    } catch (error) {
+      ctx.log(`set-password email failed: ${(error as Error)?.message}`);
+      message =
+        "Your email address is verified, and everything someone else set up on this account is removed. Ask for a password-reset link to set your password.";
+    }
+  }
   return strictOrigin(redirect("/", [
-    await ctx.flash.set({
-      kind: "notice",
-      message: "Thank you: your email address is verified.",
-    }),
+    await ctx.flash.set({ kind: "notice", message }),
   ]));
 }
 

@@ -41,6 +41,8 @@ const LABELS: Record<string, string> = {
   password_reset: "Password reset",
   email_changed: "Email address changed",
   verified: "Email address verified",
+  credentials_removed:
+    "Password, sign-in methods and sessions set up before the address was proven removed",
   session_revoked: "Session signed out",
   account_deleted: "Account deleted",
 };

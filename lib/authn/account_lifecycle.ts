@@ -1,0 +1,299 @@
+/**
+ * The account's lifecycle: each sign-in method brings an
+ * {@linkcode AccountLifecyclePart}, {@linkcode accountLifecycle} composes
+ * them, and the application calls it once per event. The invariant: only
+ * a party that has proven control of an address can own a credential on
+ * the account of that address.
+ *
+ * @module
+ */
+import { AuthError } from "../auth_error.ts";
+import type { CredentialStore } from "./credential_store.ts";
+
+/**
+ * How the address was proven: `verification` (the verification link, by a
+ * browser that also holds the account: its signed-in session, or its
+ * password), `disowned` (the verification link with "this wasn't me": the
+ * address's owner disowns what someone else set up), `passwordReset` (a
+ * reset link; the new password is written right after), `emailChange` (an
+ * email-change link, proving the new address for the owner who asked).
+ */
+export type AddressProofKind =
+  | "verification"
+  | "disowned"
+  | "passwordReset"
+  | "emailChange";
+
+/** The address of an account was proven (at the moment a link is redeemed). */
+export interface AddressProven {
+  /** The account (subject id). */
+  readonly subject: string;
+  /** How it was proven. */
+  readonly kind: AddressProofKind;
+  /** Unix milliseconds of the proof. */
+  readonly at: number;
+  /**
+   * Unix milliseconds of the account's earlier proof, `0` when none: on
+   * the first proof each part removes its credentials
+   * ({@linkcode isFirstProof}).
+   */
+  readonly verifiedBefore: number;
+  /**
+   * Whether the password stays: `true` when the prover showed it, or
+   * writes a new one (`passwordReset`); `false` for `disowned`.
+   */
+  readonly keepPassword: boolean;
+}
+
+/**
+ * One sign-in method's part in the account's lifecycle. Each call answers
+ * how many credentials it removed; a store that cannot be reached throws,
+ * failing the whole event. Parts are idempotent: an event is retried whole.
+ */
+export interface AccountLifecyclePart {
+  /** The method's name, in errors and in the event's outcome (`"passkeys"`). */
+  readonly method: string;
+  /**
+   * `true` for the part holding the account record (the password's): it
+   * runs after every other part succeeded, so a deletion that fails
+   * half-way keeps the account and its password for the retry.
+   */
+  readonly holdsAccount?: boolean;
+  /**
+   * The address was proven: remove the credentials a party that had not
+   * proven it added: every one on the first proof
+   * ({@linkcode isFirstProof}), none afterwards.
+   *
+   * @param event What was proven, when and how.
+   * @returns How many credentials were removed.
+   */
+  addressProven(event: AddressProven): Promise<number>;
+  /**
+   * The account is being deleted: remove every credential of the method.
+   *
+   * @param subject The account.
+   * @returns How many credentials were removed.
+   */
+  accountDeleted(subject: string): Promise<number>;
+}
+
+/** What an event removed, by method. */
+export interface LifecycleOutcome {
+  /** Credentials removed, by the part's `method`. */
+  readonly removed: Readonly<Record<string, number>>;
+  /** The sum of `removed`. */
+  readonly total: number;
+}
+
+/** Every method's parts, composed: call once per event. */
+export interface AccountLifecycle {
+  /** The methods, in the order their parts run. */
+  readonly methods: readonly string[];
+  /**
+   * The address was proven: every part runs (the account's own part last).
+   *
+   * @param event What was proven.
+   * @returns What each part removed.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed (the others
+   * still ran): do not record the proof; the event can be retried.
+   */
+  addressProven(event: AddressProven): Promise<LifecycleOutcome>;
+  /**
+   * The account is deleted: every method part removes its credentials,
+   * then, only when all succeeded, the account's part removes the account.
+   *
+   * @param subject The account.
+   * @returns What each part removed.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed (the others
+   * still ran); the account is kept for the retry.
+   */
+  accountDeleted(subject: string): Promise<LifecycleOutcome>;
+}
+
+/**
+ * Composes the sign-in methods' parts into one lifecycle. Exactly one part
+ * must hold the account (the password's, {@linkcode passwordLifecyclePart}),
+ * and method names must be distinct, else a `TypeError` at start-up.
+ *
+ * Failures fail closed: every method part runs even when one throws, then
+ * the event throws `AuthError` `STORE_UNAVAILABLE` naming the methods that
+ * failed, and the account's own part does not run.
+ *
+ * @param parts Each enabled method's part, the account's one among them.
+ * @returns The lifecycle.
+ * @throws {TypeError} When no part or several parts hold the account, or a
+ * method name repeats.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryCredentialStore } from "@portcullis/auth";
+ * import {
+ *   accountLifecycle,
+ *   type AccountLifecyclePart,
+ *   passwordLifecyclePart,
+ * } from "@portcullis/auth/passwords";
+ *
+ * const credentials = new MemoryCredentialStore();
+ * await credentials.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+ * const keys = new Map([["k1", { subject: "u1", createdAt: 5 }]]);
+ * const keysPart: AccountLifecyclePart = {
+ *   method: "keys",
+ *   addressProven: () => Promise.resolve(0),
+ *   accountDeleted: async (subject) => {
+ *     let n = 0;
+ *     for (const [id, k] of keys) if (k.subject === subject && keys.delete(id)) n++;
+ *     return n;
+ *   },
+ * };
+ * const lifecycle = accountLifecycle([passwordLifecyclePart(credentials), keysPart]);
+ * const out = await lifecycle.accountDeleted("u1");
+ * assert.deepEqual(out.removed, { keys: 1, password: 1 });
+ * assert.equal(await credentials.findById("u1"), null);
+ * ```
+ */
+export function accountLifecycle(
+  parts: readonly AccountLifecyclePart[],
+): AccountLifecycle {
+  const holders = parts.filter((p) => p.holdsAccount === true);
+  if (holders.length !== 1) {
+    throw new TypeError(
+      `accountLifecycle needs exactly one part that holds the account (passwordLifecyclePart): received ${holders.length}`,
+    );
+  }
+  const names = new Set<string>();
+  for (const p of parts) {
+    if (names.has(p.method)) {
+      throw new TypeError(
+        `accountLifecycle takes each method once: received "${p.method}" twice`,
+      );
+    }
+    names.add(p.method);
+  }
+  const methodParts = parts.filter((p) => p.holdsAccount !== true);
+  const account = holders[0];
+  const ordered = [...methodParts, account];
+
+  async function run(
+    event: string,
+    call: (part: AccountLifecyclePart) => Promise<number>,
+  ): Promise<LifecycleOutcome> {
+    const removed: Record<string, number> = {};
+    const settled = await Promise.allSettled(methodParts.map(call));
+    const failed: string[] = [];
+    let cause: unknown;
+    settled.forEach((s, i) => {
+      if (s.status === "fulfilled") removed[methodParts[i].method] = s.value;
+      else {
+        failed.push(methodParts[i].method);
+        cause ??= s.reason;
+      }
+    });
+    if (failed.length > 0) {
+      throw new AuthError(
+        "STORE_UNAVAILABLE",
+        `Account lifecycle "${event}" failed for: ${failed.join(", ")}`,
+        { reason: "failed", cause },
+      );
+    }
+    try {
+      removed[account.method] = await call(account);
+    } catch (error) {
+      throw new AuthError(
+        "STORE_UNAVAILABLE",
+        `Account lifecycle "${event}" failed for: ${account.method}`,
+        { reason: "failed", cause: error },
+      );
+    }
+    const total = Object.values(removed).reduce((a, b) => a + b, 0);
+    return { removed, total };
+  }
+
+  return {
+    methods: ordered.map((p) => p.method),
+    addressProven: (event) =>
+      run("addressProven", (p) => p.addressProven(event)),
+    accountDeleted: (subject) =>
+      run("accountDeleted", (p) => p.accountDeleted(subject)),
+  };
+}
+
+/** Options of {@linkcode passwordLifecyclePart}. */
+export interface PasswordLifecyclePartOptions {
+  /** "No password", beginning with `!`; default `"!no-password"`. */
+  noPassword?: string;
+}
+
+/**
+ * The password's part, which holds the account record: a proof with
+ * `keepPassword: false` turns the hash into "no password" (no hasher
+ * accepts it); deletion removes the record (SQL cascades to the rest).
+ *
+ * @param credentials The credential store.
+ * @param options The "no password" value.
+ * @returns The part (`method: "password"`, `holdsAccount: true`).
+ * @throws {TypeError} When `noPassword` does not begin with `!`.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryCredentialStore } from "@portcullis/auth";
+ * import { passwordLifecyclePart } from "@portcullis/auth/passwords";
+ *
+ * const credentials = new MemoryCredentialStore();
+ * await credentials.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+ * const part = passwordLifecyclePart(credentials);
+ * await part.addressProven({ subject: "u1", kind: "disowned", at: 10, verifiedBefore: 0, keepPassword: false });
+ * assert.equal((await credentials.findById("u1"))?.passwordHash, "!no-password");
+ * ```
+ */
+export function passwordLifecyclePart(
+  credentials: CredentialStore,
+  options: PasswordLifecyclePartOptions = {},
+): AccountLifecyclePart {
+  const noPassword = options.noPassword ?? "!no-password";
+  if (!noPassword.startsWith("!")) {
+    throw new TypeError(
+      `noPassword must begin with "!" so that no hasher accepts it: received "${noPassword}"`,
+    );
+  }
+  return {
+    method: "password",
+    holdsAccount: true,
+    async addressProven(event) {
+      if (event.keepPassword) return 0;
+      const user = await credentials.findById(event.subject);
+      if (user === null || user.passwordHash.startsWith("!")) return 0;
+      return await credentials.updatePasswordHash(
+          event.subject,
+          noPassword,
+          user.passwordHash,
+        )
+        ? 1
+        : 0;
+    },
+    async accountDeleted(subject) {
+      return await credentials.deleteUser(subject) ? 1 : 0;
+    },
+  };
+}
+
+/**
+ * Whether a method's part removes its credentials when the address is
+ * proven: on the first proof every credential that exists was added by a
+ * party nobody checked; an account proven before keeps them.
+ *
+ * @param event The event.
+ * @returns `true` when the part removes every credential of the account.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isFirstProof } from "@portcullis/auth/passwords";
+ * assert.equal(isFirstProof({ subject: "u1", kind: "verification", at: 9, verifiedBefore: 0, keepPassword: true }), true);
+ * assert.equal(isFirstProof({ subject: "u1", kind: "passwordReset", at: 9, verifiedBefore: 4, keepPassword: true }), false);
+ * ```
+ */
+export function isFirstProof(event: AddressProven): boolean {
+  return event.verifiedBefore <= 0;
+}
