@@ -143,9 +143,18 @@ export async function prepareExample(
   const remove = () => Deno.remove(dir, { recursive: true }).catch(() => {});
   await copyTree(`${ROOT}/examples/${name}`, dir);
   const npm = async (args: string[]) => {
-    const r = await run("npm", [...args, "--no-audit", "--no-fund"], {
-      cwd: dir,
-    });
+    // --prefer-offline: what the lockfile pins and the cache holds is
+    // taken from the cache without asking the registry again.
+    const r = await run("npm", [
+      ...args,
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+    ], { cwd: dir }).catch((error: Error) => ({
+      ok: false,
+      out: `npm could not run: ${error.message}`,
+      ms: 0,
+    }));
     if (!r.ok) {
       const why = `npm ${args[0]} failed for examples/${name}: ${
         r.out.slice(-1500)
