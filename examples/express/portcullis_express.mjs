@@ -1,11 +1,11 @@
 // @ts-check
 /**
- * The Express glue, a recipe of a few lines: any portcullis middleware
+ * The Express glue, a recipe of a few dozen lines: any portcullis middleware
  * (`identityMiddleware`, `requireAuth()`, your own) as Express middleware.
  *
  * Each Express request gets one Web `Request` (method, URL, headers; no
  * body, which Express's own parsers read), shared by every portcullis
- * middleware and reachable from routes as `req.auth`, so `signIn`,
+ * middleware and reachable from routes as `req.portcullis`, so `signIn`,
  * `signOut`, `authorize` and `currentUser` work on it. After
  * `identityMiddleware`, `req.identity` holds the identity or `null`.
  *
@@ -18,7 +18,7 @@ import { writeResponse } from "@portcullis/auth/adapters/node";
 
 /**
  * @typedef {import("express").Request & {
- *   auth?: Request,
+ *   portcullis?: Request,
  *   identity?: import("@portcullis/auth").Identity | null,
  * }} AuthedRequest
  */
@@ -31,16 +31,19 @@ import { writeResponse } from "@portcullis/auth/adapters/node";
  * @returns {Request}
  */
 export function webRequest(req, origin) {
-  if (req.auth) return req.auth;
+  if (req.portcullis) return req.portcullis;
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
   }
-  req.auth = new Request(new URL(req.originalUrl, origin), {
+  // Joined, not resolved: a path like `//other.host/` stays a path.
+  const path = req.originalUrl.startsWith("/") ? req.originalUrl : "/";
+  const base = origin.replace(/\/$/, "");
+  req.portcullis = new Request(new URL(`${base}${path}`), {
     method: req.method,
     headers,
   });
-  return req.auth;
+  return req.portcullis;
 }
 
 /**

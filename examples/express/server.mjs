@@ -86,7 +86,7 @@ function answer(req, res, session, subject, status) {
 }
 
 app.post("/api/register", async (req, res) => {
-  const request = /** @type {Request} */ (req.auth);
+  const request = /** @type {Request} */ (req.portcullis);
   const input = credentialsOf(req);
   if (input === null) return send(res, errorResponse(request, 400, "invalid_input", "Send an email and a password"));
   const result = await passwords.register(input.email, input.password);
@@ -96,7 +96,7 @@ app.post("/api/register", async (req, res) => {
 });
 
 app.post("/api/login", async (req, res) => {
-  const request = /** @type {Request} */ (req.auth);
+  const request = /** @type {Request} */ (req.portcullis);
   const input = credentialsOf(req);
   if (input === null) return send(res, errorResponse(request, 400, "invalid_input", "Send an email and a password"));
   const login = await passwords.login(input.email, input.password, { address: req.socket.remoteAddress ?? "unknown" });
@@ -115,36 +115,36 @@ app.post("/api/login", async (req, res) => {
 });
 
 app.post("/api/logout", signedIn, async (req, res) => {
-  const { clearCookie } = await signOut(/** @type {Request} */ (req.auth));
+  const { clearCookie } = await signOut(/** @type {Request} */ (req.portcullis));
   if (clearCookie) res.append("set-cookie", clearCookie);
   if (isForm(req)) return res.redirect(303, "/login");
   res.status(204).end();
 });
 
 app.get("/api/me", signedIn, async (req, res) => {
-  const subject = /** @type {string} */ (currentUser(/** @type {Request} */ (req.auth)));
+  const subject = /** @type {string} */ (currentUser(/** @type {Request} */ (req.portcullis)));
   const user = await credentials.findById(subject);
   res.json({ subject, email: user?.email ?? null });
 });
 
 app.get("/api/notes", signedIn, (req, res) => {
-  const me = currentUser(/** @type {Request} */ (req.auth));
+  const me = currentUser(/** @type {Request} */ (req.portcullis));
   res.json([...notes.values()].filter((n) => n.owner === me));
 });
 
 app.post("/api/notes", signedIn, (req, res) => {
   const text = req.body?.text;
   if (typeof text !== "string" || text.length > 1000) {
-    return send(res, errorResponse(/** @type {Request} */ (req.auth), 400, "invalid_input", "Send a text of at most 1000 characters"));
+    return send(res, errorResponse(/** @type {Request} */ (req.portcullis), 400, "invalid_input", "Send a text of at most 1000 characters"));
   }
-  const note = { id: crypto.randomUUID(), owner: /** @type {string} */ (currentUser(/** @type {Request} */ (req.auth))), text };
+  const note = { id: crypto.randomUUID(), owner: /** @type {string} */ (currentUser(/** @type {Request} */ (req.portcullis))), text };
   notes.set(note.id, note);
   res.status(201).json(note);
 });
 
 // Only the owner may read a note: anyone else gets 403.
 app.get("/api/notes/:id", signedIn, async (req, res) => {
-  const denied = await authorize(/** @type {Request} */ (req.auth), notePolicy, "read", req.params.id);
+  const denied = await authorize(/** @type {Request} */ (req.portcullis), notePolicy, "read", req.params.id);
   if (denied) return send(res, denied);
   res.json(notes.get(req.params.id));
 });
@@ -161,7 +161,7 @@ app.get("/login", (_req, res) => {
 });
 
 app.get("/dashboard", signedIn, (req, res) => {
-  const me = currentUser(/** @type {Request} */ (req.auth));
+  const me = currentUser(/** @type {Request} */ (req.portcullis));
   const mine = [...notes.values()].filter((n) => n.owner === me);
   res.type("html").send(page(`<h1>Your notes</h1><ul>${mine.map((n) => `<li>${escape(n.text)}</li>`).join("")}</ul><form method="post" action="/api/logout"><button>Sign out</button></form>`));
 });
@@ -170,7 +170,7 @@ app.get("/dashboard", signedIn, (req, res) => {
 app.use(
   /** @type {import("express").ErrorRequestHandler} */
   (error, req, res, _next) => {
-    const request = req.auth ?? new Request(origin);
+    const request = req.portcullis ?? new Request(origin);
     if (error?.type === "entity.parse.failed" || error?.type === "entity.too.large") {
       return send(res, errorResponse(request, error.status ?? 400, "invalid_input", "The body could not be read"));
     }
