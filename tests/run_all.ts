@@ -2,7 +2,8 @@
  * Runs the whole test suite: installs the npm packages the other runtimes
  * load (tests/conformance/npm_packages.json), `deno test` over `tests/`
  * (which includes tests/examples_test.ts, the examples run as copied),
- * then every runtime's conformance run, and ends with one line
+ * the framework examples built and served by their own tools
+ * (tests/frameworks/), then every runtime's conformance run, and ends with one line
  * `N passed, N failed` that CI reads.
  *
  * Usage: `deno task test` (which runs this file with `-A`).
@@ -20,8 +21,14 @@ interface Tally {
 }
 const tallies: Tally[] = [];
 
-/** Runs `deno test` with a JUnit report and counts test cases from it. */
-async function runDenoTests(): Promise<void> {
+/**
+ * Runs `deno test` with a JUnit report and counts test cases from it.
+ *
+ * @param name The run's name in the summary.
+ * @param targets What to test, with any extra flags.
+ */
+async function runDenoTests(name: string, targets: string[]): Promise<void> {
+  await Deno.writeTextFile(junit, ""); // no report left from the run before
   const args = [
     "test",
     "-A",
@@ -29,15 +36,8 @@ async function runDenoTests(): Promise<void> {
     // map and lockfile, so that the app's first start never downloads them.
     "--import-map=tests/import_map.json",
     "--lock=tests/deno.lock",
-
-    "--doc", // every @example in the library runs too
     `--junit-path=${junit}`,
-    "tests/",
-    "mod.ts",
-    "lib/",
-    "stores/",
-    "packages/",
-    "docs/", // the user documentation's examples
+    ...targets,
   ];
   const child = new Deno.Command(deno, {
     args,
@@ -60,7 +60,7 @@ async function runDenoTests(): Promise<void> {
     // No report: the run itself broke.
   }
   if (!status.success && failed === 0) failed = 1; // a crash counts as a failure
-  tallies.push({ name: "deno test", passed, failed });
+  tallies.push({ name, passed, failed });
 }
 
 /**
@@ -134,7 +134,20 @@ async function installRuntimePackages(): Promise<void> {
 
 // First: tests/examples_test.ts runs the npm examples from node_modules.
 await installRuntimePackages();
-await runDenoTests();
+await runDenoTests("deno test", [
+  "--doc", // every @example in the library runs too
+  // The framework examples build with their own tools: their own run below.
+  "--ignore=tests/frameworks/",
+  "tests/",
+  "mod.ts",
+  "lib/",
+  "stores/",
+  "packages/",
+  "docs/", // the user documentation's examples
+]);
+// Each framework example, installed from npm, built and served by the
+// framework's own commands, then driven over HTTP (tests/frameworks/).
+await runDenoTests("frameworks", ["tests/frameworks/"]);
 for (const run of extraRuns) await runExtra(run.name, run.cmd);
 await Deno.remove(junit).catch(() => {});
 

@@ -14,7 +14,11 @@ import {
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
-import { honoMiddleware } from "../../lib/http/adapters/hono.ts";
+import {
+  honoMiddleware,
+  type Identity,
+  type PortcullisVariables,
+} from "../../lib/http/adapters/hono.ts";
 
 function setup(options: { sliding?: boolean; now?: () => number } = {}) {
   const sessions = new SessionManager({
@@ -106,4 +110,60 @@ Deno.test("hono adapter: a middleware that passes next() another Request is refu
   const res = await app.request("/");
   assert.equal(res.status, 500);
   assert.match(await res.text(), /same Request/);
+});
+
+Deno.test('hono adapter: typed variables c.get("identity") and c.get("user") hold what the middleware resolved', async () => {
+  const sessions = new SessionManager({
+    secret: SecretProvider.fromValue(
+      "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
+    ),
+    store: new KVSessionStore(new MemoryKV()),
+  });
+  const app = new Hono<{ Variables: PortcullisVariables }>();
+  app.use(
+    "*",
+    honoMiddleware(identityMiddleware(sessions, { onEvent: () => {} })),
+  );
+  app.get("/who", (c) => {
+    // Typed: a wrong type here would not compile.
+    const identity: Identity | null = c.get("identity");
+    const user: string | null = c.get("user");
+    return c.json({
+      user,
+      subject: identity?.subject ?? null,
+      raw: currentUser(c.req.raw),
+    });
+  });
+  app.get(
+    "/closed",
+    honoMiddleware(requireAuth()),
+    (c) => c.json({ user: c.get("user") }),
+  );
+  const token = await sessions.issue("user_1");
+  const bearer = { authorization: `Bearer ${token}` };
+  assert.deepEqual(
+    await (await app.request("/who", { headers: bearer })).json(),
+    {
+      user: "user_1",
+      subject: "user_1",
+      raw: "user_1",
+    },
+  );
+  assert.deepEqual(await (await app.request("/who")).json(), {
+    user: null,
+    subject: null,
+    raw: null,
+  });
+  const closed = await app.request("/closed", { headers: bearer });
+  assert.deepEqual(await closed.json(), { user: "user_1" });
+  await sessions.revoke(token);
+  assert.deepEqual(
+    await (await app.request("/who", { headers: bearer })).json(),
+    {
+      user: null,
+      subject: null,
+      raw: null,
+    },
+  );
+  assert.equal((await app.request("/closed", { headers: bearer })).status, 401);
 });

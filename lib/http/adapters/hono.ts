@@ -4,6 +4,10 @@
  * so the identity the middleware attaches is what `currentUser(c.req.raw)`
  * and the gates read in a Hono handler.
  *
+ * The adapter also sets two typed context variables,
+ * {@linkcode PortcullisVariables}: `c.get("identity")` and `c.get("user")`
+ * once you declare them, with `new Hono<{ Variables: PortcullisVariables }>()`.
+ *
  * No `hono` import: the context is typed by the shape used, so this file
  * loads nothing and works with any Hono 4 release.
  *
@@ -13,17 +17,39 @@
  * import { currentUser, identityMiddleware, requireAuth } from "@portcullis/auth";
  * import { honoMiddleware } from "@portcullis/auth/adapters/hono";
  *
- * const app = new Hono();
+ * import type { PortcullisVariables } from "@portcullis/auth/adapters/hono";
+ *
+ * const app = new Hono<{ Variables: PortcullisVariables }>();
  * app.use(honoMiddleware(identityMiddleware(sessions)));
- * app.get("/me", honoMiddleware(requireAuth()), (c) => c.json({ subject: currentUser(c.req.raw) }));
+ * app.get("/me", honoMiddleware(requireAuth()), (c) => c.json({ subject: c.get("user") }));
+ * app.get("/raw", (c) => c.json({ subject: currentUser(c.req.raw) })); // the same
  * ```
  *
  * @module
  */
+import type { Identity } from "../../session/session_manager.ts";
+import { currentIdentity } from "../gates.ts";
 import type { Middleware, Next } from "../middleware.ts";
 
 // Re-exported so that this entry's documentation is whole.
-export type { Middleware, Next };
+export type { Identity, Middleware, Next };
+
+/**
+ * The context variables {@linkcode honoMiddleware} sets before the route
+ * runs. Declare them to read them typed:
+ * `new Hono<{ Variables: PortcullisVariables }>()` (or merge them into
+ * your own `Variables` type).
+ *
+ * They hold the identity as the request arrived. After `signIn` or
+ * `signOut` in the same handler, read `currentUser(c.req.raw)`, which
+ * follows the change.
+ */
+export interface PortcullisVariables {
+  /** The session's identity, or `null` when anonymous (or the store could not tell). */
+  identity: Identity | null;
+  /** The subject id of {@linkcode PortcullisVariables.identity}, or `null`. */
+  user: string | null;
+}
 
 /** The part of Hono's `Context` the adapter uses. */
 export interface HonoContextLike {
@@ -35,6 +61,13 @@ export interface HonoContextLike {
   res: Response | undefined;
   /** Cloudflare's execution context; Hono throws when there is none. */
   readonly executionCtx?: unknown;
+  /**
+   * Hono's `c.set`: the adapter sets {@linkcode PortcullisVariables}.
+   *
+   * @param key The variable.
+   * @param value Its value.
+   */
+  set?(key: keyof PortcullisVariables, value: unknown): void;
 }
 
 /** Hono's `next`. */
@@ -57,6 +90,9 @@ export type HonoMiddleware = (
  *
  * The middleware receives `c.env` and, where Hono has one, the execution
  * context, as its extra arguments, like a Workers handler.
+ *
+ * Before the route runs, `c.set("identity", …)` and `c.set("user", …)`
+ * record what the middleware resolved (see {@linkcode PortcullisVariables}).
  *
  * @param middleware A portcullis middleware.
  * @returns The Hono middleware.
@@ -83,6 +119,9 @@ export function honoMiddleware(middleware: Middleware): HonoMiddleware {
           );
         }
         reached = true;
+        const identity = currentIdentity(raw);
+        c.set?.("identity", identity);
+        c.set?.("user", identity?.subject ?? null);
         await next();
         return c.res ?? new Response(null, { status: 404 });
       },

@@ -1,0 +1,35 @@
+// Runs on the edge runtime before every route: unsafe cross-origin requests
+// get 403, and the protected paths need a validly signed session (303 to
+// /login for a browser, 401 for an API client). It cannot see revocations:
+// the Node side (lib/auth.ts) checks them on every use.
+import { type NextRequest, NextResponse } from "next/server";
+import {
+  identityMiddleware,
+  SecretProvider,
+  SessionManager,
+} from "@portcullis/auth";
+import { edgeGate } from "@portcullis/next";
+
+// Stateless: the signature and expiry only. Revocations live on the Node side.
+const sessions = new SessionManager({
+  secret: SecretProvider.fromValue(process.env.AUTH_SECRET ?? ""),
+  store: null,
+});
+const appOrigin = process.env.APP_ORIGIN ?? "http://localhost:3000";
+
+const gate = edgeGate(
+  identityMiddleware(sessions, { crossOrigin: { appOrigin } }),
+  { protect: ["/dashboard", "/api/me", "/api/notes", "/api/logout"] },
+);
+
+export function middleware(req: NextRequest): Promise<Response> {
+  return gate(req, () => NextResponse.next());
+}
+
+export const config = {
+  // Every path but Next's own static files.
+  matcher: ["/((?!_next/static|_next/image|favicon.ico).*)"],
+  // The main entry also exports the PBKDF2 hasher, whose WebAssembly the
+  // edge build refuses; the gate never hashes, so that file may stay.
+  unstable_allowDynamic: ["**/node_modules/@portcullis/auth/lib/authn/pbkdf2_wasm.js"],
+};

@@ -1,0 +1,3 @@
+/** @type {import("next").NextConfig} */
+const nextConfig = {};
+export default nextConfig;

@@ -1,0 +1,629 @@
+/**
+ * What every framework test needs: this checkout's packages as npm
+ * tarballs (`deno pack`, once per run), an example copied out and its
+ * dependencies installed from its lockfile plus those tarballs, a server started by the
+ * framework's own command on a free port and stopped by its PID, and the
+ * shared HTTP scenario every integration passes ({@linkcode runAuthScenario}).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { inCI, missing } from "../support/services.ts";
+
+/** The checkout's root, without a trailing slash. */
+export const ROOT: string = new URL("../../", import.meta.url).pathname
+  .replace(/\/$/, "");
+
+const decoder = new TextDecoder();
+
+/** The outcome of {@linkcode run}. */
+export interface RunResult {
+  /** Whether the command exited with 0. */
+  ok: boolean;
+  /** Standard output and error, joined. */
+  out: string;
+  /** How long it took, in milliseconds. */
+  ms: number;
+}
+
+/**
+ * Runs a command to its end.
+ *
+ * @param cmd The program.
+ * @param args Its arguments.
+ * @param options The working directory and extra environment variables.
+ * @returns Its outcome.
+ */
+export async function run(
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<RunResult> {
+  const started = performance.now();
+  const out = await new Deno.Command(cmd, {
+    args,
+    cwd: options.cwd ?? ROOT,
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    ok: out.success,
+    out: decoder.decode(out.stdout) + decoder.decode(out.stderr),
+    ms: Math.round(performance.now() - started),
+  };
+}
+
+/** The packages a framework example can install: member folder → tarball. */
+const PACKABLE: Record<string, string> = {
+  ".": "portcullis-auth.tgz",
+  "packages/next": "portcullis-next.tgz",
+};
+
+let packed: Promise<Record<string, string>> | undefined;
+
+/**
+ * Packs the core and the framework glue packages into npm tarballs, once
+ * per test process.
+ *
+ * @returns Member folder (`"."`, `"packages/next"`) → tarball path.
+ * @throws {Error} When `deno pack` fails.
+ */
+export function packPortcullis(): Promise<Record<string, string>> {
+  packed ??= (async () => {
+    const dir = await Deno.makeTempDir({ prefix: "portcullis-frameworks-" });
+    addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    });
+    const out: Record<string, string> = {};
+    for (const [member, file] of Object.entries(PACKABLE)) {
+      const r = await run(Deno.execPath(), [
+        "pack",
+        "--allow-dirty",
+        "--output",
+        `${dir}/${file}`,
+      ], { cwd: `${ROOT}/${member}` });
+      if (!r.ok) throw new Error(`deno pack failed in ${member}: ${r.out}`);
+      out[member] = `${dir}/${file}`;
+    }
+    return out;
+  })();
+  return packed;
+}
+
+/** An example copied out of the checkout with its dependencies installed. */
+export interface PreparedExample {
+  /** Whether everything installed (`false` only outside CI: skipped). */
+  ok: boolean;
+  /** The copy's folder. */
+  dir: string;
+  /** How long the copy and the installs took, in milliseconds. */
+  ms: number;
+  /** Removes the copy. */
+  remove(): Promise<void>;
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    if (["node_modules", ".next", "dist", "data"].includes(entry.name)) {
+      continue;
+    }
+    if (entry.isDirectory) {
+      await copyTree(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    } else if (entry.isFile) {
+      await Deno.copyFile(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    }
+  }
+}
+
+/**
+ * Copies `examples/<name>` out of the checkout (as a user would copy it;
+ * no `node_modules`, no build output), installs its pinned dependencies
+ * with `npm ci` from its committed lockfile, then this checkout's tarballs
+ * without saving them. A failed install fails the test under `CI=true`;
+ * elsewhere it prints `SKIPPED:` and answers `ok: false`.
+ *
+ * @param name The example's folder under `examples/`.
+ * @param members The packages to add (keys of the packed tarballs).
+ * @returns The prepared copy.
+ */
+export async function prepareExample(
+  name: string,
+  members: string[],
+): Promise<PreparedExample> {
+  const tarballs = await packPortcullis();
+  const started = performance.now();
+  const dir = await Deno.makeTempDir({ prefix: `portcullis-${name}-` });
+  const remove = () => Deno.remove(dir, { recursive: true }).catch(() => {});
+  await copyTree(`${ROOT}/examples/${name}`, dir);
+  const npm = async (args: string[]) => {
+    // --prefer-offline: what the lockfile pins and the cache holds is
+    // taken from the cache without asking the registry again.
+    const r = await run("npm", [
+      ...args,
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+    ], { cwd: dir }).catch((error: Error) => ({
+      ok: false,
+      out: `npm could not run: ${error.message}`,
+      ms: 0,
+    }));
+    if (!r.ok) {
+      const why = `npm ${args[0]} failed for examples/${name}: ${
+        r.out.slice(-1500)
+      }`;
+      if (inCI) {
+        await remove();
+        assert.fail(why);
+      }
+      missing(why);
+    }
+    return r.ok;
+  };
+  let ok = await npm(["ci"]);
+  ok &&= await npm([
+    "install",
+    "--no-save",
+    ...members.map((m) => tarballs[m]),
+  ]);
+  return { ok, dir, ms: Math.round(performance.now() - started), remove };
+}
+
+/**
+ * A free TCP port on 127.0.0.1.
+ *
+ * @returns The port.
+ */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/**
+ * A random `AUTH_SECRET` (48 bytes, base64).
+ *
+ * @returns The secret.
+ */
+export function randomSecret(): string {
+  return btoa(
+    String.fromCharCode(...crypto.getRandomValues(new Uint8Array(48))),
+  );
+}
+
+/** A server started by {@linkcode startServer}. */
+export interface Server {
+  /** Its process id. */
+  pid: number;
+  /** Whatever it printed so far. */
+  output(): string;
+  /** Stops it and every process it started, by PID. */
+  stop(): Promise<void>;
+}
+
+/** The child processes of `pid`, and theirs, read from /proc. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  try {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      try {
+        const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+        const ppid = Number(
+          stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1],
+        );
+        const list = children.get(ppid) ?? [];
+        list.push(Number(entry.name));
+        children.set(ppid, list);
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+  } catch {
+    return []; // no /proc: only the direct child is stopped
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/**
+ * Starts a server and waits until `url` answers (any status).
+ *
+ * @param cmd The program and its arguments.
+ * @param options The folder, the environment, the URL to poll, how long.
+ * @returns The server.
+ * @throws {Error} When it exits or does not answer in time (with its output).
+ */
+export async function startServer(
+  cmd: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    url: string;
+    timeoutMs?: number;
+  },
+): Promise<Server> {
+  const child = new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    cwd: options.cwd,
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  let exited = false;
+  child.status.then(() => exited = true);
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) text += decoder.decode(chunk);
+  };
+  const pumped = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const server: Server = {
+    pid: child.pid,
+    output: () => text,
+    async stop() {
+      // SIGTERM first; a server still draining keep-alive connections
+      // after 3 seconds gets SIGKILL.
+      const pids = [...descendants(child.pid).reverse(), child.pid];
+      const signal = (name: Deno.Signal) => {
+        for (const pid of pids) {
+          try {
+            Deno.kill(pid, name);
+          } catch {
+            // already gone
+          }
+        }
+      };
+      signal("SIGTERM");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((r) => {
+        timer = setTimeout(() => r("late"), 3000);
+      });
+      if (await Promise.race([child.status, late]) === "late") {
+        signal("SIGKILL");
+      }
+      clearTimeout(timer);
+      await child.status;
+      await pumped.catch(() => {});
+    },
+  };
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  while (Date.now() < deadline && !exited) {
+    try {
+      const res = await fetch(options.url, { redirect: "manual" });
+      await res.body?.cancel();
+      return server;
+    } catch {
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  await server.stop();
+  throw new Error(
+    `${cmd.join(" ")} did not answer ${options.url}: ${text.slice(-2000)}`,
+  );
+}
+
+/** Where the scenario finds each route of an example. */
+export interface ScenarioRoutes {
+  /** `POST {email, password}` (JSON → 201 `{token}`; form → 303). */
+  register: string;
+  /** `POST {email, password}` (JSON → 200 `{subject, token, expiresAt}`; form → 303), both with the cookie. */
+  login: string;
+  /** `POST`, signed in: the session revoked (JSON → 204). */
+  logout: string;
+  /** A protected HTML page: 200 signed in, else a redirect to `/login`. */
+  page: string;
+  /** A protected JSON route answering `{subject}`; 401 when anonymous. */
+  me: string;
+  /** `POST {text}` → 201 `{id}`; `GET <notes>/<id>` → 200 for its owner, 403 for anyone else. */
+  notes: string;
+}
+
+/** Options of {@linkcode runAuthScenario}. */
+export interface ScenarioOptions {
+  /** The server's origin, such as `http://127.0.0.1:4000` (its `APP_ORIGIN`). */
+  origin: string;
+  /** The routes; see {@linkcode ScenarioRoutes}. */
+  routes: ScenarioRoutes;
+  /**
+   * Statuses a signed-out page may redirect with: default 303 (a
+   * framework's own redirect from inside a page may use 307).
+   */
+  pageRedirects?: number[];
+}
+
+/** A signed-in client of the scenario. */
+export interface ScenarioUser {
+  /** The subject id. */
+  subject: string;
+  /** `name=value` of the session cookie. */
+  cookie: string;
+  /** The same session's token, for `Authorization: Bearer`. */
+  token: string;
+}
+
+/** The `name=value` of the first `Set-Cookie` with a value, or `null`. */
+export function sessionCookie(res: Response): string | null {
+  for (const line of res.headers.getSetCookie()) {
+    const pair = line.split(";")[0].trim();
+    if (/^[^=]+=.+/.test(pair)) return pair;
+  }
+  return null;
+}
+
+/**
+ * The HTTP scenario every framework integration passes, as test steps:
+ * register (JSON and form), log in (JSON and form, a wrong password
+ * refused), a protected page (browser → 303 to `/login`) and API route
+ * (401), that route by cookie and by Bearer, a policy (`authorize` → 403
+ * for a non-owner), a cross-site POST refused (403), and logout, after
+ * which the old cookie is refused on the page and on the API route.
+ *
+ * @param t The test context; each part is a step.
+ * @param options See {@linkcode ScenarioOptions}.
+ * @returns The two users it made, for a framework's own extra steps.
+ */
+export async function runAuthScenario(
+  t: Deno.TestContext,
+  options: ScenarioOptions,
+): Promise<{ alice: ScenarioUser; bob: ScenarioUser }> {
+  const { origin, routes } = options;
+  const url = (path: string) => `${origin}${path}`;
+  const redirects = options.pageRedirects ?? [303];
+  const suffix = crypto.randomUUID().slice(0, 8);
+  const password = "correct horse battery staple";
+  const emails = {
+    alice: `alice-${suffix}@example.com`,
+    bob: `bob-${suffix}@example.com`,
+  };
+  const sameOrigin = { origin, "sec-fetch-site": "same-origin" };
+  const json = (body: unknown, headers: Record<string, string> = {}) => ({
+    method: "POST",
+    redirect: "manual" as const,
+    headers: { "content-type": "application/json", ...sameOrigin, ...headers },
+    body: JSON.stringify(body),
+  });
+  const form = (body: Record<string, string>) => ({
+    method: "POST",
+    redirect: "manual" as const,
+    headers: sameOrigin,
+    body: new URLSearchParams(body),
+  });
+  const browser = (cookie?: string) => ({
+    redirect: "manual" as const,
+    headers: {
+      accept: "text/html",
+      "sec-fetch-mode": "navigate",
+      ...(cookie ? { cookie } : {}),
+    },
+  });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(url(path), { redirect: "manual", headers });
+  const loginJson = async (email: string) => {
+    const res = await fetch(url(routes.login), json({ email, password }));
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(typeof body.token, "string");
+    assert.equal(typeof body.expiresAt, "number");
+    const cookie = sessionCookie(res);
+    assert.ok(cookie, "the JSON login sets the session cookie too");
+    return {
+      subject: body.subject as string,
+      cookie,
+      token: body.token as string,
+    };
+  };
+
+  let alice!: ScenarioUser, bob!: ScenarioUser;
+
+  await t.step(
+    "register: JSON answers 201 with a token and the cookie; form answers 303",
+    async () => {
+      const res = await fetch(
+        url(routes.register),
+        json({ email: emails.alice, password }),
+      );
+      const body = await res.json();
+      assert.equal(res.status, 201, JSON.stringify(body));
+      assert.equal(typeof body.token, "string");
+      assert.ok(sessionCookie(res));
+      const viaForm = await fetch(
+        url(routes.register),
+        form({ email: emails.bob, password }),
+      );
+      await viaForm.body?.cancel();
+      assert.equal(viaForm.status, 303);
+      assert.ok(sessionCookie(viaForm), "the form registration signs in");
+      const again = await fetch(
+        url(routes.register),
+        json({ email: emails.alice, password }),
+      );
+      await again.body?.cancel();
+      assert.equal(again.status, 409, "a taken email");
+    },
+  );
+
+  await t.step(
+    "log in: JSON answers {subject, token, expiresAt}; form answers 303 with the cookie; a wrong password is 401",
+    async () => {
+      alice = await loginJson(emails.alice);
+      bob = await loginJson(emails.bob);
+      assert.notEqual(alice.subject, bob.subject);
+      const viaForm = await fetch(
+        url(routes.login),
+        form({ email: emails.alice, password }),
+      );
+      await viaForm.body?.cancel();
+      assert.equal(viaForm.status, 303);
+      const cookie = sessionCookie(viaForm);
+      assert.ok(cookie);
+      const me = await get(routes.me, { cookie });
+      assert.equal(me.status, 200);
+      assert.equal((await me.json()).subject, alice.subject);
+      const wrong = await fetch(
+        url(routes.login),
+        json({ email: emails.alice, password: "wrong password here" }),
+      );
+      await wrong.body?.cancel();
+      assert.equal(wrong.status, 401);
+    },
+  );
+
+  await t.step(
+    "a protected page: a browser without a session gets 303 to /login; with the cookie 200",
+    async () => {
+      const anonymous = await fetch(url(routes.page), browser());
+      await anonymous.body?.cancel();
+      assert.equal(anonymous.status, 303);
+      assert.match(
+        anonymous.headers.get("location") ?? "",
+        /^(https?:\/\/[^/]+)?\/login\b/,
+      );
+      const signedIn = await fetch(url(routes.page), browser(alice.cookie));
+      const html = await signedIn.text();
+      assert.equal(signedIn.status, 200);
+      assert.match(html, /<html/i);
+    },
+  );
+
+  await t.step(
+    "a protected API route: 401 anonymous or with a forged token; 200 by cookie and by Bearer",
+    async () => {
+      const anonymous = await get(routes.me, { accept: "application/json" });
+      await anonymous.body?.cancel();
+      assert.equal(anonymous.status, 401);
+      const forged = await get(routes.me, {
+        authorization: `Bearer ${alice.token}x`,
+      });
+      await forged.body?.cancel();
+      assert.equal(forged.status, 401);
+      const byCookie = await get(routes.me, { cookie: alice.cookie });
+      assert.equal(byCookie.status, 200);
+      assert.equal((await byCookie.json()).subject, alice.subject);
+      const byBearer = await get(routes.me, {
+        authorization: `Bearer ${bob.token}`,
+      });
+      assert.equal(byBearer.status, 200);
+      assert.equal((await byBearer.json()).subject, bob.subject);
+    },
+  );
+
+  await t.step(
+    "a policy: the owner reads a note, anyone else gets 403",
+    async () => {
+      const made = await fetch(
+        url(routes.notes),
+        json({ text: "alice's" }, { cookie: alice.cookie }),
+      );
+      const note = await made.json();
+      assert.equal(made.status, 201, JSON.stringify(note));
+      const own = await get(`${routes.notes}/${note.id}`, {
+        cookie: alice.cookie,
+      });
+      assert.equal(own.status, 200);
+      assert.equal((await own.json()).text, "alice's");
+      const other = await get(`${routes.notes}/${note.id}`, {
+        authorization: `Bearer ${bob.token}`,
+      });
+      await other.body?.cancel();
+      assert.equal(other.status, 403);
+    },
+  );
+
+  await t.step(
+    "a cross-site POST with the session cookie is refused with 403 and changes nothing",
+    async () => {
+      const forged = await fetch(
+        url(routes.notes),
+        json({ text: "forged" }, {
+          cookie: alice.cookie,
+          origin: "https://evil.example",
+          "sec-fetch-site": "cross-site",
+        }),
+      );
+      await forged.body?.cancel();
+      assert.equal(forged.status, 403);
+      const login = await fetch(
+        url(routes.login),
+        json({ email: emails.alice, password }, {
+          origin: "https://evil.example",
+          "sec-fetch-site": "cross-site",
+        }),
+      );
+      await login.body?.cancel();
+      assert.equal(login.status, 403, "login CSRF");
+      const list = await get(routes.notes, { cookie: alice.cookie });
+      if (list.status === 200) {
+        const notes = await list.json() as { text: string }[];
+        assert.ok(
+          Array.isArray(notes) && !notes.some((n) => n.text === "forged"),
+        );
+      } else {
+        await list.body?.cancel();
+      }
+    },
+  );
+
+  await t.step(
+    "logout revokes the session: the old cookie is refused on the page and the API route",
+    async () => {
+      const session = await loginJson(emails.alice);
+      const before = await get(routes.me, { cookie: session.cookie });
+      await before.body?.cancel();
+      assert.equal(before.status, 200);
+      const out = await fetch(url(routes.logout), {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          ...sameOrigin,
+          cookie: session.cookie,
+          accept: "application/json",
+        },
+      });
+      await out.body?.cancel();
+      assert.equal(out.status, 204);
+      const api = await get(routes.me, { cookie: session.cookie });
+      await api.body?.cancel();
+      assert.equal(api.status, 401);
+      const page = await fetch(url(routes.page), browser(session.cookie));
+      await page.body?.cancel();
+      assert.ok(
+        redirects.includes(page.status),
+        `page answered ${page.status}`,
+      );
+      assert.match(
+        page.headers.get("location") ?? "",
+        /^(https?:\/\/[^/]+)?\/login\b/,
+      );
+      const bearer = await get(routes.me, {
+        authorization: `Bearer ${session.token}`,
+      });
+      await bearer.body?.cancel();
+      assert.equal(bearer.status, 401, "the same session by Bearer");
+      const others = await get(routes.me, { cookie: alice.cookie });
+      await others.body?.cancel();
+      assert.equal(
+        others.status,
+        200,
+        "another session of the same user stays",
+      );
+    },
+  );
+
+  return { alice, bob };
+}
