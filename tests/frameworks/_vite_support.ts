@@ -140,12 +140,14 @@ export interface Prepared {
  *
  * @param name The folder under examples/.
  * @param build The framework's build command, or `null`.
+ * @param env Variables for the build (Astro reads the origin it trusts).
  * @returns What was measured, or `null` when the registry is unreachable
  * outside CI (the test is then skipped with `SKIPPED:`).
  */
 export async function prepareExample(
   name: string,
   build: string[] | null,
+  env: Record<string, string> = {},
 ): Promise<Prepared | null> {
   const dir = `${ROOT}/examples/${name}`;
   const tarball = await coreTarball();
@@ -163,7 +165,7 @@ export async function prepareExample(
   }
   const installMs = ci.ms + added.ms;
   if (build === null) return { dir, installMs, buildMs: 0 };
-  const built = await run(build, dir);
+  const built = await run(build, dir, env);
   assert.ok(built.ok, `${build.join(" ")} failed:\n${built.out.slice(-4000)}`);
   return { dir, installMs, buildMs: built.ms };
 }
