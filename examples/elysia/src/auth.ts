@@ -53,7 +53,7 @@ export const auth = new Elysia({ name: "portcullis" })
  */
 export function serve(
   app: { handle(req: Request): Promise<Response> },
-): (req: Request) => Promise<Response> {
+): (req: Request) => Response | Promise<Response> {
   return compose([identity], async (req) => {
     const response = await app.handle(req);
     const cookies = outgoing.get(req) ?? [];
