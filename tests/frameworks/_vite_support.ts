@@ -130,13 +130,17 @@ export interface Prepared {
   dir: string;
   /** Milliseconds of `npm ci` plus the tarball's install. */
   installMs: number;
+  /** Milliseconds of the type check (`npm run check`: tsc over the sources). */
+  checkMs: number;
   /** Milliseconds of the build (0 when there is none). */
   buildMs: number;
 }
 
 /**
  * Installs an example's pinned dependencies (`npm ci`) and the core's
- * tarball into its folder, then runs its build command.
+ * tarball into its folder, type-checks it (its `check` script: the typed
+ * locals and context against the tarball's declarations), then runs its
+ * build command.
  *
  * @param name The folder under examples/.
  * @param build The framework's build command, or `null`.
@@ -152,7 +156,9 @@ export async function prepareExample(
   const dir = `${ROOT}/examples/${name}`;
   const tarball = await coreTarball();
   const flags = ["--no-audit", "--no-fund"];
-  const ci = await run([npm, "ci", ...flags], dir);
+  // --prefer-offline: what the lock names and npm's cache holds is not
+  // revalidated against the registry (the lock pins the integrity anyway).
+  const ci = await run([npm, "ci", "--prefer-offline", ...flags], dir);
   const added = ci.ok
     ? await run([npm, "install", "--no-save", ...flags, tarball], dir)
     : ci;
@@ -164,10 +170,13 @@ export async function prepareExample(
     assert.fail(`npm could not install ${name}:\n${added.out.slice(-3000)}`);
   }
   const installMs = ci.ms + added.ms;
-  if (build === null) return { dir, installMs, buildMs: 0 };
+  const checked = await run([npm, "run", "check"], dir, env);
+  assert.ok(checked.ok, `npm run check failed:\n${checked.out.slice(-4000)}`);
+  const checkMs = checked.ms;
+  if (build === null) return { dir, installMs, checkMs, buildMs: 0 };
   const built = await run(build, dir, env);
   assert.ok(built.ok, `${build.join(" ")} failed:\n${built.out.slice(-4000)}`);
-  return { dir, installMs, buildMs: built.ms };
+  return { dir, installMs, checkMs, buildMs: built.ms };
 }
 
 /** A started example server. */
@@ -347,6 +356,15 @@ export async function runScenario(base: string): Promise<number> {
   assert.equal(page.headers.get("location"), "/login?next=%2Faccount");
   const pageApi = await call("/account");
   await expect(pageApi, 401, "protected page, anonymous API client");
+  // Other spellings of the protected path never serve the page anonymously.
+  for (const path of ["/account/", "/%61ccount", "/ACCOUNT", "/account?x=1"]) {
+    const variant = await call(path, { as: "browser" });
+    const text = await variant.text();
+    assert.ok(
+      variant.status !== 200 || !text.includes("Your account"),
+      `${path} served the protected page anonymously`,
+    );
+  }
   const pageIn = await call("/account", {
     as: "browser",
     cookie: aliceCookie,
@@ -468,8 +486,10 @@ export function report(
 ): void {
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   console.log(
-    `${name}: install ${s(prepared.installMs)}, build ${
-      s(prepared.buildMs)
-    }, start ${s(startMs)}, scenario ${s(scenarioMs)} (${checks} requests)`,
+    `${name}: install ${s(prepared.installMs)}, type check ${
+      s(prepared.checkMs)
+    }, build ${s(prepared.buildMs)}, start ${s(startMs)}, scenario ${
+      s(scenarioMs)
+    } (${checks} requests)`,
   );
 }
