@@ -20,8 +20,13 @@ interface Tally {
 }
 const tallies: Tally[] = [];
 
-/** Runs `deno test` with a JUnit report and counts test cases from it. */
-async function runDenoTests(): Promise<void> {
+/**
+ * Runs `deno test` with a JUnit report and counts test cases from it.
+ *
+ * @param name The tally's name.
+ * @param targets What to test, and flags of this run.
+ */
+async function runDenoTests(name: string, targets: string[]): Promise<void> {
   const args = [
     "test",
     "-A",
@@ -29,15 +34,8 @@ async function runDenoTests(): Promise<void> {
     // map and lockfile, so that the app's first start never downloads them.
     "--import-map=tests/import_map.json",
     "--lock=tests/deno.lock",
-
-    "--doc", // every @example in the library runs too
     `--junit-path=${junit}`,
-    "tests/",
-    "mod.ts",
-    "lib/",
-    "stores/",
-    "packages/",
-    "docs/", // the user documentation's examples
+    ...targets,
   ];
   const child = new Deno.Command(deno, {
     args,
@@ -60,7 +58,7 @@ async function runDenoTests(): Promise<void> {
     // No report: the run itself broke.
   }
   if (!status.success && failed === 0) failed = 1; // a crash counts as a failure
-  tallies.push({ name: "deno test", passed, failed });
+  tallies.push({ name, passed, failed });
 }
 
 /**
@@ -134,7 +132,21 @@ async function installRuntimePackages(): Promise<void> {
 
 // First: tests/examples_test.ts runs the npm examples from node_modules.
 await installRuntimePackages();
-await runDenoTests();
+await runDenoTests("deno test", [
+  "--doc", // every @example in the library runs too
+  // The framework examples install, build and start on their own (below).
+  "--ignore=tests/frameworks/",
+  "tests/",
+  "mod.ts",
+  "lib/",
+  "stores/",
+  "packages/",
+  "docs/", // the user documentation's examples
+]);
+// Each framework example (tests/frameworks/) installed from its lock file
+// with the core's npm tarball, built and started by its own commands, and
+// driven over HTTP: a few minutes, so a step of its own.
+await runDenoTests("frameworks", ["tests/frameworks/"]);
 for (const run of extraRuns) await runExtra(run.name, run.cmd);
 await Deno.remove(junit).catch(() => {});
 
