@@ -26,15 +26,25 @@ const PASS = new Response(null);
 
 // Set-Cookie values that startSession/endSession made for a request.
 const outgoing = new WeakMap<Request, string[]>();
+// The requests serve() saw: an app started by app.listen() instead would
+// run without identity or cross-origin protection, so it answers 500.
+const served = new WeakSet<Request>();
 
 /** The plugin: `user` and `identity` on every context, and `signedIn`. */
 export const auth = new Elysia({ name: "portcullis" })
-  .derive({ as: "global" }, ({ request }) => ({
-    /** The signed-in subject id, or `null`. */
-    user: currentUser(request),
-    /** The verified session (subject, jti, expiry), or `null`. */
-    identity: currentIdentity(request),
-  }))
+  .derive({ as: "global" }, ({ request }) => {
+    if (!served.has(request)) {
+      throw new Error(
+        "portcullis did not see this request: serve the app with serve(app), not app.listen()",
+      );
+    }
+    return {
+      /** The signed-in subject id, or `null`. */
+      user: currentUser(request),
+      /** The verified session (subject, jti, expiry), or `null`. */
+      identity: currentIdentity(request),
+    };
+  })
   .macro({
     /** `{ signedIn: true }` on a route: requireAuth() before the handler. */
     signedIn: {
@@ -55,6 +65,7 @@ export function serve(
   app: { handle(req: Request): Promise<Response> },
 ): (req: Request) => Response | Promise<Response> {
   return compose([identity], async (req) => {
+    served.add(req);
     const response = await app.handle(req);
     const cookies = outgoing.get(req) ?? [];
     if (cookies.length === 0) return response;
