@@ -1,4 +1,4 @@
-import { authMiddleware } from "./lib/auth";
+import { authMiddleware } from "./lib/auth.ts";
 
 // With more middleware, combine them: `sequence(authMiddleware, other)` from
 // astro:middleware (authMiddleware first, so the others see locals.user).

@@ -1,5 +1,5 @@
 import type { APIRoute } from "astro";
-import { endSession } from "../lib/auth";
+import { endSession } from "../lib/auth.ts";
 
 export const POST: APIRoute = async (context) => {
   await endSession(context);

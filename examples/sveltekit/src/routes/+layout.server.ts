@@ -1,7 +1,7 @@
-import type { LayoutServerLoad } from "./$types";
-import { credentials } from "$lib/server/app";
+import type { ServerLoad } from "@sveltejs/kit";
+import { credentials } from "$lib/server/app.ts";
 
-export const load: LayoutServerLoad = async ({ locals }) => ({
+export const load: ServerLoad = async ({ locals }) => ({
   email: locals.user
     ? (await credentials.findById(locals.user))?.email ?? null
     : null,

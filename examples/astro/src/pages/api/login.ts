@@ -1,6 +1,6 @@
 import type { APIRoute } from "astro";
-import { credentialsFrom, passwords } from "../../lib/app";
-import { startSession } from "../../lib/auth";
+import { credentialsFrom, passwords } from "../../lib/app.ts";
+import { startSession } from "../../lib/auth.ts";
 
 export const POST: APIRoute = async (context) => {
   const input = await credentialsFrom(context.request);

@@ -1,6 +1,6 @@
 import type { APIRoute } from "astro";
 import { requireAuthenticated } from "@portcullis/auth";
-import { endSession } from "../../lib/auth";
+import { endSession } from "../../lib/auth.ts";
 
 export const POST: APIRoute = async (context) => {
   const denied = requireAuthenticated(context.request);

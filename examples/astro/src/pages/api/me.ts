@@ -1,6 +1,6 @@
 import type { APIRoute } from "astro";
 import { requireAuthenticated } from "@portcullis/auth";
-import { credentials } from "../../lib/app";
+import { credentials } from "../../lib/app.ts";
 
 export const GET: APIRoute = async ({ request, locals }) => {
   const denied = requireAuthenticated(request); // 401, or 503 if the store is down

@@ -1,6 +1,6 @@
 import { redirect } from "@sveltejs/kit";
-import type { Actions } from "./$types";
-import { endSession } from "$lib/server/auth";
+import type { Actions } from "@sveltejs/kit";
+import { endSession } from "$lib/server/auth.ts";
 
 export const actions = {
   default: async (event) => {

@@ -1,7 +1,7 @@
 import { fail, redirect } from "@sveltejs/kit";
-import type { Actions } from "./$types";
-import { passwords } from "$lib/server/app";
-import { startSession } from "$lib/server/auth";
+import type { Actions } from "@sveltejs/kit";
+import { passwords } from "$lib/server/app.ts";
+import { startSession } from "$lib/server/auth.ts";
 
 export const actions = {
   default: async (event) => {

@@ -1,6 +1,6 @@
 import type { APIRoute } from "astro";
 import { authorize, requireAuthenticated } from "@portcullis/auth";
-import { notePolicy, notes } from "../../../lib/app";
+import { notePolicy, notes } from "../../../lib/app.ts";
 
 export const GET: APIRoute = async ({ request, params }) => {
   const id = params.id!;

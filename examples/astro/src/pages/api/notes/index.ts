@@ -1,6 +1,6 @@
 import type { APIRoute } from "astro";
 import { requireAuthenticated } from "@portcullis/auth";
-import { notes } from "../../../lib/app";
+import { notes } from "../../../lib/app.ts";
 
 export const POST: APIRoute = async ({ request, locals }) => {
   const denied = requireAuthenticated(request);

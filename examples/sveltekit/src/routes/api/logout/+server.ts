@@ -1,6 +1,6 @@
 import { requireAuthenticated } from "@portcullis/auth";
-import type { RequestHandler } from "./$types";
-import { endSession } from "$lib/server/auth";
+import type { RequestHandler } from "@sveltejs/kit";
+import { endSession } from "$lib/server/auth.ts";
 
 export const POST: RequestHandler = async (event) => {
   const denied = requireAuthenticated(event.request);

@@ -1,7 +1,7 @@
 import { json } from "@sveltejs/kit";
 import { requireAuthenticated } from "@portcullis/auth";
-import type { RequestHandler } from "./$types";
-import { notes } from "$lib/server/app";
+import type { RequestHandler } from "@sveltejs/kit";
+import { notes } from "$lib/server/app.ts";
 
 export const POST: RequestHandler = async ({ request, locals }) => {
   const denied = requireAuthenticated(request);

@@ -1,7 +1,7 @@
 import { json } from "@sveltejs/kit";
-import type { RequestHandler } from "./$types";
-import { credentialsFrom, passwords } from "$lib/server/app";
-import { startSession } from "$lib/server/auth";
+import type { RequestHandler } from "@sveltejs/kit";
+import { credentialsFrom, passwords } from "$lib/server/app.ts";
+import { startSession } from "$lib/server/auth.ts";
 
 export const POST: RequestHandler = async (event) => {
   const input = await credentialsFrom(event.request);

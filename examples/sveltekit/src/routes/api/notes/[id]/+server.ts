@@ -1,16 +1,20 @@
 import { json } from "@sveltejs/kit";
 import { authorize, requireAuthenticated } from "@portcullis/auth";
-import type { RequestHandler } from "./$types";
-import { notePolicy, notes } from "$lib/server/app";
+import type { RequestHandler } from "@sveltejs/kit";
+import { notePolicy, notes } from "$lib/server/app.ts";
 
-export const GET: RequestHandler = async ({ request, params }) => {
+export const GET: RequestHandler<{ id: string }> = async (
+  { request, params },
+) => {
   const denied = requireAuthenticated(request) ??
     await authorize(request, notePolicy, "view", params.id);
   if (denied) return denied;
   return json({ id: params.id, ...notes.get(params.id) });
 };
 
-export const PUT: RequestHandler = async ({ request, params }) => {
+export const PUT: RequestHandler<{ id: string }> = async (
+  { request, params },
+) => {
   const denied = requireAuthenticated(request) ??
     await authorize(request, notePolicy, "edit", params.id); // 403 for a non-owner
   if (denied) return denied;
