@@ -179,6 +179,22 @@ export async function prepareExample(
   return { dir, installMs, checkMs, buildMs: built.ms };
 }
 
+/**
+ * Removes what an install and a build left in an example's folder
+ * (`node_modules`, the build output, the frameworks' generated types), so
+ * the checkout is as clean as before: other tests walk examples/.
+ *
+ * @param name The folder under examples/.
+ */
+export async function cleanExample(name: string): Promise<void> {
+  for (
+    const left of ["node_modules", "build", "dist", ".svelte-kit", ".astro"]
+  ) {
+    await Deno.remove(`${ROOT}/examples/${name}/${left}`, { recursive: true })
+      .catch(() => {});
+  }
+}
+
 /** A started example server. */
 export interface Started {
   /** Its origin, `http://127.0.0.1:<port>`. */

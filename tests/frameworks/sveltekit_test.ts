@@ -2,6 +2,7 @@
 // npm tarball, `vite build` with @sveltejs/adapter-node, `node build`; then
 // the framework scenario over HTTP (tests/frameworks/_vite_support.ts).
 import {
+  cleanExample,
   prepareExample,
   report,
   runScenario,
@@ -9,19 +10,26 @@ import {
 } from "./_vite_support.ts";
 
 Deno.test("SvelteKit: the handle hook, form actions and endpoints serve the scenario after vite build and adapter-node", async () => {
-  const prepared = await prepareExample("sveltekit", ["npm", "run", "build"]);
-  if (prepared === null) return;
-  let t = performance.now();
-  const { base, server } = await startExample(["node", "build"], prepared.dir);
-  const startMs = performance.now() - t;
   try {
-    t = performance.now();
-    const checks = await runScenario(base);
-    report("SvelteKit", prepared, startMs, performance.now() - t, checks);
-  } catch (error) {
-    console.log(server.output().slice(-4000));
-    throw error;
+    const prepared = await prepareExample("sveltekit", ["npm", "run", "build"]);
+    if (prepared === null) return;
+    let t = performance.now();
+    const { base, server } = await startExample(
+      ["node", "build"],
+      prepared.dir,
+    );
+    const startMs = performance.now() - t;
+    try {
+      t = performance.now();
+      const checks = await runScenario(base);
+      report("SvelteKit", prepared, startMs, performance.now() - t, checks);
+    } catch (error) {
+      console.log(server.output().slice(-4000));
+      throw error;
+    } finally {
+      await server.stop();
+    }
   } finally {
-    await server.stop();
+    await cleanExample("sveltekit");
   }
 });
