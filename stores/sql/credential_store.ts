@@ -22,12 +22,13 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { execute } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
 import {
   type SQLStoreOptions,
   type SQLTableNames,
   tableNames,
-} from "./migrations.ts";
+} from "./table_names.ts";
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
@@ -65,6 +66,7 @@ export class SQLCredentialStore implements CredentialStore {
 
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
+  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store over a drizzle database; the dialect is detected unless
@@ -88,6 +90,7 @@ export class SQLCredentialStore implements CredentialStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     this.#names = tableNames(options.tablePrefix);
     this.#table = sql`${sql.identifier(this.#names.users)}`;
   }
@@ -111,6 +114,7 @@ export class SQLCredentialStore implements CredentialStore {
    * ```
    */
   async findByEmail(email: string): Promise<UserRecord | null> {
+    await this.#gate();
     return await this.#findOne(sql`email = ${email}`);
   }
 
@@ -122,6 +126,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
    */
   async findById(id: string): Promise<UserRecord | null> {
+    await this.#gate();
     return await this.#findOne(sql`id = ${id}`);
   }
 
@@ -149,6 +154,7 @@ export class SQLCredentialStore implements CredentialStore {
    * ```
    */
   async create(user: NewUserRecord): Promise<CreateUserResult> {
+    await this.#gate();
     try {
       await execute(
         this.#db,
@@ -200,6 +206,7 @@ export class SQLCredentialStore implements CredentialStore {
     passwordHash: string,
     expected?: string,
   ): Promise<boolean> {
+    await this.#gate();
     const where = expected === undefined
       ? sql`id = ${id}`
       : sql`id = ${id} AND password_hash = ${expected}`;
@@ -217,6 +224,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
    */
   async markVerified(id: string, email: string, at: number): Promise<boolean> {
+    await this.#gate();
     if (!Number.isSafeInteger(at) || at <= 0) {
       throw new RangeError(
         `Verification time must be a positive integer of milliseconds: received ${at}`,
@@ -251,12 +259,13 @@ export class SQLCredentialStore implements CredentialStore {
    * db.$client.close();
    * ```
    */
-  updateEmail(
+  async updateEmail(
     id: string,
     email: string,
     options: UpdateEmailOptions = {},
   ): Promise<UpdateEmailResult> {
-    return updateUserEmail(this.#db, this.dialect, this.#names, {
+    await this.#gate();
+    return await updateUserEmail(this.#db, this.dialect, this.#names, {
       id,
       email,
       options,
@@ -281,8 +290,9 @@ export class SQLCredentialStore implements CredentialStore {
    * db.$client.close();
    * ```
    */
-  deleteUser(id: string): Promise<boolean> {
-    return deleteUserRow(this.#db, this.dialect, this.#names, id);
+  async deleteUser(id: string): Promise<boolean> {
+    await this.#gate();
+    return await deleteUserRow(this.#db, this.dialect, this.#names, id);
   }
 
   #findOne(where: SQL): Promise<UserRecord | null> {
