@@ -11,14 +11,10 @@ import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import mysql from "mysql2/promise";
 import { MemorySecurityEventStore } from "../../lib/events/memory_security_event_store.ts";
-import {
-  lifecycleTableNames,
-  migrate,
-  SQLAuthEventStore,
-  tableNames,
-} from "../../stores/sql/mod.ts";
+import { migrate, SQLAuthEventStore } from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
 import { testSecurityEventStore } from "./_event_conformance.ts";
+import { ownedTables } from "./sql_extras.ts";
 
 testSecurityEventStore(
   "MemorySecurityEventStore",
@@ -91,11 +87,10 @@ testSecurityEventStore("SQLAuthEventStore (MariaDB via mysql2)", async () => {
   available: () => requireTcp("MariaDB", 3306),
   close: async () => {
     if (pool === undefined) return;
-    const t = tableNames(tablePrefix);
     await pool.query(
-      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
-        lifecycleTableNames(tablePrefix).authEvents
-      }\``,
+      `DROP TABLE IF EXISTS ${
+        ownedTables(tablePrefix).map((t) => `\`${t}\``).join(", ")
+      }`,
     );
     await pool.end();
   },
