@@ -40,8 +40,11 @@ export function schemaGate(
           passed = true;
         },
         (err) => {
+          // Checked again on the next call: the database may be migrated
+          // by then (another instance), or reachable.
+          byPrefix.delete(prefix);
           if (err instanceof SQLMigrationError) throw err;
-          byPrefix.delete(prefix); // unreachable: try again next call
+          // Unreachable: the query itself will say so.
         },
       );
       byPrefix.set(prefix, running);

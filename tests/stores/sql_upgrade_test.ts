@@ -1,0 +1,383 @@
+/**
+ * The upgrade from 0.2.0 on all six backends: a database made with the
+ * pinned 0.2.0 SQL (tests/fixtures/sql_0_2_0/) and rows in every table,
+ * then today's `migrate()`: every row is kept (the orphan credentials that
+ * 0.2.0's account deletion left behind go), the journal records both
+ * migrations, and deleting a user now removes its identities, passkeys,
+ * TOTP enrolment and recovery codes (ON DELETE CASCADE).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createClient } from "@libsql/client";
+import { createClient as createWebClient } from "@libsql/client/web";
+import { drizzle as libsql } from "drizzle-orm/libsql";
+import { drizzle as d1 } from "drizzle-orm/d1";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as pglite } from "drizzle-orm/pglite";
+import postgres from "postgres";
+import { drizzle as pgjs } from "drizzle-orm/postgres-js";
+import mysql from "mysql2/promise";
+import { drizzle as mysqlDrizzle } from "drizzle-orm/mysql2";
+import { Miniflare } from "miniflare";
+import {
+  checkMigrations,
+  migrate,
+  SQLCredentialStore,
+  type SQLDatabase,
+  type SQLDialect,
+  SQLMigrationError,
+} from "../../stores/sql/mod.ts";
+import { missing, requireTcp } from "../support/services.ts";
+import { startLibsqlHttpBridge } from "../support/libsql_http_bridge.ts";
+
+type Rows = Record<string, unknown>[];
+
+/** One backend with a 0.2.0-shaped database to upgrade. */
+interface Opened {
+  dialect: SQLDialect;
+  db: SQLDatabase;
+  exec(statement: string): Promise<void>;
+  all(query: string): Promise<Rows>;
+  close(): Promise<void>;
+}
+
+interface Backend {
+  name: string;
+  available?: () => Promise<boolean>;
+  open(): Promise<Opened>;
+}
+
+const TABLES = [
+  "users",
+  "verification_tokens",
+  "auth_events",
+  "identities",
+  "passkeys",
+  "totp_credentials",
+  "recovery_codes",
+];
+const CREDENTIALS = [
+  "identities",
+  "passkeys",
+  "totp_credentials",
+  "recovery_codes",
+];
+
+/** The pinned 0.2.0 statements of a dialect (files 0001–0003). */
+export async function schema020(dialect: SQLDialect): Promise<string[]> {
+  const out: string[] = [];
+  for (const file of ["0001_init", "0002_lifecycle", "0003_signin"]) {
+    const text = await Deno.readTextFile(
+      new URL(
+        `../fixtures/sql_0_2_0/${file}.${dialect}.sql`,
+        import.meta.url,
+      ),
+    );
+    out.push(
+      ...text.split("\n").filter((l) => !l.startsWith("--")).join("\n")
+        .split(/;\s*\n/).map((s) => s.trim().replace(/;$/, "")).filter(
+          Boolean,
+        ),
+    );
+  }
+  return out;
+}
+
+/** Rows in every table, and orphans of a user 0.2.0 deleted ("ghost"). */
+export const SEED: string[] = [
+  "INSERT INTO users (id, email, password_hash, verified_at, created_at) VALUES ('u1', 'one@example.com', '$pbkdf2-sha256$i=600000$a$b', 1700000000001, 1690000000001)",
+  "INSERT INTO users (id, email, password_hash, verified_at, created_at) VALUES ('u2', 'josé@example.com', '$2b$10$x', 0, 1690000000002)",
+  "INSERT INTO verification_tokens (token_hash, purpose, subject, email, expires_at, created_at) VALUES ('th1', 'verify-email', 'u2', 'josé@example.com', 1790000000000, 1690000000003)",
+  "INSERT INTO verification_tokens (token_hash, purpose, subject, email, expires_at, created_at) VALUES ('th2', 'webauthn-challenge', 'th2', '', 1790000000000, 1690000000004)",
+  "INSERT INTO auth_events (id, subject, type, at, user_agent) VALUES ('e1', 'u1', 'login', 1690000000005, 'Mozilla/5.0')",
+  "INSERT INTO auth_events (id, subject, type, at, user_agent) VALUES ('e2', 'ghost', 'account_deleted', 1690000000006, NULL)",
+  "INSERT INTO identities (provider, provider_subject, user_id, email, created_at) VALUES ('op', 'sub-1', 'u1', 'one@example.com', 1690000000007)",
+  "INSERT INTO identities (provider, provider_subject, user_id, email, created_at) VALUES ('op', 'sub-2', 'u2', 'josé@example.com', 1690000000008)",
+  "INSERT INTO identities (provider, provider_subject, user_id, email, created_at) VALUES ('op', 'sub-ghost', 'ghost', 'ghost@example.com', 1690000000009)",
+  "INSERT INTO passkeys (credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at) VALUES ('cred-1', 'u1', 'pk1', 7, 'internal,hybrid', 'Laptop', 1690000000010, 1690000000011)",
+  "INSERT INTO passkeys (credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at) VALUES ('cred-2', 'u2', 'pk2', 0, '', 'Phone', 1690000000012, 0)",
+  "INSERT INTO passkeys (credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at) VALUES ('cred-ghost', 'ghost', 'pk3', 1, '', 'Old', 1690000000013, 0)",
+  "INSERT INTO totp_credentials (user_id, secret, enabled_at, last_step, created_at) VALUES ('u1', 'sealed-1', 1690000000014, 56333333, 1690000000015)",
+  "INSERT INTO totp_credentials (user_id, secret, enabled_at, last_step, created_at) VALUES ('u2', 'sealed-2', 0, 0, 1690000000016)",
+  "INSERT INTO totp_credentials (user_id, secret, enabled_at, last_step, created_at) VALUES ('ghost', 'sealed-3', 1, 1, 1690000000017)",
+  "INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES ('u1', 'c1', 1690000000018)",
+  "INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES ('u1', 'c2', 1690000000019)",
+  "INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES ('u2', 'c3', 1690000000020)",
+  "INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES ('ghost', 'c4', 1690000000021)",
+];
+
+/** Every row of every table, in a stable order, values as strings. */
+async function snapshot(o: Opened): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const t of TABLES) {
+    const rows = await o.all(`SELECT * FROM ${t}`);
+    out[t] = rows.map((r) =>
+      JSON.stringify(
+        Object.keys(r).sort().map((
+          k,
+        ) => [k, r[k] === null ? null : String(r[k])]),
+      )
+    ).sort();
+  }
+  return out;
+}
+
+function withoutGhost(
+  before: Record<string, string[]>,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [t, rows] of Object.entries(before)) {
+    out[t] = CREDENTIALS.includes(t)
+      ? rows.filter((r) => !r.includes('"ghost"'))
+      : rows;
+  }
+  return out;
+}
+
+const PG = {
+  host: "127.0.0.1",
+  port: 5432,
+  user: "postgres",
+  database: "test",
+  onnotice: () => {},
+};
+const MY = { host: "127.0.0.1", port: 3306, user: "root" };
+
+let mf: Miniflare | undefined;
+let mfStarted: Promise<boolean> | undefined;
+let d1Opened = 0;
+
+const backends: Backend[] = [
+  {
+    name: "SQLite file (libSQL)",
+    async open() {
+      const dir = await Deno.makeTempDir({ prefix: "portcullis-upgrade-" });
+      const client = createClient({ url: `file:${dir}/app.db` });
+      return {
+        dialect: "sqlite",
+        db: libsql(client),
+        exec: async (s) => void await client.execute(s),
+        all: async (q) => (await client.execute(q)).rows as unknown as Rows,
+        close: async () => {
+          client.close();
+          await Deno.remove(dir, { recursive: true });
+        },
+      };
+    },
+  },
+  {
+    name: "libSQL over HTTP",
+    async open() {
+      const bridge = await startLibsqlHttpBridge();
+      const client = createWebClient({
+        url: bridge.url,
+        authToken: bridge.token,
+      });
+      return {
+        dialect: "sqlite",
+        db: libsql(client),
+        exec: async (s) => void await client.execute(s),
+        all: async (q) => (await client.execute(q)).rows as unknown as Rows,
+        close: async () => {
+          client.close();
+          await bridge.close();
+        },
+      };
+    },
+  },
+  {
+    name: "Cloudflare D1 (Miniflare)",
+    available: () =>
+      mfStarted ??= (async () => {
+        try {
+          mf = new Miniflare({
+            modules: true,
+            script: "export default { fetch() { return new Response('ok'); } }",
+            d1Databases: ["UPGRADE_1", "UPGRADE_2"],
+          });
+          await mf.ready;
+          return true;
+        } catch (err) {
+          return missing(`Miniflare could not start: ${String(err)}`);
+        }
+      })(),
+    async open() {
+      const binding = await mf!.getD1Database(`UPGRADE_${++d1Opened}`);
+      return {
+        dialect: "sqlite",
+        // deno-lint-ignore no-explicit-any
+        db: d1(binding as any),
+        exec: async (s) => void await binding.prepare(s).run(),
+        all: async (q) =>
+          (await binding.prepare(q).all()).results as unknown as Rows,
+        close: () => Promise.resolve(),
+      };
+    },
+  },
+  {
+    name: "PGlite",
+    async open() {
+      const pg = new PGlite();
+      return {
+        dialect: "postgresql",
+        db: pglite(pg),
+        exec: async (s) => void await pg.exec(s),
+        all: async (q) => (await pg.query(q)).rows as Rows,
+        close: () => pg.close(),
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    available: () => requireTcp("PostgreSQL", 5432),
+    async open() {
+      const schema = `portcullis_upgrade_${
+        crypto.randomUUID().replaceAll("-", "")
+      }`;
+      const admin = postgres({ ...PG, max: 1 });
+      await admin.unsafe(`CREATE SCHEMA "${schema}"`);
+      await admin.end();
+      const client = postgres({
+        ...PG,
+        max: 4,
+        connection: { search_path: schema },
+      });
+      return {
+        dialect: "postgresql",
+        db: pgjs(client),
+        exec: async (s) => void await client.unsafe(s),
+        all: async (q) => [...await client.unsafe(q)] as Rows,
+        close: async () => {
+          await client.unsafe(`DROP SCHEMA "${schema}" CASCADE`);
+          await client.end();
+        },
+      };
+    },
+  },
+  {
+    name: "MariaDB",
+    available: () => requireTcp("MariaDB", 3306),
+    async open() {
+      const database = `portcullis_upgrade_${crypto.randomUUID().slice(0, 8)}`;
+      const admin = await mysql.createConnection(MY);
+      await admin.query(`CREATE DATABASE \`${database}\``);
+      await admin.end();
+      const pool = mysql.createPool({ ...MY, database, connectionLimit: 4 });
+      return {
+        dialect: "mysql",
+        db: mysqlDrizzle(pool),
+        exec: async (s) => void await pool.query(s),
+        all: async (q) => (await pool.query(q))[0] as Rows,
+        close: async () => {
+          await pool.query(`DROP DATABASE \`${database}\``);
+          await pool.end();
+        },
+      };
+    },
+  },
+];
+
+for (const b of backends) {
+  Deno.test({
+    name:
+      `${b.name}: a 0.2.0 database with rows in every table upgrades in place, keeps every row and gains the cascade`,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async () => {
+      if (b.available && !(await b.available())) return;
+      const o = await b.open();
+      try {
+        for (const s of await schema020(o.dialect)) await o.exec(s);
+        for (const s of SEED) await o.exec(s);
+        const before = await snapshot(o);
+        assert.equal(before.users.length, 2);
+
+        // Before the upgrade, a store says what is missing.
+        const store = new SQLCredentialStore(o.db);
+        await assert.rejects(
+          store.findById("u1"),
+          (e) =>
+            e instanceof SQLMigrationError && e.code === "MIGRATIONS_PENDING",
+        );
+
+        await migrate(o.db);
+        assert.deepEqual(await snapshot(o), withoutGhost(before));
+        const journal = await o.all(
+          "SELECT id FROM portcullis_migrations ORDER BY id",
+        );
+        assert.deepEqual(journal.map((r) => r.id), [
+          "0000_v0_2_0",
+          "0001_credential_foreign_keys",
+        ]);
+        await checkMigrations(o.db);
+        await migrate(o.db); // nothing left to do
+        assert.deepEqual(await snapshot(o), withoutGhost(before));
+
+        // The login path reads the kept row.
+        const fresh = new SQLCredentialStore(o.db);
+        assert.equal((await fresh.findByEmail("josé@example.com"))?.id, "u2");
+
+        // Deleting a user removes every credential of that user only.
+        assert.equal(await fresh.deleteUser("u1"), true);
+        for (const t of CREDENTIALS) {
+          const column = "user_id";
+          const left = await o.all(`SELECT ${column} FROM ${t}`);
+          assert.deepEqual(
+            left.map((r) => r[column]),
+            left.length === 0 ? [] : left.map(() => "u2"),
+            t,
+          );
+          assert.ok(left.length > 0, `${t} keeps u2's rows`);
+        }
+        // A credential of a user who does not exist is refused now.
+        await assert.rejects(
+          o.exec(
+            "INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES ('nobody', 'c9', 1)",
+          ),
+        );
+      } finally {
+        await o.close();
+      }
+    },
+  });
+
+  Deno.test({
+    name:
+      `${b.name}: migrate() refuses a database migrated by a newer version and changes nothing`,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async () => {
+      if (b.available && !(await b.available())) return;
+      const o = await b.open();
+      try {
+        await migrate(o.db);
+        await o.exec(
+          "INSERT INTO portcullis_migrations (id, hash, applied_at) VALUES ('0002_from_the_future', 'x', 1)",
+        );
+        for (const run of [migrate, checkMigrations]) {
+          const err = await run(o.db).then(() => null, (e) => e);
+          assert.ok(err instanceof SQLMigrationError, String(err));
+          assert.equal(err.code, "DATABASE_NEWER");
+          assert.deepEqual(err.migrations, ["0002_from_the_future"]);
+          assert.match(err.message, /newer @portcullis\/sql/);
+        }
+        assert.equal(
+          (await o.all("SELECT id FROM portcullis_migrations")).length,
+          3,
+        );
+      } finally {
+        await o.close();
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "upgrade: dispose of Miniflare",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    await mf?.dispose();
+  },
+});
