@@ -517,9 +517,17 @@ function postgres(db: DrizzleDatabase, journal: string): Dialect {
 /**
  * MySQL error numbers that mean a re-run statement's work is already done
  * (its DDL committed before a crash): table, index, column or constraint
- * exists.
+ * exists. MariaDB reports a foreign key that exists as 1005 with InnoDB's
+ * errno 121.
  */
 const ALREADY_DONE = new Set([1050, 1060, 1061, 1826, 1022]);
+
+function alreadyDone(err: unknown): boolean {
+  const errno = chainErrno(err);
+  if (errno === undefined) return false;
+  return ALREADY_DONE.has(errno) ||
+    (errno === 1005 && /errno: 121\b/.test(describe(err)));
+}
 
 function mysql(db: DrizzleDatabase, journal: string): Dialect {
   const q = (name: string) => `\`${name}\``;
@@ -574,8 +582,7 @@ function mysql(db: DrizzleDatabase, journal: string): Dialect {
             try {
               await tx.execute(sql.raw(s));
             } catch (err) {
-              const errno = chainErrno(err);
-              if (errno === undefined || !ALREADY_DONE.has(errno)) throw err;
+              if (!alreadyDone(err)) throw err;
             }
           }
           await tx.execute(
