@@ -82,6 +82,40 @@ async function snapshot(o: Opened): Promise<Record<string, string[]>> {
   return out;
 }
 
+/** The columns of every table as the database describes them. */
+async function columns(o: Opened): Promise<string[]> {
+  const out: string[] = [];
+  for (const t of TABLES) {
+    if (o.dialect === "sqlite") {
+      for (const c of await o.all(`PRAGMA table_info(${t})`)) {
+        out.push(
+          `${t}.${c.name} ${c.type} ${c.notnull} ${c.dflt_value} ${c.pk}`,
+        );
+      }
+      for (const f of await o.all(`PRAGMA foreign_key_list(${t})`)) {
+        out.push(`${t} fk ${f.from} ${f.table}.${f.to} ${f.on_delete}`);
+      }
+    } else {
+      const collation = o.dialect === "mysql"
+        ? ", collation_name AS coll, column_type AS ctype"
+        : "";
+      const schema = o.dialect === "mysql" ? "DATABASE()" : "current_schema()";
+      for (
+        const c of await o.all(
+          `SELECT column_name AS name, data_type AS type, is_nullable AS nullable, column_default AS dflt${collation} FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = '${t}' ORDER BY ordinal_position`,
+        )
+      ) {
+        out.push(
+          `${t}.${c.name} ${c.type} ${c.nullable} ${c.dflt} ${c.coll ?? ""} ${
+            c.ctype ?? ""
+          }`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
 function withoutGhost(
   before: Record<string, string[]>,
 ): Record<string, string[]> {
@@ -153,7 +187,7 @@ const backends: Backend[] = [
           mf = new Miniflare({
             modules: true,
             script: "export default { fetch() { return new Response('ok'); } }",
-            d1Databases: ["UPGRADE_1", "UPGRADE_2"],
+            d1Databases: ["UPGRADE_1", "UPGRADE_2", "UPGRADE_3"],
           });
           await mf.ready;
           return true;
@@ -271,14 +305,22 @@ for (const b of backends) {
         ]);
         await checkMigrations(o.db);
         await migrate(o.db); // nothing left to do
+        // The upgraded tables are those a new database gets.
+        const fresh = await b.open();
+        try {
+          await migrate(fresh.db);
+          assert.deepEqual(await columns(o), await columns(fresh));
+        } finally {
+          await fresh.close();
+        }
         assert.deepEqual(await snapshot(o), withoutGhost(before));
 
         // The login path reads the kept row.
-        const fresh = new SQLCredentialStore(o.db);
-        assert.equal((await fresh.findByEmail("josé@example.com"))?.id, "u2");
+        const users = new SQLCredentialStore(o.db);
+        assert.equal((await users.findByEmail("josé@example.com"))?.id, "u2");
 
         // Deleting a user removes every credential of that user only.
-        assert.equal(await fresh.deleteUser("u1"), true);
+        assert.equal(await users.deleteUser("u1"), true);
         for (const t of CREDENTIALS) {
           const column = "user_id";
           const left = await o.all(`SELECT ${column} FROM ${t}`);
