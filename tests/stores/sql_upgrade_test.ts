@@ -20,6 +20,8 @@ import { drizzle as pgjs } from "drizzle-orm/postgres-js";
 import mysql from "mysql2/promise";
 import { drizzle as mysqlDrizzle } from "drizzle-orm/mysql2";
 import { Miniflare } from "miniflare";
+import { sql } from "drizzle-orm";
+import { openLocalSQLite } from "../../examples/app/local_sqlite.ts";
 import {
   checkMigrations,
   migrate,
@@ -154,6 +156,23 @@ const backends: Backend[] = [
         all: async (q) => (await client.execute(q)).rows as unknown as Rows,
         close: async () => {
           client.close();
+          await Deno.remove(dir, { recursive: true });
+        },
+      };
+    },
+  },
+  {
+    name: "SQLite file (node:sqlite, the reference app's adapter)",
+    async open() {
+      const dir = await Deno.makeTempDir({ prefix: "portcullis-upgrade-" });
+      const local = openLocalSQLite(`${dir}/app.db`);
+      return {
+        dialect: "sqlite",
+        db: local.db,
+        exec: async (s) => void await local.db.run(sql.raw(s)),
+        all: async (q) => await local.db.all(sql.raw(q)) as Rows,
+        close: async () => {
+          local.close();
           await Deno.remove(dir, { recursive: true });
         },
       };
