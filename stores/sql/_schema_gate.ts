@@ -9,7 +9,8 @@
  */
 import type { SQLDatabase, SQLDialect } from "./dialect.ts";
 import { isChecked } from "./_checked.ts";
-import { checkMigrations, SQLMigrationError } from "./migrate.ts";
+import { checkMigrations } from "./migrate.ts";
+import { SQLMigrationError } from "./migration_error.ts";
 
 const inFlight = new WeakMap<object, Map<string, Promise<void>>>();
 

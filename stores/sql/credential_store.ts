@@ -24,17 +24,13 @@ import {
 import { execute } from "./_exec.ts";
 import { schemaGate } from "./_schema_gate.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
-import {
-  type SQLStoreOptions,
-  type SQLTableNames,
-  tableNames,
-} from "./table_names.ts";
+import type { SQLStoreOptions, SQLTableNames } from "./table_names.ts";
+import { tableNames } from "./table_names.ts";
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
  * detected from the drizzle object, so one line works for every driver:
- * `new SQLCredentialStore(db)`. Create the table first with `migrate(db)` or
- * the SQL files in `stores/sql/migrations/`.
+ * `new SQLCredentialStore(db)`. Create the tables first with `migrate(db)`.
  *
  * The `users` table: `id` text primary key, `email` text unique not null,
  * `password_hash` text not null, `verified_at` integer (Unix ms, `BIGINT`
@@ -63,10 +59,9 @@ export class SQLCredentialStore implements CredentialStore {
   #db: DrizzleDatabase;
   #names: SQLTableNames;
   #table: SQL;
-
+  #gate: () => Promise<void> | undefined;
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
-  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store over a drizzle database; the dialect is detected unless

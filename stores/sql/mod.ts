@@ -44,14 +44,12 @@ export {
   type SQLTableNames,
   tableNames,
 } from "./table_names.ts";
+export { checkMigrations, migrate } from "./migrate.ts";
 export {
-  checkMigrations,
-  migrate,
-  migrationSQL,
   SQLMigrationError,
   type SQLMigrationErrorCode,
-  type SQLMigrationStep,
-} from "./migrate.ts";
+} from "./migration_error.ts";
+export { migrationSQL, type SQLMigrationStep } from "./migration_sql.ts";
 export { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
 
 // The protocols the stores implement, re-exported as types so that this

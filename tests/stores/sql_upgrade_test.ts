@@ -230,7 +230,7 @@ const backends: Backend[] = [
   {
     name: "PGlite",
     async open() {
-      const pg = new PGlite();
+      const pg = await PGlite.create();
       return {
         dialect: "postgresql",
         db: pglite(pg),

@@ -54,7 +54,11 @@ import type {
 } from "drizzle-orm";
 import { checkTablePrefix } from "../table_names.ts";
 
-/** A MySQL table of this package, whatever its prefixed name. */
+/**
+ * A MySQL table of this package, whatever its prefixed name.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlAuthTable<C extends Record<string, ColumnBuilderBase>> =
   MySqlTableWithColumns<{
     name: string;
@@ -86,7 +90,11 @@ const asciiId = customType<{ data: string; driverData: string }>({
   dataType: () => "varchar(1400) CHARACTER SET ascii COLLATE ascii_bin",
 });
 
-/** `users`: one row per account. */
+/**
+ * `users`: one row per account.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlUsersTable = MySqlAuthTable<{
   id: IsPrimaryKey<VarChar<"id", 255>>;
   email: VarChar<"email", 320>;
@@ -94,7 +102,11 @@ export type MySqlUsersTable = MySqlAuthTable<{
   verifiedAt: HasDefault<Int<"verified_at">>;
   createdAt: Int<"created_at">;
 }>;
-/** `verification_tokens`: single-use tokens, stored hashed. */
+/**
+ * `verification_tokens`: single-use tokens, stored hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlVerificationTokensTable = MySqlAuthTable<{
   tokenHash: IsPrimaryKey<VarChar<"token_hash", 255>>;
   purpose: VarChar<"purpose", 255>;
@@ -103,7 +115,11 @@ export type MySqlVerificationTokensTable = MySqlAuthTable<{
   expiresAt: Int<"expires_at">;
   createdAt: Int<"created_at">;
 }>;
-/** `auth_events`: the security events behind a user's activity page. */
+/**
+ * `auth_events`: the security events behind a user's activity page.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlAuthEventsTable = MySqlAuthTable<{
   id: IsPrimaryKey<VarChar<"id", 64>>;
   subject: VarChar<"subject", 255>;
@@ -111,7 +127,11 @@ export type MySqlAuthEventsTable = MySqlAuthTable<{
   at: Int<"at">;
   userAgent: MySqlTextBuilderInitial<"user_agent", [string, ...string[]]>;
 }>;
-/** `identities`: OpenID Connect (provider, provider subject) → user. */
+/**
+ * `identities`: OpenID Connect (provider, provider subject) → user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlIdentitiesTable = MySqlAuthTable<{
   provider: VarChar<"provider", 64>;
   providerSubject: VarChar<"provider_subject", 255>;
@@ -119,7 +139,11 @@ export type MySqlIdentitiesTable = MySqlAuthTable<{
   email: VarChar<"email", 320>;
   createdAt: Int<"created_at">;
 }>;
-/** `passkeys`: WebAuthn credentials. */
+/**
+ * `passkeys`: WebAuthn credentials.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlPasskeysTable = MySqlAuthTable<{
   credentialId: IsPrimaryKey<AsciiId<"credential_id">>;
   userId: VarChar<"user_id", 255>;
@@ -130,7 +154,11 @@ export type MySqlPasskeysTable = MySqlAuthTable<{
   createdAt: Int<"created_at">;
   lastUsedAt: HasDefault<Int<"last_used_at">>;
 }>;
-/** `totp_credentials`: one TOTP enrolment per user. */
+/**
+ * `totp_credentials`: one TOTP enrolment per user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlTotpCredentialsTable = MySqlAuthTable<{
   userId: IsPrimaryKey<VarChar<"user_id", 255>>;
   secret: Text<"secret">;
@@ -138,7 +166,11 @@ export type MySqlTotpCredentialsTable = MySqlAuthTable<{
   lastStep: HasDefault<Int<"last_step">>;
   createdAt: Int<"created_at">;
 }>;
-/** `recovery_codes`: a user's recovery codes, hashed. */
+/**
+ * `recovery_codes`: a user's recovery codes, hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type MySqlRecoveryCodesTable = MySqlAuthTable<{
   userId: VarChar<"user_id", 255>;
   codeHash: VarChar<"code_hash", 64>;

@@ -46,7 +46,11 @@ import type {
 } from "drizzle-orm";
 import { checkTablePrefix } from "../table_names.ts";
 
-/** A PostgreSQL table of this package, whatever its prefixed name. */
+/**
+ * A PostgreSQL table of this package, whatever its prefixed name.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgAuthTable<C extends Record<string, ColumnBuilderBase>> =
   PgTableWithColumns<{
     name: string;
@@ -59,7 +63,11 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<PgBigInt53BuilderInitial<N>>;
 
-/** `users`: one row per account. */
+/**
+ * `users`: one row per account.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgUsersTable = PgAuthTable<{
   id: IsPrimaryKey<Text<"id">>;
   email: Text<"email">;
@@ -67,7 +75,11 @@ export type PgUsersTable = PgAuthTable<{
   verifiedAt: HasDefault<Int<"verified_at">>;
   createdAt: Int<"created_at">;
 }>;
-/** `verification_tokens`: single-use tokens, stored hashed. */
+/**
+ * `verification_tokens`: single-use tokens, stored hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgVerificationTokensTable = PgAuthTable<{
   tokenHash: IsPrimaryKey<Text<"token_hash">>;
   purpose: Text<"purpose">;
@@ -76,7 +88,11 @@ export type PgVerificationTokensTable = PgAuthTable<{
   expiresAt: Int<"expires_at">;
   createdAt: Int<"created_at">;
 }>;
-/** `auth_events`: the security events behind a user's activity page. */
+/**
+ * `auth_events`: the security events behind a user's activity page.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgAuthEventsTable = PgAuthTable<{
   id: IsPrimaryKey<Text<"id">>;
   subject: Text<"subject">;
@@ -84,7 +100,11 @@ export type PgAuthEventsTable = PgAuthTable<{
   at: Int<"at">;
   userAgent: PgTextBuilderInitial<"user_agent", [string, ...string[]]>;
 }>;
-/** `identities`: OpenID Connect (provider, provider subject) → user. */
+/**
+ * `identities`: OpenID Connect (provider, provider subject) → user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgIdentitiesTable = PgAuthTable<{
   provider: Text<"provider">;
   providerSubject: Text<"provider_subject">;
@@ -92,7 +112,11 @@ export type PgIdentitiesTable = PgAuthTable<{
   email: Text<"email">;
   createdAt: Int<"created_at">;
 }>;
-/** `passkeys`: WebAuthn credentials. */
+/**
+ * `passkeys`: WebAuthn credentials.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgPasskeysTable = PgAuthTable<{
   credentialId: IsPrimaryKey<Text<"credential_id">>;
   userId: Text<"user_id">;
@@ -103,7 +127,11 @@ export type PgPasskeysTable = PgAuthTable<{
   createdAt: Int<"created_at">;
   lastUsedAt: HasDefault<Int<"last_used_at">>;
 }>;
-/** `totp_credentials`: one TOTP enrolment per user. */
+/**
+ * `totp_credentials`: one TOTP enrolment per user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgTotpCredentialsTable = PgAuthTable<{
   userId: IsPrimaryKey<Text<"user_id">>;
   secret: Text<"secret">;
@@ -111,7 +139,11 @@ export type PgTotpCredentialsTable = PgAuthTable<{
   lastStep: HasDefault<Int<"last_step">>;
   createdAt: Int<"created_at">;
 }>;
-/** `recovery_codes`: a user's recovery codes, hashed. */
+/**
+ * `recovery_codes`: a user's recovery codes, hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type PgRecoveryCodesTable = PgAuthTable<{
   userId: Text<"user_id">;
   codeHash: Text<"code_hash">;

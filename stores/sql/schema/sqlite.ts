@@ -47,7 +47,11 @@ import type {
 } from "drizzle-orm";
 import { checkTablePrefix } from "../table_names.ts";
 
-/** A SQLite table of this package, whatever its prefixed name. */
+/**
+ * A SQLite table of this package, whatever its prefixed name.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteAuthTable<C extends Record<string, ColumnBuilderBase>> =
   SQLiteTableWithColumns<{
     name: string;
@@ -60,7 +64,11 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<SQLiteIntegerBuilderInitial<N>>;
 
-/** `users`: one row per account. */
+/**
+ * `users`: one row per account.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteUsersTable = SQLiteAuthTable<{
   id: IsPrimaryKey<Text<"id">>;
   email: Text<"email">;
@@ -68,7 +76,11 @@ export type SQLiteUsersTable = SQLiteAuthTable<{
   verifiedAt: HasDefault<Int<"verified_at">>;
   createdAt: Int<"created_at">;
 }>;
-/** `verification_tokens`: single-use tokens, stored hashed. */
+/**
+ * `verification_tokens`: single-use tokens, stored hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteVerificationTokensTable = SQLiteAuthTable<{
   tokenHash: IsPrimaryKey<Text<"token_hash">>;
   purpose: Text<"purpose">;
@@ -77,7 +89,11 @@ export type SQLiteVerificationTokensTable = SQLiteAuthTable<{
   expiresAt: Int<"expires_at">;
   createdAt: Int<"created_at">;
 }>;
-/** `auth_events`: the security events behind a user's activity page. */
+/**
+ * `auth_events`: the security events behind a user's activity page.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteAuthEventsTable = SQLiteAuthTable<{
   id: IsPrimaryKey<Text<"id">>;
   subject: Text<"subject">;
@@ -89,7 +105,11 @@ export type SQLiteAuthEventsTable = SQLiteAuthTable<{
     number | undefined
   >;
 }>;
-/** `identities`: OpenID Connect (provider, provider subject) → user. */
+/**
+ * `identities`: OpenID Connect (provider, provider subject) → user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteIdentitiesTable = SQLiteAuthTable<{
   provider: Text<"provider">;
   providerSubject: Text<"provider_subject">;
@@ -97,7 +117,11 @@ export type SQLiteIdentitiesTable = SQLiteAuthTable<{
   email: Text<"email">;
   createdAt: Int<"created_at">;
 }>;
-/** `passkeys`: WebAuthn credentials. */
+/**
+ * `passkeys`: WebAuthn credentials.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLitePasskeysTable = SQLiteAuthTable<{
   credentialId: IsPrimaryKey<Text<"credential_id">>;
   userId: Text<"user_id">;
@@ -108,7 +132,11 @@ export type SQLitePasskeysTable = SQLiteAuthTable<{
   createdAt: Int<"created_at">;
   lastUsedAt: HasDefault<Int<"last_used_at">>;
 }>;
-/** `totp_credentials`: one TOTP enrolment per user. */
+/**
+ * `totp_credentials`: one TOTP enrolment per user.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteTotpCredentialsTable = SQLiteAuthTable<{
   userId: IsPrimaryKey<Text<"user_id">>;
   secret: Text<"secret">;
@@ -116,7 +144,11 @@ export type SQLiteTotpCredentialsTable = SQLiteAuthTable<{
   lastStep: HasDefault<Int<"last_step">>;
   createdAt: Int<"created_at">;
 }>;
-/** `recovery_codes`: a user's recovery codes, hashed. */
+/**
+ * `recovery_codes`: a user's recovery codes, hashed.
+ *
+ * @ignore drizzle's own table type, which these docs do not show
+ */
 export type SQLiteRecoveryCodesTable = SQLiteAuthTable<{
   userId: Text<"user_id">;
   codeHash: Text<"code_hash">;
