@@ -1,9 +1,12 @@
 /**
  * Development only: regenerates the migrations from the drizzle schema.
  *
- *     cd stores/sql/drizzle && npm install     # drizzle-kit, once
- *     deno run -A generate.ts <name>           # after editing ../schema/*.ts
- *     deno run -A generate.ts                  # re-embed only
+ *     deno run -A stores/sql/drizzle/generate.ts <name>  # after editing schema/*.ts
+ *     deno run -A stores/sql/drizzle/generate.ts         # re-embed only
+ *
+ * drizzle-kit and drizzle-orm (pinned in `package.json` here) are installed
+ * with npm into `.scratch/drizzle-kit/` at the repository's root, which git
+ * ignores, so that no `node_modules` lands inside the package.
  *
  * For each dialect it runs `drizzle-kit generate` (which writes
  * `../migrations/<dialect>/NNNN_<name>.sql` and its snapshot), normalises
@@ -20,6 +23,7 @@
  * @module
  */
 const here = new URL(".", import.meta.url);
+const kit = new URL("../../../.scratch/drizzle-kit/", here);
 const DIALECTS = ["sqlite", "postgresql", "mysql"] as const;
 const name = Deno.args[0];
 
@@ -49,14 +53,29 @@ async function sha256(text: string): Promise<string> {
     .join("");
 }
 
+if (name !== undefined) {
+  await Deno.mkdir(kit, { recursive: true });
+  await Deno.copyFile(
+    new URL("package.json", here),
+    new URL("package.json", kit),
+  );
+  const install = await new Deno.Command("npm", {
+    args: ["install", "--no-audit", "--no-fund"],
+    cwd: kit,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!install.success) throw new Error("npm install of drizzle-kit failed");
+}
+
 const embedded: Record<string, { tag: string; hash: string; sql: string }[]> =
   {};
 for (const dialect of DIALECTS) {
   const dir = new URL(`../migrations/${dialect}/`, here);
   if (name !== undefined) {
-    const run = await new Deno.Command("npx", {
+    const run = await new Deno.Command("node", {
       args: [
-        "drizzle-kit",
+        new URL("node_modules/drizzle-kit/bin.cjs", kit).pathname,
         "generate",
         "--config",
         `drizzle.${dialect}.config.mjs`,
@@ -64,7 +83,7 @@ for (const dialect of DIALECTS) {
         name,
       ],
       cwd: here,
-      env: { NODE_PATH: new URL("node_modules", here).pathname },
+      env: { NODE_PATH: new URL("node_modules", kit).pathname },
       stdout: "inherit",
       stderr: "inherit",
     }).output();

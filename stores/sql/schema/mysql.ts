@@ -90,109 +90,66 @@ const asciiId = customType<{ data: string; driverData: string }>({
   dataType: () => "varchar(1400) CHARACTER SET ascii COLLATE ascii_bin",
 });
 
-/**
- * `users`: one row per account.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlUsersTable = MySqlAuthTable<{
-  id: IsPrimaryKey<VarChar<"id", 255>>;
-  email: VarChar<"email", 320>;
-  passwordHash: Text<"password_hash">;
-  verifiedAt: HasDefault<Int<"verified_at">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `verification_tokens`: single-use tokens, stored hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlVerificationTokensTable = MySqlAuthTable<{
-  tokenHash: IsPrimaryKey<VarChar<"token_hash", 255>>;
-  purpose: VarChar<"purpose", 255>;
-  subject: VarChar<"subject", 255>;
-  email: VarChar<"email", 320>;
-  expiresAt: Int<"expires_at">;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `auth_events`: the security events behind a user's activity page.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlAuthEventsTable = MySqlAuthTable<{
-  id: IsPrimaryKey<VarChar<"id", 64>>;
-  subject: VarChar<"subject", 255>;
-  type: VarChar<"type", 32>;
-  at: Int<"at">;
-  userAgent: MySqlTextBuilderInitial<"user_agent", [string, ...string[]]>;
-}>;
-/**
- * `identities`: OpenID Connect (provider, provider subject) → user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlIdentitiesTable = MySqlAuthTable<{
-  provider: VarChar<"provider", 64>;
-  providerSubject: VarChar<"provider_subject", 255>;
-  userId: VarChar<"user_id", 255>;
-  email: VarChar<"email", 320>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `passkeys`: WebAuthn credentials.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlPasskeysTable = MySqlAuthTable<{
-  credentialId: IsPrimaryKey<AsciiId<"credential_id">>;
-  userId: VarChar<"user_id", 255>;
-  publicKey: Text<"public_key">;
-  counter: Int<"counter">;
-  transports: VarChar<"transports", 255>;
-  name: VarChar<"name", 255>;
-  createdAt: Int<"created_at">;
-  lastUsedAt: HasDefault<Int<"last_used_at">>;
-}>;
-/**
- * `totp_credentials`: one TOTP enrolment per user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlTotpCredentialsTable = MySqlAuthTable<{
-  userId: IsPrimaryKey<VarChar<"user_id", 255>>;
-  secret: Text<"secret">;
-  enabledAt: HasDefault<Int<"enabled_at">>;
-  lastStep: HasDefault<Int<"last_step">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `recovery_codes`: a user's recovery codes, hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type MySqlRecoveryCodesTable = MySqlAuthTable<{
-  userId: VarChar<"user_id", 255>;
-  codeHash: VarChar<"code_hash", 64>;
-  createdAt: Int<"created_at">;
-}>;
-
 /** Every table of the package on MySQL and MariaDB. */
 export interface MySqlAuthSchema {
-  /** `users`. */
-  users: MySqlUsersTable;
-  /** `verification_tokens`. */
-  verificationTokens: MySqlVerificationTokensTable;
-  /** `auth_events`. */
-  authEvents: MySqlAuthEventsTable;
-  /** `identities`. */
-  identities: MySqlIdentitiesTable;
-  /** `passkeys`. */
-  passkeys: MySqlPasskeysTable;
-  /** `totp_credentials`. */
-  totpCredentials: MySqlTotpCredentialsTable;
-  /** `recovery_codes`. */
-  recoveryCodes: MySqlRecoveryCodesTable;
+  /** `users`: one row per account. */
+  users: MySqlAuthTable<{
+    id: IsPrimaryKey<VarChar<"id", 255>>;
+    email: VarChar<"email", 320>;
+    passwordHash: Text<"password_hash">;
+    verifiedAt: HasDefault<Int<"verified_at">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `verification_tokens`: single-use tokens, stored hashed. */
+  verificationTokens: MySqlAuthTable<{
+    tokenHash: IsPrimaryKey<VarChar<"token_hash", 255>>;
+    purpose: VarChar<"purpose", 255>;
+    subject: VarChar<"subject", 255>;
+    email: VarChar<"email", 320>;
+    expiresAt: Int<"expires_at">;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `auth_events`: the security events behind a user's activity page. */
+  authEvents: MySqlAuthTable<{
+    id: IsPrimaryKey<VarChar<"id", 64>>;
+    subject: VarChar<"subject", 255>;
+    type: VarChar<"type", 32>;
+    at: Int<"at">;
+    userAgent: MySqlTextBuilderInitial<"user_agent", [string, ...string[]]>;
+  }>;
+  /** `identities`: OpenID Connect (provider, provider subject) → user. */
+  identities: MySqlAuthTable<{
+    provider: VarChar<"provider", 64>;
+    providerSubject: VarChar<"provider_subject", 255>;
+    userId: VarChar<"user_id", 255>;
+    email: VarChar<"email", 320>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `passkeys`: WebAuthn credentials. */
+  passkeys: MySqlAuthTable<{
+    credentialId: IsPrimaryKey<AsciiId<"credential_id">>;
+    userId: VarChar<"user_id", 255>;
+    publicKey: Text<"public_key">;
+    counter: Int<"counter">;
+    transports: VarChar<"transports", 255>;
+    name: VarChar<"name", 255>;
+    createdAt: Int<"created_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `totp_credentials`: one TOTP enrolment per user. */
+  totpCredentials: MySqlAuthTable<{
+    userId: IsPrimaryKey<VarChar<"user_id", 255>>;
+    secret: Text<"secret">;
+    enabledAt: HasDefault<Int<"enabled_at">>;
+    lastStep: HasDefault<Int<"last_step">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `recovery_codes`: a user's recovery codes, hashed. */
+  recoveryCodes: MySqlAuthTable<{
+    userId: VarChar<"user_id", 255>;
+    codeHash: VarChar<"code_hash", 64>;
+    createdAt: Int<"created_at">;
+  }>;
 }
 
 /**
@@ -253,7 +210,7 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
       name: `${p}identities_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const passkeys = mysqlTable(`${p}passkeys`, {
     credentialId: asciiId("credential_id").primaryKey(),
@@ -270,7 +227,7 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
       name: `${p}passkeys_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const totpCredentials = mysqlTable(`${p}totp_credentials`, {
     userId: varchar("user_id", { length: 255 }).primaryKey(),
@@ -283,7 +240,7 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
       name: `${p}totp_credentials_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const recoveryCodes = mysqlTable(`${p}recovery_codes`, {
     userId: varchar("user_id", { length: 255 }).notNull(),
@@ -295,7 +252,7 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
       name: `${p}recovery_codes_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   return {
     users,
@@ -310,18 +267,19 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
 
 const schema = mysqlSchema();
 /** `users`, unprefixed. */
-export const users: MySqlUsersTable = schema.users;
+export const users: MySqlAuthSchema["users"] = schema.users;
 /** `verification_tokens`, unprefixed. */
-export const verificationTokens: MySqlVerificationTokensTable =
+export const verificationTokens: MySqlAuthSchema["verificationTokens"] =
   schema.verificationTokens;
 /** `auth_events`, unprefixed. */
-export const authEvents: MySqlAuthEventsTable = schema.authEvents;
+export const authEvents: MySqlAuthSchema["authEvents"] = schema.authEvents;
 /** `identities`, unprefixed. */
-export const identities: MySqlIdentitiesTable = schema.identities;
+export const identities: MySqlAuthSchema["identities"] = schema.identities;
 /** `passkeys`, unprefixed. */
-export const passkeys: MySqlPasskeysTable = schema.passkeys;
+export const passkeys: MySqlAuthSchema["passkeys"] = schema.passkeys;
 /** `totp_credentials`, unprefixed. */
-export const totpCredentials: MySqlTotpCredentialsTable =
+export const totpCredentials: MySqlAuthSchema["totpCredentials"] =
   schema.totpCredentials;
 /** `recovery_codes`, unprefixed. */
-export const recoveryCodes: MySqlRecoveryCodesTable = schema.recoveryCodes;
+export const recoveryCodes: MySqlAuthSchema["recoveryCodes"] =
+  schema.recoveryCodes;

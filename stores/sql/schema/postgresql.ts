@@ -63,109 +63,66 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<PgBigInt53BuilderInitial<N>>;
 
-/**
- * `users`: one row per account.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgUsersTable = PgAuthTable<{
-  id: IsPrimaryKey<Text<"id">>;
-  email: Text<"email">;
-  passwordHash: Text<"password_hash">;
-  verifiedAt: HasDefault<Int<"verified_at">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `verification_tokens`: single-use tokens, stored hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgVerificationTokensTable = PgAuthTable<{
-  tokenHash: IsPrimaryKey<Text<"token_hash">>;
-  purpose: Text<"purpose">;
-  subject: Text<"subject">;
-  email: Text<"email">;
-  expiresAt: Int<"expires_at">;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `auth_events`: the security events behind a user's activity page.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgAuthEventsTable = PgAuthTable<{
-  id: IsPrimaryKey<Text<"id">>;
-  subject: Text<"subject">;
-  type: Text<"type">;
-  at: Int<"at">;
-  userAgent: PgTextBuilderInitial<"user_agent", [string, ...string[]]>;
-}>;
-/**
- * `identities`: OpenID Connect (provider, provider subject) → user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgIdentitiesTable = PgAuthTable<{
-  provider: Text<"provider">;
-  providerSubject: Text<"provider_subject">;
-  userId: Text<"user_id">;
-  email: Text<"email">;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `passkeys`: WebAuthn credentials.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgPasskeysTable = PgAuthTable<{
-  credentialId: IsPrimaryKey<Text<"credential_id">>;
-  userId: Text<"user_id">;
-  publicKey: Text<"public_key">;
-  counter: Int<"counter">;
-  transports: Text<"transports">;
-  name: Text<"name">;
-  createdAt: Int<"created_at">;
-  lastUsedAt: HasDefault<Int<"last_used_at">>;
-}>;
-/**
- * `totp_credentials`: one TOTP enrolment per user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgTotpCredentialsTable = PgAuthTable<{
-  userId: IsPrimaryKey<Text<"user_id">>;
-  secret: Text<"secret">;
-  enabledAt: HasDefault<Int<"enabled_at">>;
-  lastStep: HasDefault<Int<"last_step">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `recovery_codes`: a user's recovery codes, hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type PgRecoveryCodesTable = PgAuthTable<{
-  userId: Text<"user_id">;
-  codeHash: Text<"code_hash">;
-  createdAt: Int<"created_at">;
-}>;
-
 /** Every table of the package on PostgreSQL. */
 export interface PgAuthSchema {
-  /** `users`. */
-  users: PgUsersTable;
-  /** `verification_tokens`. */
-  verificationTokens: PgVerificationTokensTable;
-  /** `auth_events`. */
-  authEvents: PgAuthEventsTable;
-  /** `identities`. */
-  identities: PgIdentitiesTable;
-  /** `passkeys`. */
-  passkeys: PgPasskeysTable;
-  /** `totp_credentials`. */
-  totpCredentials: PgTotpCredentialsTable;
-  /** `recovery_codes`. */
-  recoveryCodes: PgRecoveryCodesTable;
+  /** `users`: one row per account. */
+  users: PgAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    email: Text<"email">;
+    passwordHash: Text<"password_hash">;
+    verifiedAt: HasDefault<Int<"verified_at">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `verification_tokens`: single-use tokens, stored hashed. */
+  verificationTokens: PgAuthTable<{
+    tokenHash: IsPrimaryKey<Text<"token_hash">>;
+    purpose: Text<"purpose">;
+    subject: Text<"subject">;
+    email: Text<"email">;
+    expiresAt: Int<"expires_at">;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `auth_events`: the security events behind a user's activity page. */
+  authEvents: PgAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    subject: Text<"subject">;
+    type: Text<"type">;
+    at: Int<"at">;
+    userAgent: PgTextBuilderInitial<"user_agent", [string, ...string[]]>;
+  }>;
+  /** `identities`: OpenID Connect (provider, provider subject) → user. */
+  identities: PgAuthTable<{
+    provider: Text<"provider">;
+    providerSubject: Text<"provider_subject">;
+    userId: Text<"user_id">;
+    email: Text<"email">;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `passkeys`: WebAuthn credentials. */
+  passkeys: PgAuthTable<{
+    credentialId: IsPrimaryKey<Text<"credential_id">>;
+    userId: Text<"user_id">;
+    publicKey: Text<"public_key">;
+    counter: Int<"counter">;
+    transports: Text<"transports">;
+    name: Text<"name">;
+    createdAt: Int<"created_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `totp_credentials`: one TOTP enrolment per user. */
+  totpCredentials: PgAuthTable<{
+    userId: IsPrimaryKey<Text<"user_id">>;
+    secret: Text<"secret">;
+    enabledAt: HasDefault<Int<"enabled_at">>;
+    lastStep: HasDefault<Int<"last_step">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `recovery_codes`: a user's recovery codes, hashed. */
+  recoveryCodes: PgAuthTable<{
+    userId: Text<"user_id">;
+    codeHash: Text<"code_hash">;
+    createdAt: Int<"created_at">;
+  }>;
 }
 
 /**
@@ -229,7 +186,7 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
       name: `${p}identities_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const passkeys = pgTable(`${p}passkeys`, {
     credentialId: text("credential_id").primaryKey(),
@@ -246,7 +203,7 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
       name: `${p}passkeys_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const totpCredentials = pgTable(`${p}totp_credentials`, {
     userId: text("user_id").primaryKey(),
@@ -259,7 +216,7 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
       name: `${p}totp_credentials_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const recoveryCodes = pgTable(`${p}recovery_codes`, {
     userId: text("user_id").notNull(),
@@ -274,7 +231,7 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
       name: `${p}recovery_codes_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   return {
     users,
@@ -289,17 +246,19 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
 
 const schema = pgSchema();
 /** `users`, unprefixed. */
-export const users: PgUsersTable = schema.users;
+export const users: PgAuthSchema["users"] = schema.users;
 /** `verification_tokens`, unprefixed. */
-export const verificationTokens: PgVerificationTokensTable =
+export const verificationTokens: PgAuthSchema["verificationTokens"] =
   schema.verificationTokens;
 /** `auth_events`, unprefixed. */
-export const authEvents: PgAuthEventsTable = schema.authEvents;
+export const authEvents: PgAuthSchema["authEvents"] = schema.authEvents;
 /** `identities`, unprefixed. */
-export const identities: PgIdentitiesTable = schema.identities;
+export const identities: PgAuthSchema["identities"] = schema.identities;
 /** `passkeys`, unprefixed. */
-export const passkeys: PgPasskeysTable = schema.passkeys;
+export const passkeys: PgAuthSchema["passkeys"] = schema.passkeys;
 /** `totp_credentials`, unprefixed. */
-export const totpCredentials: PgTotpCredentialsTable = schema.totpCredentials;
+export const totpCredentials: PgAuthSchema["totpCredentials"] =
+  schema.totpCredentials;
 /** `recovery_codes`, unprefixed. */
-export const recoveryCodes: PgRecoveryCodesTable = schema.recoveryCodes;
+export const recoveryCodes: PgAuthSchema["recoveryCodes"] =
+  schema.recoveryCodes;

@@ -64,113 +64,70 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<SQLiteIntegerBuilderInitial<N>>;
 
-/**
- * `users`: one row per account.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteUsersTable = SQLiteAuthTable<{
-  id: IsPrimaryKey<Text<"id">>;
-  email: Text<"email">;
-  passwordHash: Text<"password_hash">;
-  verifiedAt: HasDefault<Int<"verified_at">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `verification_tokens`: single-use tokens, stored hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteVerificationTokensTable = SQLiteAuthTable<{
-  tokenHash: IsPrimaryKey<Text<"token_hash">>;
-  purpose: Text<"purpose">;
-  subject: Text<"subject">;
-  email: Text<"email">;
-  expiresAt: Int<"expires_at">;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `auth_events`: the security events behind a user's activity page.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteAuthEventsTable = SQLiteAuthTable<{
-  id: IsPrimaryKey<Text<"id">>;
-  subject: Text<"subject">;
-  type: Text<"type">;
-  at: Int<"at">;
-  userAgent: SQLiteTextBuilderInitial<
-    "user_agent",
-    [string, ...string[]],
-    number | undefined
-  >;
-}>;
-/**
- * `identities`: OpenID Connect (provider, provider subject) → user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteIdentitiesTable = SQLiteAuthTable<{
-  provider: Text<"provider">;
-  providerSubject: Text<"provider_subject">;
-  userId: Text<"user_id">;
-  email: Text<"email">;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `passkeys`: WebAuthn credentials.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLitePasskeysTable = SQLiteAuthTable<{
-  credentialId: IsPrimaryKey<Text<"credential_id">>;
-  userId: Text<"user_id">;
-  publicKey: Text<"public_key">;
-  counter: Int<"counter">;
-  transports: Text<"transports">;
-  name: Text<"name">;
-  createdAt: Int<"created_at">;
-  lastUsedAt: HasDefault<Int<"last_used_at">>;
-}>;
-/**
- * `totp_credentials`: one TOTP enrolment per user.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteTotpCredentialsTable = SQLiteAuthTable<{
-  userId: IsPrimaryKey<Text<"user_id">>;
-  secret: Text<"secret">;
-  enabledAt: HasDefault<Int<"enabled_at">>;
-  lastStep: HasDefault<Int<"last_step">>;
-  createdAt: Int<"created_at">;
-}>;
-/**
- * `recovery_codes`: a user's recovery codes, hashed.
- *
- * @ignore drizzle's own table type, which these docs do not show
- */
-export type SQLiteRecoveryCodesTable = SQLiteAuthTable<{
-  userId: Text<"user_id">;
-  codeHash: Text<"code_hash">;
-  createdAt: Int<"created_at">;
-}>;
-
 /** Every table of the package on SQLite. */
 export interface SQLiteAuthSchema {
-  /** `users`. */
-  users: SQLiteUsersTable;
-  /** `verification_tokens`. */
-  verificationTokens: SQLiteVerificationTokensTable;
-  /** `auth_events`. */
-  authEvents: SQLiteAuthEventsTable;
-  /** `identities`. */
-  identities: SQLiteIdentitiesTable;
-  /** `passkeys`. */
-  passkeys: SQLitePasskeysTable;
-  /** `totp_credentials`. */
-  totpCredentials: SQLiteTotpCredentialsTable;
-  /** `recovery_codes`. */
-  recoveryCodes: SQLiteRecoveryCodesTable;
+  /** `users`: one row per account. */
+  users: SQLiteAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    email: Text<"email">;
+    passwordHash: Text<"password_hash">;
+    verifiedAt: HasDefault<Int<"verified_at">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `verification_tokens`: single-use tokens, stored hashed. */
+  verificationTokens: SQLiteAuthTable<{
+    tokenHash: IsPrimaryKey<Text<"token_hash">>;
+    purpose: Text<"purpose">;
+    subject: Text<"subject">;
+    email: Text<"email">;
+    expiresAt: Int<"expires_at">;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `auth_events`: the security events behind a user's activity page. */
+  authEvents: SQLiteAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    subject: Text<"subject">;
+    type: Text<"type">;
+    at: Int<"at">;
+    userAgent: SQLiteTextBuilderInitial<
+      "user_agent",
+      [string, ...string[]],
+      number | undefined
+    >;
+  }>;
+  /** `identities`: OpenID Connect (provider, provider subject) → user. */
+  identities: SQLiteAuthTable<{
+    provider: Text<"provider">;
+    providerSubject: Text<"provider_subject">;
+    userId: Text<"user_id">;
+    email: Text<"email">;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `passkeys`: WebAuthn credentials. */
+  passkeys: SQLiteAuthTable<{
+    credentialId: IsPrimaryKey<Text<"credential_id">>;
+    userId: Text<"user_id">;
+    publicKey: Text<"public_key">;
+    counter: Int<"counter">;
+    transports: Text<"transports">;
+    name: Text<"name">;
+    createdAt: Int<"created_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `totp_credentials`: one TOTP enrolment per user. */
+  totpCredentials: SQLiteAuthTable<{
+    userId: IsPrimaryKey<Text<"user_id">>;
+    secret: Text<"secret">;
+    enabledAt: HasDefault<Int<"enabled_at">>;
+    lastStep: HasDefault<Int<"last_step">>;
+    createdAt: Int<"created_at">;
+  }>;
+  /** `recovery_codes`: a user's recovery codes, hashed. */
+  recoveryCodes: SQLiteAuthTable<{
+    userId: Text<"user_id">;
+    codeHash: Text<"code_hash">;
+    createdAt: Int<"created_at">;
+  }>;
 }
 
 /**
@@ -231,7 +188,7 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
       name: `${p}identities_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const passkeys = sqliteTable(`${p}passkeys`, {
     credentialId: text("credential_id").primaryKey(),
@@ -248,7 +205,7 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
       name: `${p}passkeys_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const totpCredentials = sqliteTable(`${p}totp_credentials`, {
     userId: text("user_id").primaryKey(),
@@ -261,7 +218,7 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
       name: `${p}totp_credentials_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   const recoveryCodes = sqliteTable(`${p}recovery_codes`, {
     userId: text("user_id").notNull(),
@@ -273,7 +230,7 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
       name: `${p}recovery_codes_user_fk`,
       columns: [t.userId],
       foreignColumns: [users.id],
-    }).onDelete("cascade"), // FK
+    }).onDelete("cascade"),
   ]);
   return {
     users,
@@ -288,18 +245,19 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
 
 const schema = sqliteSchema();
 /** `users`, unprefixed. */
-export const users: SQLiteUsersTable = schema.users;
+export const users: SQLiteAuthSchema["users"] = schema.users;
 /** `verification_tokens`, unprefixed. */
-export const verificationTokens: SQLiteVerificationTokensTable =
+export const verificationTokens: SQLiteAuthSchema["verificationTokens"] =
   schema.verificationTokens;
 /** `auth_events`, unprefixed. */
-export const authEvents: SQLiteAuthEventsTable = schema.authEvents;
+export const authEvents: SQLiteAuthSchema["authEvents"] = schema.authEvents;
 /** `identities`, unprefixed. */
-export const identities: SQLiteIdentitiesTable = schema.identities;
+export const identities: SQLiteAuthSchema["identities"] = schema.identities;
 /** `passkeys`, unprefixed. */
-export const passkeys: SQLitePasskeysTable = schema.passkeys;
+export const passkeys: SQLiteAuthSchema["passkeys"] = schema.passkeys;
 /** `totp_credentials`, unprefixed. */
-export const totpCredentials: SQLiteTotpCredentialsTable =
+export const totpCredentials: SQLiteAuthSchema["totpCredentials"] =
   schema.totpCredentials;
 /** `recovery_codes`, unprefixed. */
-export const recoveryCodes: SQLiteRecoveryCodesTable = schema.recoveryCodes;
+export const recoveryCodes: SQLiteAuthSchema["recoveryCodes"] =
+  schema.recoveryCodes;
