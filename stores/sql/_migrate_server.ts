@@ -128,11 +128,12 @@ export function mysqlSteps(
       // MySQL commits each DDL statement on its own.
       return await (db as unknown as Transacting).transaction(async (tx) => {
         const on = tx as unknown as DrizzleDatabase;
-        const lock = `portcullis:${journal}`;
+        // Per database and prefix; hashed, as MySQL caps lock names at 64.
+        const lock = `:portcullis:${journal}`;
         const got = await queryRows(
           on,
           "mysql",
-          sql`SELECT GET_LOCK(CONCAT(DATABASE(), ${":" + lock}), 60) AS got`,
+          sql`SELECT GET_LOCK(SHA1(CONCAT(DATABASE(), ${lock})), 60) AS got`,
         );
         if (Number(got[0]?.got) !== 1) {
           throw new Error("Timed out waiting for another instance's migration");
@@ -165,7 +166,7 @@ export function mysqlSteps(
           return true;
         } finally {
           await tx.execute(
-            sql`SELECT RELEASE_LOCK(CONCAT(DATABASE(), ${":" + lock}))`,
+            sql`SELECT RELEASE_LOCK(SHA1(CONCAT(DATABASE(), ${lock})))`,
           );
         }
       });

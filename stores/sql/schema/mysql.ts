@@ -90,7 +90,11 @@ const asciiId = customType<{ data: string; driverData: string }>({
   dataType: () => "varchar(1400) CHARACTER SET ascii COLLATE ascii_bin",
 });
 
-/** Every table of the package on MySQL and MariaDB. */
+/**
+ * Every table of the package on MySQL and MariaDB, as drizzle's table types.
+ *
+ * @ignore drizzle's own types, which these docs do not show
+ */
 export interface MySqlAuthSchema {
   /** `users`: one row per account. */
   users: MySqlAuthTable<{

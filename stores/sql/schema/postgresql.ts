@@ -63,7 +63,11 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<PgBigInt53BuilderInitial<N>>;
 
-/** Every table of the package on PostgreSQL. */
+/**
+ * Every table of the package on PostgreSQL, as drizzle's table types.
+ *
+ * @ignore drizzle's own types, which these docs do not show
+ */
 export interface PgAuthSchema {
   /** `users`: one row per account. */
   users: PgAuthTable<{

@@ -64,7 +64,11 @@ type Text<N extends string> = NotNull<
 >;
 type Int<N extends string> = NotNull<SQLiteIntegerBuilderInitial<N>>;
 
-/** Every table of the package on SQLite. */
+/**
+ * Every table of the package on SQLite, as drizzle's table types.
+ *
+ * @ignore drizzle's own types, which these docs do not show
+ */
 export interface SQLiteAuthSchema {
   /** `users`: one row per account. */
   users: SQLiteAuthTable<{
