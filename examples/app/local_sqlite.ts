@@ -69,6 +69,9 @@ function toRow(record: Record<string, unknown>): unknown[] {
  */
 export function openLocalSQLite(path: string): LocalSQLite {
   const sqlite = new DatabaseSync(path);
+  // Every credential row references its user (ON DELETE CASCADE): SQLite
+  // enforces foreign keys only on connections that ask.
+  sqlite.exec("PRAGMA foreign_keys = ON");
   if (path !== ":memory:") {
     sqlite.exec("PRAGMA journal_mode = WAL");
     sqlite.exec("PRAGMA busy_timeout = 5000");

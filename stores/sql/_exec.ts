@@ -2,6 +2,14 @@
  * How the SQL stores run a statement on each dialect's drivers. Internal to
  * `stores/sql`.
  *
+ * The stores keep drizzle's `sql` template rather than its query builder:
+ * they take a database of any of the three dialects, whose builders are
+ * three unrelated types (each query would be written three times or through
+ * `any`), and what this file normalises would stay anyway: rows matched by a
+ * MySQL UPDATE (its "Rows matched", not "Changed"), MySQL's missing
+ * `DELETE … RETURNING`, and transactions that synchronous SQLite drivers
+ * cannot await. The row shapes below are the only normalisation left.
+ *
  * @module
  */
 import type { SQL } from "drizzle-orm";

@@ -12,7 +12,7 @@ import type {
 import type { DrizzleDatabase, SQLDialect } from "./dialect.ts";
 import { mysqlMatched, queryRows } from "./_exec.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
-import type { SQLTableNames } from "./migrations.ts";
+import type { SQLTableNames } from "./table_names.ts";
 
 /** Runs an UPDATE or DELETE and answers how many rows it matched. */
 async function matched(

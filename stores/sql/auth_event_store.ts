@@ -28,8 +28,7 @@ import {
 } from "./dialect.ts";
 import { execute, queryRows, type Row } from "./_exec.ts";
 import { storeError } from "./_errors.ts";
-import { lifecycleTableNames } from "./lifecycle_migrations.ts";
-import type { SQLStoreOptions } from "./migrations.ts";
+import { lifecycleTableNames, type SQLStoreOptions } from "./table_names.ts";
 
 const TYPES = new Set<string>(SECURITY_EVENT_TYPES);
 

@@ -22,18 +22,15 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { execute } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
-import {
-  type SQLStoreOptions,
-  type SQLTableNames,
-  tableNames,
-} from "./migrations.ts";
+import type { SQLStoreOptions, SQLTableNames } from "./table_names.ts";
+import { tableNames } from "./table_names.ts";
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
  * detected from the drizzle object, so one line works for every driver:
- * `new SQLCredentialStore(db)`. Create the table first with `migrate(db)` or
- * the SQL files in `stores/sql/migrations/`.
+ * `new SQLCredentialStore(db)`. Create the tables first with `migrate(db)`.
  *
  * The `users` table: `id` text primary key, `email` text unique not null,
  * `password_hash` text not null, `verified_at` integer (Unix ms, `BIGINT`
@@ -62,7 +59,7 @@ export class SQLCredentialStore implements CredentialStore {
   #db: DrizzleDatabase;
   #names: SQLTableNames;
   #table: SQL;
-
+  #gate: () => Promise<void> | undefined;
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
 
@@ -88,6 +85,7 @@ export class SQLCredentialStore implements CredentialStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     this.#names = tableNames(options.tablePrefix);
     this.#table = sql`${sql.identifier(this.#names.users)}`;
   }
@@ -111,6 +109,7 @@ export class SQLCredentialStore implements CredentialStore {
    * ```
    */
   async findByEmail(email: string): Promise<UserRecord | null> {
+    await this.#gate();
     return await this.#findOne(sql`email = ${email}`);
   }
 
@@ -122,6 +121,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
    */
   async findById(id: string): Promise<UserRecord | null> {
+    await this.#gate();
     return await this.#findOne(sql`id = ${id}`);
   }
 
@@ -149,6 +149,7 @@ export class SQLCredentialStore implements CredentialStore {
    * ```
    */
   async create(user: NewUserRecord): Promise<CreateUserResult> {
+    await this.#gate();
     try {
       await execute(
         this.#db,
@@ -200,6 +201,7 @@ export class SQLCredentialStore implements CredentialStore {
     passwordHash: string,
     expected?: string,
   ): Promise<boolean> {
+    await this.#gate();
     const where = expected === undefined
       ? sql`id = ${id}`
       : sql`id = ${id} AND password_hash = ${expected}`;
@@ -217,6 +219,7 @@ export class SQLCredentialStore implements CredentialStore {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
    */
   async markVerified(id: string, email: string, at: number): Promise<boolean> {
+    await this.#gate();
     if (!Number.isSafeInteger(at) || at <= 0) {
       throw new RangeError(
         `Verification time must be a positive integer of milliseconds: received ${at}`,
@@ -251,12 +254,13 @@ export class SQLCredentialStore implements CredentialStore {
    * db.$client.close();
    * ```
    */
-  updateEmail(
+  async updateEmail(
     id: string,
     email: string,
     options: UpdateEmailOptions = {},
   ): Promise<UpdateEmailResult> {
-    return updateUserEmail(this.#db, this.dialect, this.#names, {
+    await this.#gate();
+    return await updateUserEmail(this.#db, this.dialect, this.#names, {
       id,
       email,
       options,
@@ -281,8 +285,9 @@ export class SQLCredentialStore implements CredentialStore {
    * db.$client.close();
    * ```
    */
-  deleteUser(id: string): Promise<boolean> {
-    return deleteUserRow(this.#db, this.dialect, this.#names, id);
+  async deleteUser(id: string): Promise<boolean> {
+    await this.#gate();
+    return await deleteUserRow(this.#db, this.dialect, this.#names, id);
   }
 
   #findOne(where: SQL): Promise<UserRecord | null> {

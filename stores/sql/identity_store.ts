@@ -12,9 +12,9 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { queryRows, type Row } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { isUniqueViolation, storeError } from "./_errors.ts";
-import type { SQLStoreOptions } from "./migrations.ts";
-import { signInTableNames } from "./signin_migrations.ts";
+import { signInTableNames, type SQLStoreOptions } from "./table_names.ts";
 import { touched } from "./_signin_exec.ts";
 
 /** One link (the shape of `@portcullis/oidc`'s `IdentityRecord`). */
@@ -56,6 +56,7 @@ export class SQLIdentityStore {
   #table: SQL;
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
+  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store; the dialect is detected unless given.
@@ -66,6 +67,7 @@ export class SQLIdentityStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     this.#table = sql`${
       sql.identifier(signInTableNames(options.tablePrefix).identities)
     }`;
@@ -76,6 +78,7 @@ export class SQLIdentityStore {
     provider: string,
     providerSubject: string,
   ): Promise<SQLIdentityRecord | null> {
+    await this.#gate();
     const rows = await this.#rows(
       sql`SELECT ${COLUMNS} FROM ${this.#table} WHERE provider = ${provider} AND provider_subject = ${providerSubject}`,
     );
@@ -84,6 +87,7 @@ export class SQLIdentityStore {
 
   /** Adds a link; `false` when that provider user is already linked. */
   async link(record: SQLIdentityRecord): Promise<boolean> {
+    await this.#gate();
     try {
       await queryRows(
         this.#db,
@@ -99,6 +103,7 @@ export class SQLIdentityStore {
 
   /** Every link of a user, oldest first. */
   async listFor(subject: string): Promise<SQLIdentityRecord[]> {
+    await this.#gate();
     const rows = await this.#rows(
       sql`SELECT ${COLUMNS} FROM ${this.#table} WHERE user_id = ${subject} ORDER BY created_at`,
     );
@@ -111,6 +116,7 @@ export class SQLIdentityStore {
     provider: string,
     providerSubject: string,
   ): Promise<boolean> {
+    await this.#gate();
     try {
       return await touched(
         this.#db,

@@ -2,7 +2,9 @@
  * SQL stores over drizzle-orm: `SQLCredentialStore` (users) and
  * `SQLVerificationTokenStore` (single-use tokens), on SQLite/libSQL/Turso/D1,
  * PostgreSQL (`postgres`, PGlite) and MySQL/MariaDB (`mysql2`), plus
- * `migrate(db)` and the migration SQL per dialect.
+ * `migrate(db)`, which applies the versioned migrations generated from the
+ * drizzle schema (`@portcullis/sql/schema/sqlite`, `…/postgresql`,
+ * `…/mysql`) and keeps a journal.
  *
  * This subpath imports drizzle-orm (never a driver): the application makes
  * the drizzle database with the driver it chose and passes it in. The
@@ -29,27 +31,25 @@
 export { SQLCredentialStore } from "./credential_store.ts";
 export { SQLVerificationTokenStore } from "./verification_token_store.ts";
 export { SQLAuthEventStore } from "./auth_event_store.ts";
-export {
-  lifecycleMigrationStatements,
-  lifecycleTableNames,
-  type SQLLifecycleTableNames,
-} from "./lifecycle_migrations.ts";
-// Sign-in methods (migration 0003).
+// Sign-in methods.
 export { type SQLTotpRecord, SQLTotpStore } from "./totp_store.ts";
 export { type SQLIdentityRecord, SQLIdentityStore } from "./identity_store.ts";
 export { type SQLPasskeyRecord, SQLPasskeyStore } from "./passkey_store.ts";
 export {
-  signInMigrationStatements,
+  lifecycleTableNames,
   type SignInTableNames,
   signInTableNames,
-} from "./signin_migrations.ts";
-export {
-  migrate,
-  migrationStatements,
+  type SQLLifecycleTableNames,
   type SQLStoreOptions,
   type SQLTableNames,
   tableNames,
-} from "./migrations.ts";
+} from "./table_names.ts";
+export { checkMigrations, migrate } from "./migrate.ts";
+export {
+  SQLMigrationError,
+  type SQLMigrationErrorCode,
+} from "./migration_error.ts";
+export { migrationSQL, type SQLMigrationStep } from "./migration_sql.ts";
 export { detectDialect, type SQLDatabase, type SQLDialect } from "./dialect.ts";
 
 // The protocols the stores implement, re-exported as types so that this

@@ -11,9 +11,9 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { queryRows, type Row } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { isUniqueViolation, storeError } from "./_errors.ts";
-import type { SQLStoreOptions } from "./migrations.ts";
-import { signInTableNames } from "./signin_migrations.ts";
+import { signInTableNames, type SQLStoreOptions } from "./table_names.ts";
 import { touched } from "./_signin_exec.ts";
 
 /** One passkey (the shape of `@portcullis/passkeys`' `PasskeyRecord`). */
@@ -61,6 +61,7 @@ export class SQLPasskeyStore {
   #table: SQL;
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
+  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store; the dialect is detected unless given.
@@ -71,6 +72,7 @@ export class SQLPasskeyStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     this.#table = sql`${
       sql.identifier(signInTableNames(options.tablePrefix).passkeys)
     }`;
@@ -78,6 +80,7 @@ export class SQLPasskeyStore {
 
   /** Adds a passkey; `false` when the credential id exists. */
   async add(r: SQLPasskeyRecord): Promise<boolean> {
+    await this.#gate();
     try {
       await queryRows(
         this.#db,
@@ -95,6 +98,7 @@ export class SQLPasskeyStore {
 
   /** A passkey by credential id, or `null`. */
   async find(credentialId: string): Promise<SQLPasskeyRecord | null> {
+    await this.#gate();
     const rows = await this.#rows(
       sql`SELECT ${COLUMNS} FROM ${this.#table} WHERE credential_id = ${credentialId}`,
     );
@@ -103,6 +107,7 @@ export class SQLPasskeyStore {
 
   /** A user's passkeys, oldest first. */
   async listFor(subject: string): Promise<SQLPasskeyRecord[]> {
+    await this.#gate();
     const rows = await this.#rows(
       sql`SELECT ${COLUMNS} FROM ${this.#table} WHERE user_id = ${subject} ORDER BY created_at, credential_id`,
     );
@@ -116,6 +121,7 @@ export class SQLPasskeyStore {
     next: number,
     usedAt: number,
   ): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       sql`UPDATE ${this.#table} SET counter = ${next}, last_used_at = ${usedAt} WHERE credential_id = ${credentialId} AND counter = ${expected}`,
     ) === 1;
@@ -127,6 +133,7 @@ export class SQLPasskeyStore {
     credentialId: string,
     name: string,
   ): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       sql`UPDATE ${this.#table} SET name = ${name} WHERE credential_id = ${credentialId} AND user_id = ${subject}`,
     ) === 1;
@@ -134,6 +141,7 @@ export class SQLPasskeyStore {
 
   /** Removes a user's passkey. */
   async remove(subject: string, credentialId: string): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       sql`DELETE FROM ${this.#table} WHERE credential_id = ${credentialId} AND user_id = ${subject}`,
     ) === 1;

@@ -12,9 +12,9 @@ import {
   type SQLDialect,
 } from "./dialect.ts";
 import { queryRows, type Row, runAtomically } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { storeError } from "./_errors.ts";
-import type { SQLStoreOptions } from "./migrations.ts";
-import { signInTableNames } from "./signin_migrations.ts";
+import { signInTableNames, type SQLStoreOptions } from "./table_names.ts";
 import { touched } from "./_signin_exec.ts";
 
 /** One TOTP enrolment (the shape of `@portcullis/totp`'s `TotpRecord`). */
@@ -54,6 +54,7 @@ export class SQLTotpStore {
   #codes: SQL;
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
+  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store; the dialect is detected unless given.
@@ -64,6 +65,7 @@ export class SQLTotpStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     const t = signInTableNames(options.tablePrefix);
     this.#totp = sql`${sql.identifier(t.totp)}`;
     this.#codes = sql`${sql.identifier(t.recoveryCodes)}`;
@@ -71,6 +73,7 @@ export class SQLTotpStore {
 
   /** The user's record, or `null`. */
   async find(subject: string): Promise<SQLTotpRecord | null> {
+    await this.#gate();
     const rows = await this.#rows(
       "Reading a TOTP enrolment",
       sql`SELECT user_id, secret, enabled_at, last_step, created_at FROM ${this.#totp} WHERE user_id = ${subject}`,
@@ -80,6 +83,7 @@ export class SQLTotpStore {
 
   /** Stores a pending enrolment unless an enabled one exists. */
   async savePending(record: SQLTotpRecord): Promise<boolean> {
+    await this.#gate();
     try {
       await runAtomically(this.#db, this.dialect, [
         sql`DELETE FROM ${this.#totp} WHERE user_id = ${record.subject} AND enabled_at = 0`,
@@ -100,6 +104,7 @@ export class SQLTotpStore {
     step: number,
     at: number,
   ): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       "Enabling TOTP",
       sql`UPDATE ${this.#totp} SET enabled_at = ${at}, last_step = ${step} WHERE user_id = ${subject} AND enabled_at = 0 AND secret = ${secret}`,
@@ -108,6 +113,7 @@ export class SQLTotpStore {
 
   /** Records a used time step, only if newer than the last one. */
   async useStep(subject: string, step: number): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       "Accepting a TOTP code",
       sql`UPDATE ${this.#totp} SET last_step = ${step} WHERE user_id = ${subject} AND enabled_at > 0 AND last_step < ${step}`,
@@ -116,6 +122,7 @@ export class SQLTotpStore {
 
   /** Removes the enrolment and the recovery codes. */
   async remove(subject: string): Promise<void> {
+    await this.#gate();
     try {
       await runAtomically(this.#db, this.dialect, [
         sql`DELETE FROM ${this.#codes} WHERE user_id = ${subject}`,
@@ -132,6 +139,7 @@ export class SQLTotpStore {
     hashes: readonly string[],
     at: number,
   ): Promise<void> {
+    await this.#gate();
     try {
       await runAtomically(this.#db, this.dialect, [
         sql`DELETE FROM ${this.#codes} WHERE user_id = ${subject}`,
@@ -146,6 +154,7 @@ export class SQLTotpStore {
 
   /** Deletes one recovery code; answers whether it existed. */
   async consumeRecoveryCode(subject: string, hash: string): Promise<boolean> {
+    await this.#gate();
     return await this.#touch(
       "Consuming a recovery code",
       sql`DELETE FROM ${this.#codes} WHERE user_id = ${subject} AND code_hash = ${hash}`,
@@ -154,6 +163,7 @@ export class SQLTotpStore {
 
   /** How many recovery codes are left. */
   async countRecoveryCodes(subject: string): Promise<number> {
+    await this.#gate();
     const rows = await this.#rows(
       "Counting recovery codes",
       sql`SELECT COUNT(*) AS n FROM ${this.#codes} WHERE user_id = ${subject}`,

@@ -22,9 +22,10 @@ import {
   type Row,
   runAtomically,
 } from "./_exec.ts";
+import { schemaGate } from "./_schema_gate.ts";
 import { storeError } from "./_errors.ts";
 import { batchPut, canBatch } from "./_sqlite_batch.ts";
-import { type SQLStoreOptions, tableNames } from "./migrations.ts";
+import { type SQLStoreOptions, tableNames } from "./table_names.ts";
 
 const TOKEN_COLUMNS = sql.raw(
   "token_hash, purpose, subject, email, expires_at, created_at",
@@ -82,6 +83,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
 
   /** The dialect the store speaks, detected or given. */
   readonly dialect: SQLDialect;
+  #gate: () => Promise<void> | undefined;
 
   /**
    * Makes the store over a drizzle database; the dialect is detected unless
@@ -105,6 +107,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
   constructor(db: SQLDatabase, options: SQLStoreOptions = {}) {
     this.#db = db as DrizzleDatabase;
     this.dialect = options.dialect ?? detectDialect(db);
+    this.#gate = schemaGate(db, this.dialect, options.tablePrefix ?? "");
     const name = tableNames(options.tablePrefix).verificationTokens;
     this.#table = sql`${sql.identifier(name)}`;
     if (this.dialect === "sqlite" && canBatch(this.#db)) {
@@ -130,6 +133,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * ```
    */
   async put(record: VerificationTokenRecord): Promise<void> {
+    await this.#gate();
     try {
       if (this.#batchPut) return await this.#batchPut(this.#db, record);
       await runAtomically(this.#db, this.dialect, [
@@ -166,6 +170,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
     tokenHash: string,
     purpose: string,
   ): Promise<VerificationTokenRecord | null> {
+    await this.#gate();
     const where = sql`token_hash = ${tokenHash} AND purpose = ${purpose}`;
     try {
       if (this.dialect === "mysql") {
@@ -219,6 +224,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
     tokenHash: string,
     purpose: string,
   ): Promise<VerificationTokenRecord | null> {
+    await this.#gate();
     try {
       const rows = await queryRows(
         this.#db,
@@ -249,6 +255,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * ```
    */
   async deleteFor(subject: string, purpose: string): Promise<void> {
+    await this.#gate();
     try {
       await execute(this.#db, this.dialect, this.#deleteFor(subject, purpose));
     } catch (err) {
@@ -275,6 +282,7 @@ export class SQLVerificationTokenStore implements VerificationTokenStore {
    * ```
    */
   async deleteExpired(before: number): Promise<void> {
+    await this.#gate();
     try {
       await execute(
         this.#db,

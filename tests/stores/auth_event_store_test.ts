@@ -12,14 +12,13 @@ import postgres from "postgres";
 import mysql from "mysql2/promise";
 import { MemorySecurityEventStore } from "../../lib/events/memory_security_event_store.ts";
 import {
-  lifecycleTableNames,
   migrate,
   SQLAuthEventStore,
   type SQLDatabase,
-  tableNames,
 } from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
 import { testSecurityEventStore } from "./_event_conformance.ts";
+import { ownedTables } from "./sql_extras.ts";
 
 testSecurityEventStore(
   "MemorySecurityEventStore",
@@ -111,11 +110,10 @@ testSecurityEventStore(
     available: () => requireTcp("MariaDB", 3306),
     close: async () => {
       if (pool === undefined) return;
-      const t = tableNames(tablePrefix);
       await pool.query(
-        `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
-          lifecycleTableNames(tablePrefix).authEvents
-        }\``,
+        `DROP TABLE IF EXISTS ${
+          ownedTables(tablePrefix).map((t) => `\`${t}\``).join(", ")
+        }`,
       );
       await pool.end();
     },

@@ -14,6 +14,7 @@ import mysql from "mysql2/promise";
 import { drizzle as mysqlDrizzle } from "drizzle-orm/mysql2";
 import {
   migrate,
+  SQLCredentialStore,
   type SQLDatabase,
   SQLIdentityStore,
   SQLPasskeyStore,
@@ -142,20 +143,64 @@ testPasskeyStore(
   "MemoryPasskeyStore",
   () => Promise.resolve(new MemoryPasskeyStore()),
 );
+/**
+ * The SQL store with a `users` row made for each subject the suite writes
+ * for: every credential references its user (foreign key, cascade), while
+ * the shared suites invent subjects as the in-memory stores allow.
+ */
+function withUsers<T extends object>(db: SQLDatabase, store: T): T {
+  const users = new SQLCredentialStore(db);
+  const made = new Set<string>();
+  const ensure = async (id: string) => {
+    if (made.has(id)) return;
+    made.add(id);
+    await users.create({
+      id,
+      email: `${id}@example.com`,
+      passwordHash: "$x",
+      createdAt: 0,
+    });
+  };
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        for (const arg of args.slice(0, 1)) {
+          const subject = typeof arg === "string"
+            ? arg
+            : (arg as { subject?: unknown } | null)?.subject;
+          if (typeof subject === "string") await ensure(subject);
+        }
+        return await value.apply(target, args);
+      };
+    },
+  });
+}
+
 for (const b of backends) {
   testPasskeyStore(
     `SQLPasskeyStore (${b.name})`,
-    async () => new SQLPasskeyStore(await b.open()),
+    async () => {
+      const db = await b.open();
+      return withUsers(db, new SQLPasskeyStore(db));
+    },
     { available: b.available },
   );
   testIdentityStore(
     `SQLIdentityStore (${b.name})`,
-    async () => new SQLIdentityStore(await b.open()),
+    async () => {
+      const db = await b.open();
+      return withUsers(db, new SQLIdentityStore(db));
+    },
     { available: b.available },
   );
   testTotpStore(
     `SQLTotpStore (${b.name})`,
-    async () => new SQLTotpStore(await b.open()),
+    async () => {
+      const db = await b.open();
+      return withUsers(db, new SQLTotpStore(db));
+    },
     { available: b.available },
   );
 }

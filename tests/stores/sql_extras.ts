@@ -15,6 +15,26 @@ import {
 import { AuthError } from "../../lib/auth_error.ts";
 import { scanForPlaintext } from "./sql_scan.ts";
 
+/**
+ * Every table `migrate` makes for a prefix, children before `users`, for a
+ * test's clean-up (`DROP TABLE IF EXISTS` in this order).
+ *
+ * @param prefix The table prefix.
+ * @returns The table names.
+ */
+export function ownedTables(prefix = ""): string[] {
+  return [
+    "recovery_codes",
+    "totp_credentials",
+    "passkeys",
+    "identities",
+    "auth_events",
+    "verification_tokens",
+    "users",
+    "portcullis_migrations",
+  ].map((name) => prefix + name);
+}
+
 /** A migrated database for one test, and how to let go of it. */
 export interface OpenedDatabase {
   /** The drizzle database. */

@@ -5,6 +5,7 @@ import {
   detectDialect,
   migrate,
   SQLCredentialStore,
+  SQLMigrationError,
   SQLVerificationTokenStore,
 } from "../../stores/sql/mod.ts";
 import { AuthError } from "../../lib/auth_error.ts";
@@ -102,12 +103,16 @@ Deno.test("libSQL: migrate() is idempotent and the prefix names the tables", asy
       "auth_auth_events_subject_at_idx",
       "auth_events",
       "auth_events_subject_at_idx",
-      ...signIn.map((n) => `auth_${n}`),
+      ...signIn.slice(0, 4).map((n) => `auth_${n}`),
+      "auth_portcullis_migrations",
+      ...signIn.slice(4).map((n) => `auth_${n}`),
       "auth_users",
       "auth_users_email_unique",
       "auth_verification_tokens",
       "auth_verification_tokens_subject_purpose_idx",
-      ...signIn,
+      ...signIn.slice(0, 4),
+      "portcullis_migrations",
+      ...signIn.slice(4),
       "users",
       "users_email_unique",
       "verification_tokens",
@@ -142,7 +147,7 @@ Deno.test("libSQL: verified_at defaults to 0 and a repeated id is an error, not 
   }
 });
 
-Deno.test("libSQL: a store over a database without its tables throws STORE_UNAVAILABLE without the email or hash", async () => {
+Deno.test("libSQL: a store over a database nobody migrated throws SQLMigrationError naming the missing migrations", async () => {
   const client = createClient({ url: ":memory:" });
   try {
     const store = new SQLCredentialStore(drizzle(client));
@@ -152,14 +157,39 @@ Deno.test("libSQL: a store over a database without its tables throws STORE_UNAVA
       passwordHash: "$pbkdf2-sha256$secret",
       createdAt: 1,
     }).then(() => null, (e) => e);
+    assert.ok(err instanceof SQLMigrationError, String(err));
+    assert.equal(err.code, "MIGRATIONS_PENDING");
+    assert.deepEqual(err.migrations, [
+      "0000_v0_2_0",
+      "0001_credential_foreign_keys",
+    ]);
+    assert.match(err.message, /migrate\(db\)/);
+    assert.doesNotMatch(err.message, /who@example\.com|pbkdf2/);
+    await assert.rejects(
+      new SQLVerificationTokenStore(drizzle(client)).consume("ab", "p"),
+      SQLMigrationError,
+    );
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("libSQL: a failing query throws STORE_UNAVAILABLE without the email or hash", async () => {
+  const client = createClient({ url: ":memory:" });
+  try {
+    const db = drizzle(client);
+    await migrate(db);
+    await client.execute("DROP TABLE users");
+    const err = await new SQLCredentialStore(db).create({
+      id: "u1",
+      email: "who@example.com",
+      passwordHash: "$pbkdf2-sha256$secret",
+      createdAt: 1,
+    }).then(() => null, (e) => e);
     assert.ok(err instanceof AuthError);
     assert.equal(err.code, "STORE_UNAVAILABLE");
     assert.match(err.message, /no such table/);
     assert.doesNotMatch(err.message, /who@example\.com|pbkdf2/);
-    await assert.rejects(
-      new SQLVerificationTokenStore(drizzle(client)).consume("ab", "p"),
-      AuthError,
-    );
   } finally {
     client.close();
   }

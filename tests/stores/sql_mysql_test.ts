@@ -1,18 +1,20 @@
 import mysql from "mysql2/promise";
 import { drizzle } from "drizzle-orm/mysql2";
 import {
-  lifecycleTableNames,
   migrate,
   SQLCredentialStore,
   SQLVerificationTokenStore,
-  tableNames,
 } from "../../stores/sql/mod.ts";
 import { requireTcp } from "../support/services.ts";
 import {
   testCredentialStore,
   testVerificationTokenStore,
 } from "./_conformance.ts";
-import { type OpenedDatabase, testSQLExtras } from "./sql_extras.ts";
+import {
+  type OpenedDatabase,
+  ownedTables,
+  testSQLExtras,
+} from "./sql_extras.ts";
 
 // A real MariaDB (or MySQL) on 127.0.0.1:3306, database `test`. Each run
 // uses a random table prefix, so reruns never collide; the last test drops
@@ -63,11 +65,10 @@ Deno.test("MariaDB: drop this run's tables", async () => {
   if (!migrated) return;
   const conn = await mysql.createConnection(CONNECTION);
   try {
-    const t = tableNames(tablePrefix);
     await conn.query(
-      `DROP TABLE IF EXISTS \`${t.users}\`, \`${t.verificationTokens}\`, \`${
-        lifecycleTableNames(tablePrefix).authEvents
-      }\``,
+      `DROP TABLE IF EXISTS ${
+        ownedTables(tablePrefix).map((t) => `\`${t}\``).join(", ")
+      }`,
     );
   } finally {
     await conn.end();
