@@ -94,6 +94,7 @@ const result = await runAndReport(
 );
 await server.stop();
 await mail.close();
+await signIn.close(); // the OpenID Provider's process
 await bridge?.close();
 await Deno.remove(dir, { recursive: true }).catch(() => {});
 finish(result, server.output());

@@ -117,6 +117,7 @@ const result = await runAndReport(
 );
 await server.stop();
 await mail.close();
+await signIn.close(); // the OpenID Provider's process
 await bridge.close();
 const sql = turso.stats();
 await turso.close();
