@@ -8,9 +8,10 @@
 // (for example DENO="npx -y deno@2.9.6").
 import { execSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 
-const checkout = resolve(process.argv[2] ?? "../..");
+// The checkout: this folder's grandparent when run where it is.
+const checkout = resolve(process.argv[2] ?? join("..", ".."));
 const deno = process.env.DENO ?? "deno";
 const vendor = resolve("vendor");
 mkdirSync(vendor, { recursive: true });
