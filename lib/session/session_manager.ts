@@ -79,6 +79,15 @@ export class SessionManager {
     return this.#o.lifetime;
   }
 
+  /**
+   * The deadline of each store call, in milliseconds (`storeTimeoutMs`).
+   * The HTTP gates give a policy's `can`/`before` and an `isVerified`
+   * check the same deadline.
+   */
+  get storeTimeoutMs(): number {
+    return this.#o.storeTimeoutMs;
+  }
+
   /** Whether tokens can be revoked (a store was given). */
   get revocable(): boolean {
     return this.#store !== null;
