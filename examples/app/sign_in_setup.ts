@@ -21,7 +21,7 @@
 import type { SecretProvider } from "@portcullis/auth";
 import type { SQLDatabase } from "@portcullis/sql";
 // [totp] begin
-import { SQLTotpStore } from "@portcullis/sql";
+import { SQLCredentialStore, SQLTotpStore } from "@portcullis/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
 // [totp] end
 // [oidc] begin
@@ -64,6 +64,7 @@ export function signInMethodsFromEnv(
   if (setup.env.SIGN_IN_METHODS === "off") return out;
   // [totp] begin
   if ((setup.env.TOTP ?? "on") !== "off") {
+    const users = new SQLCredentialStore(setup.db);
     out.totp = new TotpAuthenticator({
       store: new SQLTotpStore(setup.db),
       issuer: setup.issuer ?? "Portcullis",
@@ -73,6 +74,10 @@ export function signInMethodsFromEnv(
         keys,
       ) => Promise.all(keys.map(deriveSecretKey))),
       pending: methods.purposeSigner(setup.secret, "totp-pending"),
+      // The pending value is bound to the password hash as well: a password
+      // change or reset between the two steps ends that sign-in.
+      accountState: async (subject) =>
+        (await users.findById(subject))?.passwordHash ?? null,
       now: setup.now,
     });
   }
