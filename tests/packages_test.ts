@@ -131,27 +131,6 @@ Deno.test("mod.ts exports at most 45 names", async () => {
   }
 });
 
-Deno.test("no library file is over 300 lines, generated ones aside", async () => {
-  const generated = new Set(["_pbkdf2_wasm_bytes.ts", "_templates.ts"]);
-  const long: string[] = [];
-  async function walk(dir: URL, rel: string) {
-    for await (const e of Deno.readDir(dir)) {
-      if (e.isDirectory) {
-        await walk(new URL(`${e.name}/`, dir), `${rel}${e.name}/`);
-      } else if (e.name.endsWith(".ts") && !generated.has(e.name)) {
-        const lines =
-          (await Deno.readTextFile(new URL(e.name, dir))).split("\n").length -
-          1;
-        if (lines > 300) long.push(`${rel}${e.name}: ${lines}`);
-      }
-    }
-  }
-  for (const dir of ["lib/", "stores/", "packages/"]) {
-    await walk(new URL(dir, root), dir);
-  }
-  assert.deepEqual(long, []);
-});
-
 Deno.test("deno publish --dry-run passes for every package of the workspace", async () => {
   for (const [dir, c] of await packages()) {
     const r = await run(
