@@ -52,7 +52,7 @@ function bytesProblem(bytes: Uint8Array, what: string): string | null {
   let most = 0;
   for (const b of bytes) most = Math.max(most, ++counts[b]);
   if (most >= mostRepeats(n)) {
-    return `one value fills ${most} of ${what} (${n})`;
+    return `${what} hold one value ${most} times in ${n}`;
   }
   return null;
 }
