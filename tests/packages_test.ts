@@ -202,7 +202,7 @@ const client = createClient({ url: "file:" + process.argv[2] });
 const kv = new LibsqlKV(client);
 await kv.migrate?.();
 const sessions = new SessionManager({
-  secret: SecretProvider.fromValue("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+  secret: SecretProvider.fromValue("fZZmfJPL659AVFTgC0gu2SX7xW1126Pe6NYvTXmHrw0="),
   store: new KVSessionStore(kv),
 });
 const token = await sessions.issue("user_1");

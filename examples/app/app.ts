@@ -152,6 +152,7 @@ export const DEFAULT_LIMITS: RateLimits = {
   verifyPerAddress: { max: 30, windowSeconds: 15 * 60 },
   resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
   resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
+  totpConsecutiveFailures: { max: 100, windowSeconds: 30 * 24 * 3600 },
 };
 
 /**
@@ -179,6 +180,11 @@ export function createApp(deps: AppDeps): App {
   const addresses = new WeakMap<Request, string>();
   const notes = new NoteStore(deps.kv);
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  if (!(limits.totpConsecutiveFailures.max <= 100)) {
+    throw new RangeError(
+      `limits.totpConsecutiveFailures.max must be at most 100 consecutive failures (NIST SP 800-63B): received ${limits.totpConsecutiveFailures.max}`,
+    );
+  }
   const throttle = new LoginThrottle({
     store: deps.kv,
     ...limits.loginPerAccount,

@@ -115,6 +115,14 @@ export interface RateLimits {
   resetPerEmail: { max: number; windowSeconds: number };
   /** Password-reset mails and reset attempts per client address. */
   resetPerAddress: { max: number; windowSeconds: number };
+  /**
+   * The hard stop of the TOTP step at `POST /login/totp`: consecutive
+   * failed second steps of one account (at most 100, NIST SP 800-63B-4),
+   * kept `windowSeconds`. Counted only with a valid pending value, so only
+   * someone who gave the account's password can reach it; a success, a
+   * password change or reset, or a new enrolment starts it afresh.
+   */
+  totpConsecutiveFailures: { max: number; windowSeconds: number };
 }
 
 /** The app's parts, shared by the routes. */

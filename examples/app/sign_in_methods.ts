@@ -34,10 +34,14 @@ export interface SecondFactorMethod {
   disable(subject: string, code: string): Promise<boolean>;
   /** Mints the "second factor pending" value. */
   issuePending(subject: string, next?: string): Promise<string>;
-  /** Reads a pending value; `null` when forged or expired. */
+  /**
+   * Reads a pending value; `null` when forged, expired, or no longer bound
+   * to the credentials (used, password changed, TOTP off or re-enrolled).
+   * The fingerprint changes only with those events.
+   */
   readPending(
     value: string,
-  ): Promise<{ subject: string; next: string } | null>;
+  ): Promise<{ subject: string; next: string; fingerprint: string } | null>;
   /**
    * Its part in the account's lifecycle (`totpLifecyclePart`): the secret
    * and recovery codes go on the first proof of the address and on

@@ -21,7 +21,7 @@
 import type { SecretProvider } from "@portcullis/auth";
 import type { SQLDatabase } from "@portcullis/sql";
 // [totp] begin
-import { SQLTotpStore } from "@portcullis/sql";
+import { SQLCredentialStore, SQLTotpStore } from "@portcullis/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
 import { totpLifecyclePart } from "@portcullis/totp/lifecycle";
 // [totp] end
@@ -72,6 +72,7 @@ export function signInMethodsFromEnv(
   if (setup.env.SIGN_IN_METHODS === "off") return out;
   // [totp] begin
   if ((setup.env.TOTP ?? "on") !== "off") {
+    const users = new SQLCredentialStore(setup.db);
     const store = new SQLTotpStore(setup.db);
     const totp = new TotpAuthenticator({
       store,
@@ -82,6 +83,10 @@ export function signInMethodsFromEnv(
         keys,
       ) => Promise.all(keys.map(deriveSecretKey))),
       pending: methods.purposeSigner(setup.secret, "totp-pending"),
+      // The pending value is bound to the password hash as well: a password
+      // change or reset between the two steps ends that sign-in.
+      accountState: async (subject) =>
+        (await users.findById(subject))?.passwordHash ?? null,
       now: setup.now,
     });
     // The method and its part in the account's lifecycle, together.

@@ -23,6 +23,17 @@ const INVALID = Object.freeze({ kind: "invalid" as const });
 // shares this one counter.
 const INVALID_ACCOUNT = "(not an address)";
 
+/**
+ * Whether a stored hash stands for a password. An empty one, or one that
+ * starts with `!` or `*` (as a locked entry in /etc/shadow), marks an
+ * account without a password: no hasher accepts it, and no login reaches a
+ * hasher with it.
+ */
+export function holdsPassword(stored: string): boolean {
+  return typeof stored === "string" && stored !== "" &&
+    stored[0] !== "!" && stored[0] !== "*";
+}
+
 export async function passwordLogin(
   parts: LoginParts,
   email: string,
@@ -51,7 +62,10 @@ export async function passwordLogin(
   if (normalized === null) return INVALID;
   if (!parts.policy.fits(password)) return INVALID;
   const user = await parts.credentials.findByEmail(normalized);
-  if (user === null) {
+  // An account without a password (made by a provider sign-in) spends the
+  // same one hash as an unknown email: its marker would fail at once, and
+  // the time saved would tell that the address has an account.
+  if (user === null || !holdsPassword(user.passwordHash)) {
     await parts.hasher.verify(password, await parts.dummyHash());
     return INVALID;
   }

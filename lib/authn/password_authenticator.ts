@@ -34,7 +34,11 @@ export type * from "./password_authenticator_types.ts";
  *   password and oversize input. An unknown email still runs exactly one
  *   `verify` against a dummy hash minted once, when the authenticator is
  *   made, with the hasher's current parameters, so timing does not tell
- *   which emails exist (OWASP ASVS 6.3.8), from the first login on.
+ *   which emails exist (OWASP ASVS 6.3.8), from the first login on. So
+ *   does an account without a password (made by a provider sign-in): its
+ *   stored hash is empty or starts with `!` or `*`, and a password login on
+ *   it spends the same one dummy verification and fails, so it looks like
+ *   an unknown email.
  * - A hash that `needsRehash` is replaced on the next successful login
  *   through a compare-and-set, so a concurrent password change wins.
  * - Plaintext passwords are never logged, stored or returned.

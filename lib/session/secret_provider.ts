@@ -5,6 +5,7 @@
  * @module
  */
 import { encodeBase64Url } from "../_common/base64url.ts";
+import { rawBytesProblem, textProblem } from "./_secret_randomness.ts";
 
 /** A secret as given: a string (its UTF-8 bytes are used) or raw bytes. */
 export type SecretInput = string | Uint8Array;
@@ -52,7 +53,11 @@ const HKDF_SALT = encoder.encode("portcullis/hkdf-salt/v1");
  *
  * A missing, short or non-random secret throws at construction (a text
  * secret must be hex of 64 characters or base64/base64url of at least 43,
- * as `openssl rand -base64 32` prints): the library never invents one. Rotation: put the new secret in `AUTH_SECRET` and the old one
+ * as `openssl rand -base64 32` prints): the library never invents one.
+ * "Non-random" means plainly so: a repeated pattern, a counter, one byte
+ * value far more often than chance, or words ("YourSecretKeyGoesHere…");
+ * the checks refuse 32 bytes from a CSPRNG with odds below one in a
+ * billion. Rotation: put the new secret in `AUTH_SECRET` and the old one
  * in `AUTH_PREVIOUS_SECRETS`; tokens signed by the old one keep verifying
  * (each token names its key by `kid`) until the old secret is removed.
  *
@@ -230,6 +235,12 @@ function checkSecret(secret: SecretInput, name: string): Uint8Array {
       `${name} is not random: it uses fewer than 8 distinct bytes; ${HINT}`,
     );
   }
+  if (typeof secret !== "string") {
+    const problem = rawBytesProblem(bytes);
+    if (problem !== null) {
+      throw new RangeError(`${name} is not random: ${problem}; ${HINT}`);
+    }
+  }
   return bytes.slice();
 }
 
@@ -243,8 +254,12 @@ const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
  * or more, padding aside). A passphrase such as
  * `correct-horse-battery-staple-123` is refused, however long: base64 of
  * random bytes mixes upper- and lower-case letters, and a passphrase does
- * not. The text's UTF-8 bytes stay the key material (HKDF input), so
- * accepted secrets keep the keys they always had.
+ * not. So is text that is plainly not random: a repeated pattern
+ * (`"0123456789abcdef"` four times), words (`"YourSecretKeyGoesHere…"`),
+ * or decoded bytes that repeat, count, or hold one value far more often
+ * than chance (see `_secret_randomness.ts`). The text's UTF-8 bytes stay
+ * the key material (HKDF input), so accepted secrets keep the keys they
+ * always had.
  */
 function checkEncoded(secret: string, name: string): void {
   if (HEX.test(secret)) {
@@ -258,6 +273,7 @@ function checkEncoded(secret: string, name: string): void {
     if (new Set(secret.toLowerCase()).size < 8) {
       throw new RangeError(`${name} is not random: ${HINT}`);
     }
+    notRandom(textProblem(secret.toLowerCase(), "hex"), name);
     return;
   }
   const data = secret.replace(/=+$/, "");
@@ -276,6 +292,13 @@ function checkEncoded(secret: string, name: string): void {
     throw new RangeError(
       `${name} does not look random (base64 of random bytes mixes upper- and lower-case letters and many symbols): ${HINT}`,
     );
+  }
+  notRandom(textProblem(secret, "base64"), name);
+}
+
+function notRandom(problem: string | null, name: string): void {
+  if (problem !== null) {
+    throw new RangeError(`${name} is not random: ${problem}; ${HINT}`);
   }
 }
 

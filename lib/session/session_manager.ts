@@ -79,6 +79,15 @@ export class SessionManager {
     return this.#o.lifetime;
   }
 
+  /**
+   * The deadline of each store call, in milliseconds (`storeTimeoutMs`).
+   * The HTTP gates give a policy's `can`/`before` and an `isVerified`
+   * check the same deadline.
+   */
+  get storeTimeoutMs(): number {
+    return this.#o.storeTimeoutMs;
+  }
+
   /** Whether tokens can be revoked (a store was given). */
   get revocable(): boolean {
     return this.#store !== null;
@@ -140,6 +149,9 @@ export class SessionManager {
    * tampered, signed by an unknown key, expired or revoked.
    * @throws {AuthError} `STORE_UNAVAILABLE` when the revocation store fails:
    * callers must not treat that as signed in (the gates answer 503).
+   * @throws {TypeError} When the store's `isRevoked` answers anything but
+   * `true` or `false` (a broken custom store): only a strict `false` lets a
+   * session through.
    */
   resolve(token: string): Promise<Identity | null> {
     // The warm path (a token this manager verified before) stays free of
@@ -178,10 +190,11 @@ export class SessionManager {
     if (this.#o.now() >= id.expiresAt * 1000) return null;
     const store = this.#store;
     if (store === null) return id;
-    return (store.peek(id.subject, id.jti, id.issuedAt) ??
-        await store.isRevoked(id.subject, id.jti, id.issuedAt))
-      ? null
-      : id;
+    return liveUnless(
+      store.peek(id.subject, id.jti, id.issuedAt) ??
+        await store.isRevoked(id.subject, id.jti, id.issuedAt),
+      id,
+    );
   }
 
   /** Expiry, then one store round trip for revocation. */
@@ -193,7 +206,7 @@ export class SessionManager {
     if (store === null) return Promise.resolve(identity);
     return store
       .isRevoked(identity.subject, identity.jti, identity.issuedAt)
-      .then((revoked) => (revoked ? null : identity));
+      .then((revoked) => liveUnless(revoked, identity));
   }
 
   /**
@@ -297,4 +310,20 @@ export class SessionManager {
     }
     return this.#store;
   }
+}
+
+/**
+ * The identity when the store answered a strict `false`; `null` for
+ * `true`. Any other answer (`undefined`, `null`, `0`, `""`, a string) is a
+ * broken store: it throws, so no identity comes of it and the error says
+ * what to fix (the HTTP glue reports it as `misconfigured`).
+ */
+function liveUnless(revoked: unknown, identity: Identity): Identity | null {
+  if (revoked === false) return identity;
+  if (revoked === true) return null;
+  throw new TypeError(
+    `SessionStore.isRevoked must answer true or false: received ${
+      revoked === null ? "null" : typeof revoked
+    }; no identity was established`,
+  );
 }

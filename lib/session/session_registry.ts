@@ -194,7 +194,10 @@ export class SessionRegistry {
     const revoked = await Promise.all(
       ids.map((id) => this.#revocations.isRevoked(subject, id, all[id].c)),
     );
-    const live = ids.filter((id, i) => !revoked[i] && all[id].e > nowS);
+    // Only a strict `false` is live: a broken store's `undefined` is not.
+    const live = ids.filter((id, i) =>
+      revoked[i] === false && all[id].e > nowS
+    );
     if (live.length < ids.length) {
       await this.#update(subject, (stored) => {
         for (const id of Object.keys(stored)) {

@@ -157,12 +157,20 @@ export class KVSessionStore implements SessionStore {
   }
 }
 
-/** The denylist entry and the subject's cut-off, read together. */
+/** A cut-off as `revokeAll` writes it: a canonical whole number. */
+const CUTOFF = /^(?:0|[1-9][0-9]{0,15})$/;
+
+/**
+ * The denylist entry and the subject's cut-off, read together. A cut-off
+ * that is not exactly what `revokeAll` writes (`""`, `" 5"`, `"1e3"`,
+ * `"0x10"`, `"-1"`, a fraction, beyond 2^53) revokes: fail closed, where
+ * `Number()` would read `""` as 0 and let every session through.
+ */
 function revokedBy(values: (string | null)[], issuedAtMs: number): boolean {
   if (values[0] !== null) return true;
   const cutoff = values[1];
   if (cutoff === null) return false;
+  if (typeof cutoff !== "string" || !CUTOFF.test(cutoff)) return true;
   const cut = Number(cutoff);
-  // An unreadable cut-off revokes: fail closed.
-  return !Number.isFinite(cut) || issuedAtMs <= cut;
+  return !Number.isSafeInteger(cut) || issuedAtMs <= cut;
 }

@@ -203,6 +203,9 @@ export class StaleSessionStore implements SessionStore {
     const settled = asked.then(
       (revoked) => {
         this.#pending.delete(jti);
+        // Only a strict boolean is remembered. Anything else goes on to
+        // the session manager as it came, which refuses it (no identity).
+        if (typeof revoked !== "boolean") return revoked;
         this.#remember(jti, {
           subject,
           revoked,

@@ -1,9 +1,11 @@
 /**
  * The "second factor pending" value: who gave the right password, where to
- * go next, and until when; signed for its own purpose, so it is no session.
+ * go next, until when, and a fingerprint of the account's credentials as
+ * they were then; signed for its own purpose, so it is no session.
  *
  * @module
  */
+import { toBase64Url } from "./_encoding.ts";
 import type { PurposeSigner } from "./signed_values.ts";
 
 /** What a pending value carries once verified. */
@@ -12,23 +14,43 @@ export interface PendingSecondFactor {
   subject: string;
   /** Where to go after the second factor (a local path the app checked). */
   next: string;
+  /**
+   * A fingerprint of the credentials the value is bound to (the TOTP
+   * enrolment, its last used time step, and the application's account
+   * state such as the password hash). It changes after every successful
+   * second step, a password change or reset, and a new enrolment, and
+   * never otherwise: a key for counting one account's consecutive failures
+   * that only those events start afresh. Opaque; not secret.
+   */
+  fingerprint: string;
 }
 
 /** Signs a pending value (`expires` in unix seconds). */
 export function signPending(
   signer: PurposeSigner,
-  input: { subject: string; next: string; expires: number },
+  input: {
+    subject: string;
+    next: string;
+    expires: number;
+    fingerprint: string;
+  },
 ): Promise<string> {
   return signer.sign(
     new TextEncoder().encode(
-      JSON.stringify({ s: input.subject, n: input.next, e: input.expires }),
+      JSON.stringify({
+        s: input.subject,
+        n: input.next,
+        e: input.expires,
+        f: input.fingerprint,
+      }),
     ),
   );
 }
 
 /**
  * Reads a pending value; `null` when forged, malformed or expired at `now`
- * (unix milliseconds).
+ * (unix milliseconds). The fingerprint is the one it was signed with: the
+ * caller compares it with the credentials' current one.
  */
 export async function openPending(
   signer: PurposeSigner,
@@ -44,10 +66,36 @@ export async function openPending(
     const data = JSON.parse(new TextDecoder().decode(payload));
     if (
       typeof data.s !== "string" || typeof data.n !== "string" ||
-      typeof data.e !== "number" || data.e * 1000 <= now
+      typeof data.e !== "number" || data.e * 1000 <= now ||
+      typeof data.f !== "string" || data.f === ""
     ) return null;
-    return { subject: data.s, next: data.n };
+    return { subject: data.s, next: data.n, fingerprint: data.f };
   } catch {
     return null;
   }
+}
+
+/**
+ * The fingerprint of a user's credentials: SHA-256 over the sealed TOTP
+ * secret, the enrolment time, the last accepted time step and the
+ * application's account state, 128 bits as base64url. The sealed secret
+ * (random nonce and ciphertext) makes it unguessable from outside, so it
+ * reveals nothing of the account state folded in.
+ */
+export async function credentialFingerprint(
+  record: { secret: string; enabledAt: number; lastStep: number },
+  accountState: string,
+): Promise<string> {
+  const text = JSON.stringify([
+    "portcullis/totp-pending/v1",
+    record.secret,
+    record.enabledAt,
+    record.lastStep,
+    accountState,
+  ]);
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return toBase64Url(new Uint8Array(digest, 0, 16));
 }

@@ -9,6 +9,7 @@ import { sha256Hex } from "./_encoding.ts";
 import { SecretBox } from "./secret_box.ts";
 import type { PurposeSigner } from "./signed_values.ts";
 import {
+  credentialFingerprint,
   openPending,
   type PendingSecondFactor,
   signPending,
@@ -40,6 +41,16 @@ export interface TotpAuthenticatorOptions {
   pending: PurposeSigner;
   /** How long a pending value lives, in seconds; default 300. */
   pendingSeconds?: number;
+  /**
+   * The application's side of what a pending value is bound to: a string
+   * that changes whenever the account's other credentials change, such as
+   * the user's password hash (`(s) => credentials.findById(s).then((u) =>
+   * u?.passwordHash ?? null)`). A pending value is refused once it
+   * differs, so a password change or reset between the two steps ends the
+   * sign-in; `null` (no such account) refuses it too. The TOTP side (the
+   * enrolment and its last used time step) is always bound. Default: none.
+   */
+  accountState?: (subject: string) => string | null | Promise<string | null>;
   /** Time steps of skew accepted either side; default 1 (RFC 6238 §5.2). */
   window?: number;
   /** The clock, in unix milliseconds; default `Date.now`. */
@@ -87,6 +98,7 @@ export class TotpAuthenticator {
   #box: SecretBox;
   #pending: PurposeSigner;
   #pendingSeconds: number;
+  #accountState: (subject: string) => string | null | Promise<string | null>;
   #window: number;
   #now: () => number;
 
@@ -105,6 +117,7 @@ export class TotpAuthenticator {
     this.#box = new SecretBox(options.secretKeys);
     this.#pending = options.pending;
     this.#pendingSeconds = options.pendingSeconds ?? 300;
+    this.#accountState = options.accountState ?? (() => "");
     this.#window = options.window ?? 1;
     this.#now = options.now ?? Date.now;
   }
@@ -187,7 +200,9 @@ export class TotpAuthenticator {
   /**
    * Checks a second factor: six digits are a TOTP code (its time step is
    * accepted once, and never one older than the last accepted), anything
-   * else is tried as a recovery code (consumed on success).
+   * else is tried as a recovery code (consumed on success; it also moves
+   * the last used time step on by one, so that every pending value issued
+   * before it stops opening, as after a TOTP code).
    *
    * @param subject The user.
    * @param code What the user typed.
@@ -206,9 +221,12 @@ export class TotpAuthenticator {
     const normal = normalizeRecoveryCode(trimmed);
     if (normal === null) return null;
     const hash = await sha256Hex(normal);
-    return (await this.#store.consumeRecoveryCode(subject, hash))
-      ? "recovery"
-      : null;
+    if (!(await this.#store.consumeRecoveryCode(subject, hash))) return null;
+    // The fingerprint of pending values holds the last used step: moving it
+    // ends them. Should a concurrent TOTP code have moved it first, it has
+    // moved anyway.
+    await this.#store.useStep(subject, record.lastStep + 1);
+    return "recovery";
   }
 
   /**
@@ -243,29 +261,52 @@ export class TotpAuthenticator {
   /**
    * Mints the "second factor pending" value given after a right password
    * when TOTP is on. It is not a session: it is signed for its own purpose,
-   * so no gate accepts it, and it expires after `pendingSeconds`.
+   * so no gate accepts it, and it expires after `pendingSeconds`. It is
+   * bound to the credentials as they are now (see
+   * {@linkcode TotpAuthenticator.readPending}), with no write to the store.
    *
    * @param subject The user who gave the right password.
    * @param next Where to go afterwards (a local path).
    * @returns The value, for a cookie or a JSON field.
    */
-  issuePending(subject: string, next = "/"): Promise<string> {
-    return signPending(this.#pending, {
+  async issuePending(subject: string, next = "/"): Promise<string> {
+    return await signPending(this.#pending, {
       subject,
       next,
       expires: Math.floor(this.#now() / 1000) + this.#pendingSeconds,
+      // A user without TOTP on gets a value that never opens.
+      fingerprint: (await this.#fingerprint(subject)) ?? "none",
     });
   }
 
   /**
-   * Reads a pending value.
+   * Reads a pending value. It opens only while the credentials are as they
+   * were when it was issued: a successful second step (a TOTP code or a
+   * recovery code moves the last used time step on), TOTP turned off or
+   * enrolled anew, or a change of the `accountState` (a password change or
+   * reset) ends it. So a value serves one successful second step, however
+   * often it is presented; only its failed attempts can repeat.
    *
    * @param value The value the client sent back.
-   * @returns The subject and next path, or `null` when forged, malformed or
-   * expired.
+   * @returns The subject, next path and fingerprint, or `null` when forged,
+   * malformed, expired or no longer bound to the credentials.
    */
-  readPending(value: string): Promise<PendingSecondFactor | null> {
-    return openPending(this.#pending, value, this.#now());
+  async readPending(value: string): Promise<PendingSecondFactor | null> {
+    const pending = await openPending(this.#pending, value, this.#now());
+    if (pending === null) return null;
+    const current = await this.#fingerprint(pending.subject);
+    return current !== null && current === pending.fingerprint ? pending : null;
+  }
+
+  /** The credentials' fingerprint now; `null` without TOTP or account. */
+  async #fingerprint(subject: string): Promise<string | null> {
+    const [record, state] = await Promise.all([
+      this.#store.find(subject),
+      this.#accountState(subject),
+    ]);
+    if (record === null || record.enabledAt === 0) return null;
+    if (typeof state !== "string") return null;
+    return await credentialFingerprint(record, state);
   }
 
   #totp(secret: Secret, label = "user"): TOTP {

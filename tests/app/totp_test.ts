@@ -340,3 +340,142 @@ Deno.test("TOTP: enrolment needs a session and the password, and the routes answ
   const page = await new Browser(off.origin).fetch("/login/totp");
   assert.equal(page.status, 404);
 });
+
+Deno.test("issue 16 finding 4: the pending value serves one successful second step; a password change between the steps ends it", async () => {
+  await using app = await startApp({}, { signInEnv: { TOTP: "on" } });
+  const { secret } = await enrol(app, "t9@example.com");
+  const passwordStep = () =>
+    api(app.origin, "POST", "/login", {
+      email: "t9@example.com",
+      password: PASSWORD,
+    });
+  app.advance(60_000);
+  const step = await passwordStep();
+  assert.equal(step.status, 202);
+  const pending = step.body.pending as string;
+  const first = await api(app.origin, "POST", "/login/totp", {
+    pending,
+    code: code(secret, app.now()),
+  });
+  assert.equal(first.status, 200);
+  // The same value again, with the next valid code: refused.
+  app.advance(30_000);
+  const again = await api(app.origin, "POST", "/login/totp", {
+    pending,
+    code: code(secret, app.now()),
+  });
+  assert.equal(again.status, 401);
+  assert.equal(again.body.error, "invalid_code");
+
+  // A pending value taken before a password change is refused after it.
+  app.advance(30_000);
+  const before = (await passwordStep()).body.pending as string;
+  const owner = new Browser(app.origin);
+  await owner.post("/login", { email: "t9@example.com", password: PASSWORD });
+  const signedIn = await owner.post("/login/totp", {
+    code: code(secret, app.now()),
+  });
+  assert.equal(signedIn.status, 303);
+  await signedIn.body?.cancel();
+  const changed = await owner.post("/account/password", {
+    currentPassword: PASSWORD,
+    newPassword: "a brand new passphrase",
+  });
+  assert.equal(changed.status, 303);
+  await changed.body?.cancel();
+  app.advance(30_000);
+  const stale = await api(app.origin, "POST", "/login/totp", {
+    pending: before,
+    code: code(secret, app.now()),
+  });
+  assert.equal(stale.status, 401);
+});
+
+Deno.test("issue 16 finding 5: at most N consecutive failed second steps per account, then 429 with Retry-After and an event; strangers without the password never trip it; a password reset lifts it", async () => {
+  await using app = await startApp({
+    limits: { totpConsecutiveFailures: { max: 3, windowSeconds: 86400 } },
+  }, { signInEnv: { TOTP: "on" } });
+  const { secret } = await enrol(app, "t10@example.com");
+  app.advance(60_000);
+  // A stranger (no password, so no valid pending value) guesses at will
+  // from many addresses: every answer is the same 401, no hard stop.
+  for (let i = 0; i < 12; i++) {
+    const r = await api(app.origin, "POST", "/login/totp", {
+      pending: i % 2 ? "forged.value" : undefined,
+      code: String(100000 + i),
+    }, { "x-test-client": `198.51.100.${i}` });
+    assert.equal(r.status, 401, `stranger attempt ${i + 1}`);
+  }
+  const login = (password = PASSWORD) =>
+    api(app.origin, "POST", "/login", { email: "t10@example.com", password });
+  // The owner is not locked out by them.
+  let step = await login();
+  let ok = await api(app.origin, "POST", "/login/totp", {
+    pending: step.body.pending,
+    code: code(secret, app.now()),
+  });
+  assert.equal(ok.status, 200);
+
+  // Someone with the password: three wrong codes in a row, then the stop,
+  // even for the right code, and across new pending values.
+  app.advance(30_000);
+  step = await login();
+  for (let i = 0; i < 3; i++) {
+    const r = await api(app.origin, "POST", "/login/totp", {
+      pending: step.body.pending,
+      code: String(200000 + i),
+    }, { "x-test-client": `203.0.113.${i}` });
+    assert.equal(r.status, 401, `failure ${i + 1}`);
+  }
+  for (const pending of [step.body.pending, (await login()).body.pending]) {
+    const stopped = await api(app.origin, "POST", "/login/totp", {
+      pending,
+      code: code(secret, app.now()),
+    });
+    assert.equal(stopped.status, 429);
+    assert.equal(stopped.body.error, "too_many_failures");
+    assert.match(String(stopped.body.message), /reset your password/);
+    assert.ok(Number(stopped.headers.get("retry-after")) > 0);
+  }
+  assert.ok(
+    app.logs.some((l) =>
+      l.includes('"type":"login_failed","method":"totp"') &&
+      l.includes('"reason":"too_many_failures"')
+    ),
+  );
+  const events = await app.query(
+    "SELECT type FROM auth_events WHERE type = 'throttled'",
+  );
+  assert.ok(events.length >= 1, "a throttled event in the activity");
+
+  // A password reset by email (the owner proving the address) lifts it.
+  const forgot = await api(app.origin, "POST", "/password/forgot", {
+    email: "t10@example.com",
+  });
+  assert.equal(forgot.status, 202);
+  const link = await app.awaitLink("t10@example.com", 2);
+  const reset = await api(app.origin, "POST", "/password/reset", {
+    token: new URL(link).searchParams.get("token"),
+    password: "a brand new passphrase",
+  });
+  assert.equal(reset.status, 200);
+  app.advance(30_000);
+  step = await login("a brand new passphrase");
+  ok = await api(app.origin, "POST", "/login/totp", {
+    pending: step.body.pending,
+    code: code(secret, app.now()),
+  });
+  assert.equal(ok.status, 200);
+});
+
+Deno.test("issue 16 finding 5: the hard stop defaults to 100 and cannot be set above it", async () => {
+  const { DEFAULT_LIMITS } = await import("../../examples/app/app.ts");
+  assert.equal(DEFAULT_LIMITS.totpConsecutiveFailures.max, 100);
+  await assert.rejects(
+    () =>
+      startApp({
+        limits: { totpConsecutiveFailures: { max: 101, windowSeconds: 60 } },
+      }),
+    /at most 100 consecutive failures/,
+  );
+});

@@ -191,6 +191,60 @@ Deno.test("item 15: an unknown email runs exactly one hasher.verify, against a d
   assert.equal(calls.verify - before, 1);
 });
 
+Deno.test("issue 16 finding 6 / item 15: a password login on an account without a password (made by a provider sign-in) spends one hash, like an unknown email", async () => {
+  // A WebCrypto that counts PBKDF2 derivations: the work a hash costs.
+  let derived = 0;
+  const real = crypto.subtle;
+  const counting = {
+    importKey: real.importKey.bind(real),
+    sign: real.sign.bind(real),
+    deriveBits(algorithm: Pbkdf2Params, key: CryptoKey, length: number) {
+      derived++;
+      return real.deriveBits(algorithm, key, length);
+    },
+  } as unknown as SubtleCrypto;
+  const credentials = new MemoryCredentialStore();
+  const { hasher, calls } = spy(
+    new Pbkdf2Hasher({ iterations: 1000, subtle: counting }),
+  );
+  const auth = new PasswordAuthenticator({ credentials, hasher });
+  await auth.register("known@example.com", "password1");
+  // The markers an app stores for "no password" ("!oidc-only" in the
+  // reference app), as a locked entry in /etc/shadow.
+  const markers = ["!oidc-only", "!", "*", ""];
+  for (const [i, passwordHash] of markers.entries()) {
+    await credentials.create({
+      id: `oidc_${i}`,
+      email: `oidc${i}@example.com`,
+      passwordHash,
+      createdAt: 0,
+    });
+  }
+  const cost = async (email: string) => {
+    const [verifies, derivations] = [calls.verify, derived];
+    assert.equal(await auth.authenticate(email, "wrong password"), null);
+    return {
+      verifies: calls.verify - verifies,
+      derivations: derived - derivations,
+      against: calls.verified.at(-1),
+    };
+  };
+  const unknown = await cost("nobody@example.com");
+  assert.equal(unknown.verifies, 1);
+  assert.equal(unknown.derivations, 1);
+  for (const i of markers.keys()) {
+    assert.deepEqual(
+      await cost(`oidc${i}@example.com`),
+      unknown,
+      `marker ${
+        JSON.stringify(markers[i])
+      }: the same one dummy hash as an unknown email`,
+    );
+  }
+  // A wrong password on an account with one costs one derivation too.
+  assert.equal((await cost("known@example.com")).derivations, 1);
+});
+
 Deno.test("item 12: oversize or malformed input is refused before any hashing, with the same null", async () => {
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());

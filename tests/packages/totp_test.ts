@@ -234,12 +234,16 @@ Deno.test("disable() needs a valid code", async () => {
 });
 
 Deno.test("readPending() answers the subject until the value expires, and refuses tampered values", async () => {
-  const { totp, advance } = await setup();
+  const { store, totp, key, at, advance } = await setup();
+  await enrolKnown(store, key, totp, at());
   const value = await totp.issuePending("user_1", "/account");
-  assert.deepEqual(await totp.readPending(value), {
+  const read = await totp.readPending(value);
+  assert.deepEqual(read, {
     subject: "user_1",
     next: "/account",
+    fingerprint: read?.fingerprint,
   });
+  assert.match(read!.fingerprint, /^[A-Za-z0-9_-]{22}$/);
   const parts = value.split(".");
   const forged = [parts[0], parts[1], parts[2].slice(0, -2) + "AA", parts[3]]
     .join(".");
@@ -251,7 +255,8 @@ Deno.test("readPending() answers the subject until the value expires, and refuse
 });
 
 Deno.test("a pending value is no session, and a session token is no pending value (separate purposes)", async () => {
-  const { totp } = await setup();
+  const { store, totp, key, at } = await setup();
+  await enrolKnown(store, key, totp, at());
   const sessions = new SessionManager({ secret: TEST_SECRET, store: null });
   const pending = await totp.issuePending("user_1");
   assert.equal(await sessions.resolve(pending), null);
@@ -259,7 +264,7 @@ Deno.test("a pending value is no session, and a session token is no pending valu
   assert.equal(await totp.readPending(session), null);
   // A value signed for this purpose under another secret is refused too.
   const other = new TotpAuthenticator({
-    store: new MemoryTotpStore(),
+    store,
     issuer: "x",
     secretKeys: [await secretKey()],
     pending: purposeSigner(
@@ -287,4 +292,112 @@ Deno.test("the constructor refuses a missing issuer or a key that is not AES-GCM
     () => new TotpAuthenticator({ ...base, issuer: "x", secretKeys: [hmac] }),
     /AES-GCM/,
   );
+});
+
+/** A store that counts the writes it is asked for. */
+function countingWrites(inner: TotpStore) {
+  const writes: string[] = [];
+  const store: TotpStore = {
+    find: (s) => inner.find(s),
+    savePending: (r) => (writes.push("savePending"), inner.savePending(r)),
+    enable: (s, x, st, a) => (writes.push("enable"), inner.enable(s, x, st, a)),
+    useStep: (s, st) => (writes.push("useStep"), inner.useStep(s, st)),
+    remove: (s) => (writes.push("remove"), inner.remove(s)),
+    replaceRecoveryCodes: (s, h, a) => (
+      writes.push("replaceRecoveryCodes"), inner.replaceRecoveryCodes(s, h, a)
+    ),
+    consumeRecoveryCode: (s, h) => (
+      writes.push("consumeRecoveryCode"), inner.consumeRecoveryCode(s, h)
+    ),
+    countRecoveryCodes: (s) => inner.countRecoveryCodes(s),
+  };
+  return { store, writes };
+}
+
+async function boundSetup() {
+  let t = Date.UTC(2026, 0, 1);
+  const memory = new MemoryTotpStore();
+  const { store, writes } = countingWrites(memory);
+  const key = await secretKey();
+  const account: { passwordHash: string | null } = { passwordHash: "$h$1" };
+  const totp = new TotpAuthenticator({
+    store,
+    issuer: "Portcullis Test",
+    secretKeys: [key],
+    pending: purposeSigner("totp-pending"),
+    accountState: (subject) =>
+      subject === "user_1" ? account.passwordHash : null,
+    now: () => t,
+  });
+  const base32 = await enrolKnown(memory, key, totp, t);
+  const recovery = await totp.regenerateRecoveryCodes("user_1");
+  writes.length = 0;
+  return {
+    totp,
+    writes,
+    account,
+    base32,
+    recovery,
+    advance: (ms: number) => {
+      t += ms;
+    },
+    at: () => t,
+  };
+}
+
+Deno.test("issue 16 finding 4: a pending value serves one successful second step (TOTP code); issuing and reading it write nothing", async () => {
+  const { totp, writes, base32, advance, at } = await boundSetup();
+  advance(60_000);
+  const value = await totp.issuePending("user_1", "/account");
+  const spare = await totp.issuePending("user_1", "/");
+  const pending = await totp.readPending(value);
+  assert.equal(pending?.subject, "user_1");
+  assert.deepEqual(writes, [], "no store write to issue or read");
+  // Failed attempts do not end it.
+  assert.equal(await totp.verify("user_1", "000000"), null);
+  assert.ok(await totp.readPending(value));
+  assert.equal(await totp.verify("user_1", codeAt(base32, at())), "totp");
+  assert.deepEqual(writes, ["useStep"], "one write: the time step used");
+  // The same value again, even with a later valid code, does not open.
+  advance(30_000);
+  assert.equal(await totp.readPending(value), null);
+  assert.equal(await totp.readPending(spare), null, "nor any issued before");
+  // A value issued now works.
+  const fresh = await totp.readPending(await totp.issuePending("user_1"));
+  assert.ok(fresh);
+  assert.notEqual(fresh.fingerprint, pending!.fingerprint);
+});
+
+Deno.test("issue 16 finding 4: a pending value serves one successful second step (recovery code)", async () => {
+  const { totp, recovery, advance } = await boundSetup();
+  advance(60_000);
+  const value = await totp.issuePending("user_1");
+  assert.ok(await totp.readPending(value));
+  assert.equal(await totp.verify("user_1", recovery[0]), "recovery");
+  assert.equal(await totp.readPending(value), null);
+});
+
+Deno.test("issue 16 finding 4: a pending value is bound to the credentials: a password change or reset, TOTP off or enrolled anew end it", async () => {
+  const { totp, account, base32, advance, at } = await boundSetup();
+  advance(60_000);
+  // Password changed (or reset) between the two steps.
+  let value = await totp.issuePending("user_1");
+  account.passwordHash = "$h$2";
+  assert.equal(await totp.readPending(value), null);
+  // The account is gone.
+  value = await totp.issuePending("user_1");
+  account.passwordHash = null;
+  assert.equal(await totp.readPending(value), null);
+  account.passwordHash = "$h$2";
+  // TOTP turned off, then on again with a new secret.
+  value = await totp.issuePending("user_1");
+  assert.ok(await totp.readPending(value));
+  assert.equal(await totp.disable("user_1", codeAt(base32, at())), true);
+  assert.equal(await totp.readPending(value), null);
+  const e = (await totp.startEnrolment("user_1", "a@example.com"))!;
+  advance(30_000);
+  assert.ok(await totp.confirmEnrolment("user_1", codeAt(e.secret, at())));
+  assert.equal(await totp.readPending(value), null);
+  // A value for a user without TOTP never opens.
+  assert.equal(await totp.readPending(await totp.issuePending("user_2")), null);
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { SecretProvider } from "../../mod.ts";
 import { signToken, verifyToken } from "../../lib/session/signed_token.ts";
 import { OLD_SECRET, SECRET } from "./_helpers.ts";
@@ -68,7 +69,6 @@ Deno.test("hardening finding 6 (low-entropy secrets): a text secret must be 32 r
       base64.replaceAll("+", "-").replaceAll("/", "_"), // base64url
       hex, // openssl rand -hex 32: 64
       hex.toUpperCase(),
-      "a1b2c3d4".repeat(8),
     ]
   ) {
     assert.ok(SecretProvider.fromValue(ok), ok);
@@ -155,4 +155,88 @@ Deno.test("derived keys are not extractable and the kid does not reveal the secr
   assert.match(keys.current.kid, /^[A-Za-z0-9_-]{8}$/);
   const other = await SecretProvider.fromValue(OLD_SECRET).keys("session");
   assert.notEqual(other.current.kid, keys.current.kid);
+});
+
+/** The encodings a random secret is commonly written in. */
+function encodings(bytes: Uint8Array): string[] {
+  const base64 = btoa(String.fromCharCode(...bytes));
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(
+    "",
+  );
+  return [
+    base64,
+    base64.replace(/=+$/, ""),
+    base64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, ""),
+    hex,
+    hex.toUpperCase(),
+  ];
+}
+
+Deno.test("issue 16 finding 9d: SecretProvider refuses plainly non-random secrets: patterns, counters, repeated bytes, phrases; the error says how to make one", () => {
+  const ascending = Uint8Array.from({ length: 32 }, (_, i) => i);
+  const lowEntropy = new Uint8Array(32);
+  lowEntropy.set(crypto.getRandomValues(new Uint8Array(12)), 20);
+  const refused: [string, string | Uint8Array][] = [
+    ["the review's hex", "0123456789abcdef".repeat(4)],
+    ["the review's phrase", "YourSecretKeyGoesHereAndItIsLongEnough12345"],
+    ["a phrase", "YourSecretKeyGoesHereChangeMeInProduction1234"],
+    ["a phrase", "ThisIsMySuperSecretKeyForSigningSessions2024"],
+    ["a phrase", "SuperSecretJwtSigningKeyThatNobodyWillGuess"],
+    ["a phrase", "ChangeThisToSomethingRandomBeforeDeploying42"],
+    ["a phrase", "DefaultPortcullisSessionSecretKeyPleaseChange"],
+    ["a phrase", "Your_Secret_Key_Goes_Here_And_Keep_It_Safe_1"],
+    ["a phrase", "CorrectHorseBatteryStapleCorrectHorseBattery"],
+    ["a short hex period", "a1b2c3d4".repeat(8)],
+    ["a hex period of 31", "0123456789abcdef0123456789abcde".repeat(3)],
+    ["a base64 period", "Zm9vYmFy".repeat(6)],
+    ["base64 of repeated bytes", btoa("abc".repeat(11))],
+    ["base64 of a 5-byte pattern", btoa("k3#Q!".repeat(7))],
+    ["hex of a counter", encodings(ascending)[3]],
+    ["base64 of a counter", encodings(ascending)[0]],
+    ["raw counter", ascending],
+    ["raw descending", ascending.map((b) => 255 - 3 * b)],
+    ["raw 2-byte pattern", new Uint8Array(32).map((_, i) => i % 2 ? 7 : 200)],
+    ["raw period 16", new Uint8Array(32).map((_, i) => (i % 16) * 13 + 1)],
+    ["20 zero bytes then 12 random, raw", lowEntropy],
+    ["the same in hex", encodings(lowEntropy)[3]],
+    ["the same in base64", encodings(lowEntropy)[0]],
+    ["raw bytes of text", new TextEncoder().encode(SECRET)],
+  ];
+  for (const [what, secret] of refused) {
+    assert.throws(
+      () => SecretProvider.fromValue(secret),
+      (e: unknown) =>
+        e instanceof RangeError &&
+        /^The secret (is not random|does not look random)/.test(e.message) &&
+        e.message.includes("openssl rand -base64 32") &&
+        (typeof secret !== "string" || !e.message.includes(secret)),
+      what,
+    );
+  }
+  assert.throws(
+    () =>
+      SecretProvider.fromEnv("AUTH_SECRET", {
+        env: { AUTH_SECRET: "0123456789abcdef".repeat(4) },
+      }),
+    /^RangeError: AUTH_SECRET is not random: it repeats a pattern of 16 characters; generate one with `openssl rand -base64 32`$/,
+  );
+});
+
+Deno.test("issue 16 finding 9d (property): 32 or more random bytes are never refused, as hex, base64, base64url or raw bytes", () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 64 }).noBias(),
+      (bytes) => {
+        SecretProvider.fromValue(bytes);
+        for (const text of encodings(bytes)) SecretProvider.fromValue(text);
+      },
+    ),
+    { numRuns: 5000 },
+  );
+  // And what the tools print, fresh each run.
+  for (let i = 0; i < 2000; i++) {
+    for (const text of encodings(crypto.getRandomValues(new Uint8Array(32)))) {
+      SecretProvider.fromValue(text);
+    }
+  }
 });

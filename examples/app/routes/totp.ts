@@ -90,6 +90,17 @@ export async function totpForm(
  * `{pending, code}`. A right code or recovery code issues the session;
  * anything else is 401 with one answer, whatever was wrong. Attempts are
  * counted per account and per address before the check; past a limit, 429.
+ *
+ * The pending value serves one successful second step: it stops opening
+ * after it, and after a password change or reset or a change of the TOTP
+ * enrolment (it is bound to them), so a copy of it is worth nothing.
+ *
+ * Hard stop: at most `limits.totpConsecutiveFailures.max` (100) failed
+ * second steps in a row per account, then 429 with `Retry-After` and a
+ * `throttled` event until a success, a password reset or the window's end.
+ * It counts only attempts that carry a valid pending value, so only someone
+ * who gave the account's password can trip it: a stranger cannot lock the
+ * owner out.
  */
 export async function loginTotp(
   ctx: AppContext,
@@ -113,6 +124,33 @@ export async function loginTotp(
   if (perAccount) limits.push(perAccount);
   const wait = await ctx.limiter.take(limits);
   if (wait > 0) return tooManyRequests(req, wait);
+  // Counted before the check, so concurrent guesses cannot pass together;
+  // keyed by the credentials' fingerprint, which a success, a password
+  // change or reset and a new enrolment change, and nothing else does.
+  const streak = pending &&
+    limit(
+      "totp-consecutive",
+      `${pending.subject}:${pending.fingerprint}`,
+      ctx.limits.totpConsecutiveFailures,
+    );
+  if (streak) {
+    const stop = await ctx.limiter.take([streak]);
+    if (stop > 0) {
+      await record(ctx, "throttled", pending.subject, req);
+      ctx.methods.emit({
+        type: "login_failed",
+        method: "totp",
+        reason: "too_many_failures",
+      });
+      return errorResponse(
+        req,
+        429,
+        "too_many_failures",
+        "Too many wrong codes in a row for this account: try again later, or reset your password to sign in sooner",
+        { "retry-after": String(Math.max(1, Math.ceil(stop))) },
+      );
+    }
+  }
 
   const factor = pending === null
     ? null
@@ -128,7 +166,7 @@ export async function loginTotp(
       ? page(totpLoginPage({ error: REFUSED }), 401)
       : json({ error: "invalid_code", message: REFUSED }, 401);
   }
-  if (perAccount) await ctx.limiter.reset([perAccount]);
+  if (perAccount && streak) await ctx.limiter.reset([perAccount, streak]);
   // As POST /login: the session is listed and the login recorded.
   const session = await startSession(ctx, req, pending.subject);
   await record(ctx, "login", pending.subject, req);
