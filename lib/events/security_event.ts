@@ -18,6 +18,9 @@ export const SECURITY_EVENT_TYPES = [
   "verified",
   "session_revoked",
   "account_deleted",
+  "session_bound",
+  "session_refreshed",
+  "binding_proof_refused",
 ] as const;
 
 /** One kind of security event. */

@@ -3,17 +3,23 @@
 // original Request on.
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type { DpopVerifier } from "../session/dpop_proof.ts";
 import type { AuthEvent } from "./auth_event.ts";
+import type { DeviceBoundSessions } from "./device_bound_sessions.ts";
 
 export interface IdentityContext {
   manager: SessionManager;
   cookie: CookieTransport | null;
   isVerified?: (subject: string, req: Request) => boolean | Promise<boolean>;
   emit: (event: AuthEvent) => void;
+  /** DPoP proofs are checked (opt-in), else `null`. */
+  dpop: DpopVerifier | null;
+  /** Device-bound browser sessions (opt-in), else `null`. */
+  device: DeviceBoundSessions | null;
 }
 
 /** How a token reached the server. */
-export type Via = "cookie" | "bearer";
+export type Via = "cookie" | "bearer" | "dpop";
 
 /**
  * What the request's credentials came to; one of four states, so that no
@@ -44,6 +50,13 @@ export interface RequestState {
   /** signIn or signOut ran: renewal must not overwrite their cookie. */
   changed: boolean;
   context: IdentityContext;
+  /**
+   * The RFC 7638 thumbprint of the key of a valid DPoP proof sent without
+   * a token (a sign-in): `signIn` then binds the new token to it.
+   */
+  proofKey?: string;
+  /** The request carried a device-bound cookie (cleared on sign-in/out). */
+  boundCookie?: boolean;
 }
 
 /** The identity of a state, or `null`. */

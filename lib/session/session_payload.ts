@@ -21,6 +21,12 @@ export interface Identity {
   readonly issuedAt: number;
   /** When this token expires, in unix seconds. */
   readonly expiresAt: number;
+  /**
+   * What the session is bound to: `"device"` (a device-bound browser
+   * session, DBSC), `"dpop"` (a DPoP-bound token), or absent for an
+   * ordinary session.
+   */
+  readonly binding?: "device" | "dpop";
 }
 
 /** A freshly minted token with the identity it carries. */

@@ -7,7 +7,7 @@ import {
   SecurityEvents,
 } from "@portcullis/auth/events";
 
-Deno.test("SecurityEvents.emit() hands every one of the eleven types to the one hook, with time and user agent", async () => {
+Deno.test("SecurityEvents.emit() hands every one of the fourteen types to the one hook, with time and user agent", async () => {
   const seen: SecurityEvent[] = [];
   let t = 5_000;
   const events = new SecurityEvents({
@@ -26,13 +26,16 @@ Deno.test("SecurityEvents.emit() hands every one of the eleven types to the one 
     "verified",
     "session_revoked",
     "account_deleted",
+    "session_bound",
+    "session_refreshed",
+    "binding_proof_refused",
   ]);
   const req = new Request("http://localhost/", {
     headers: { "user-agent": "Agent/1.0" },
   });
   for (const type of SECURITY_EVENT_TYPES) await events.emit(type, "u1", req);
   await events.emit("login_failed", null);
-  assert.equal(seen.length, 12);
+  assert.equal(seen.length, 15);
   assert.deepEqual(seen[0], {
     type: "registered",
     subject: "u1",
