@@ -42,10 +42,10 @@ Deno.test("SecurityEvents.emit() hands every one of the fourteen types to the on
     at: 5_000,
     userAgent: "Agent/1.0",
   });
-  assert.deepEqual(seen[11], {
+  assert.deepEqual(seen[14], {
     type: "login_failed",
     subject: null,
-    at: 5_011,
+    at: 5_014,
     userAgent: null,
   });
   assert.ok(Object.isFrozen(seen[0]));

@@ -55,7 +55,7 @@ function makeServer(kv: KeyValueStore, dpop: DpopOptions = {}) {
   return { sessions, handler };
 }
 
-async function serve(kv: KeyValueStore, dpop: DpopOptions = {}) {
+function serve(kv: KeyValueStore, dpop: DpopOptions = {}) {
   const { handler, sessions } = makeServer(kv, dpop);
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -85,7 +85,7 @@ async function signInWith(origin: string, handle: oauth.DPoPHandle) {
 
 Deno.test("oauth4webapi: a DPoP sign-in gets a bound token that works with its key only", async () => {
   const kv = new MemoryKV();
-  const { server, origin } = await serve(kv);
+  const { server, origin } = serve(kv);
   try {
     const keyPair = await oauth.generateKeyPair("ES256");
     const handle = oauth.DPoP(client, keyPair);
@@ -149,7 +149,7 @@ Deno.test("oauth4webapi: a DPoP sign-in gets a bound token that works with its k
 
 for (const alg of ["RS256", "EdDSA"]) {
   Deno.test(`oauth4webapi: ${alg} proofs bind and verify too`, async () => {
-    const { server, origin } = await serve(new MemoryKV());
+    const { server, origin } = serve(new MemoryKV());
     try {
       const handle = oauth.DPoP(client, await oauth.generateKeyPair(alg));
       const body = await signInWith(origin, handle);
