@@ -326,7 +326,9 @@ export class DeviceBoundSessions {
       return this.#refuse(req, null, "challenge");
     }
     const record = await this.#get(id);
-    if (record === null) return this.#refuse(req, null, "unknown_session");
+    if (record === null) {
+      return this.#refuse(req, null, "unknown_session", 401);
+    }
     const subject = record.s;
     if (header.alg !== record.a) return this.#refuse(req, subject, "alg");
     const key = await importProofKey(record.a, record.k);
