@@ -26,6 +26,7 @@ import {
   VERIFY_VALUE,
 } from "../session/session_binding.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type { SessionRegistry } from "../session/session_registry.ts";
 import type { AuthEvent } from "./auth_event.ts";
 import { errorResponse } from "./error_response.ts";
 
@@ -57,6 +58,11 @@ export interface DeviceBoundOptions {
   origin?: string;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
+  /**
+   * The "my sessions" registry, if the app keeps one: a registration moves
+   * the session's entry to its bound id (shown with `binding: "device"`).
+   */
+  registry?: SessionRegistry;
 }
 
 /** The events of device-bound sessions, for logs and security events. */
@@ -112,6 +118,7 @@ export class DeviceBoundSessions {
   #emit: (event: AuthEvent) => void;
   #hook: ((event: DeviceBoundEvent) => void) | undefined;
   #now: () => number;
+  #registry: SessionRegistry | null;
 
   /**
    * Checks the options once.
@@ -181,6 +188,7 @@ export class DeviceBoundSessions {
     this.#offer = `(${algorithms.join(" ")})`;
     this.#origin = options.origin ?? null;
     this.#now = options.now ?? Date.now;
+    this.#registry = options.registry ?? null;
     this.#replays = new ReplayGuard({
       store: options.store,
       prefix: `${this.#prefix}once:`,
@@ -292,6 +300,16 @@ export class DeviceBoundSessions {
     await this.#put(bound.identity.jti, record, end - nowS);
     // From now on the unbound token (and any copy of it) is dead.
     await this.#manager.revoke(identity);
+    try {
+      await this.#registry?.bind(
+        identity,
+        bound.identity,
+        end,
+        req.headers.get("user-agent"),
+      );
+    } catch {
+      // The list is a convenience; the binding stands without it.
+    }
     this.#hook?.({ type: "session_bound", subject: identity.subject, req });
     return this.#instructions(req, bound.identity, bound.token, true);
   }

@@ -2,8 +2,17 @@
 // Internal to lib/session (SessionRegistry).
 import type { KeyValueStore } from "./key_value_store.ts";
 
-/** One session: created, last seen (ms), user agent, expiry (s). */
-export type Entry = { c: number; l: number; u: string | null; e: number };
+/**
+ * One session: created, last seen (ms), user agent, expiry (s), and what it
+ * is bound to (absent for an ordinary session).
+ */
+export type Entry = {
+  c: number;
+  l: number;
+  u: string | null;
+  e: number;
+  b?: "device" | "dpop";
+};
 /** A subject's sessions by jti. */
 export type Sessions = Record<string, Entry>;
 

@@ -21,6 +21,11 @@ export interface SessionInfo {
   readonly userAgent: string | null;
   /** When its token expires, in unix seconds. */
   readonly expiresAt: number;
+  /**
+   * What the session is bound to: `"device"` (a device-bound browser
+   * session), `"dpop"` (a DPoP-bound token), or `null`.
+   */
+  readonly binding: "device" | "dpop" | null;
 }
 
 /** Options of {@linkcode SessionRegistry}. */
@@ -144,6 +149,41 @@ export class SessionRegistry {
         l: now,
         u: cleanUserAgent(userAgent),
         e: identity.expiresAt,
+        ...(identity.binding ? { b: identity.binding } : {}),
+      };
+    });
+  }
+
+  /**
+   * Records that a session became device-bound: the entry of the session
+   * it was (`previous`) moves to the bound session's id, keeping its user
+   * agent, and lives until `until` (the bound session's absolute end,
+   * while its cookie is short). Called by the device-bound middleware.
+   *
+   * @param previous The unbound session that registered.
+   * @param bound The bound session (its new jti).
+   * @param until The session's absolute end, unix seconds.
+   * @param userAgent The client's `User-Agent`, or `null`.
+   * @throws What the key-value store throws.
+   */
+  async bind(
+    previous: Identity,
+    bound: Identity,
+    until: number,
+    userAgent: string | null,
+  ): Promise<void> {
+    const now = Math.floor(this.#now());
+    this.#lastWrite.delete(previous.jti);
+    this.#remember(bound.jti, now);
+    await this.#update(bound.subject, (all) => {
+      const old = all[previous.jti];
+      delete all[previous.jti];
+      all[bound.jti] = {
+        c: bound.issuedAt,
+        l: now,
+        u: old?.u ?? cleanUserAgent(userAgent),
+        e: until,
+        b: "device",
       };
     });
   }
@@ -175,6 +215,7 @@ export class SessionRegistry {
           l: now,
           u: cleanUserAgent(userAgent),
           e: identity.expiresAt,
+          ...(identity.binding ? { b: identity.binding } : {}),
         };
     }).then(() => true, () => false);
   }
@@ -208,6 +249,7 @@ export class SessionRegistry {
       lastSeenAt: all[id].l,
       userAgent: all[id].u,
       expiresAt: all[id].e,
+      binding: all[id].b ?? null,
     })).sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
   }
 
@@ -230,6 +272,7 @@ export class SessionRegistry {
       jti: id,
       issuedAt: entry.c,
       expiresAt: entry.e,
+      ...(entry.b ? { binding: entry.b } : {}),
     });
     await this.remove(subject, id);
     return true;

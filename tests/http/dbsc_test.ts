@@ -20,6 +20,7 @@ import type { KeyValueStore } from "../../mod.ts";
 import { requireBoundSession } from "../../lib/http/mod.ts";
 import { SecurityEvents } from "../../lib/events/mod.ts";
 import { Clock, SECRET } from "../session/_helpers.ts";
+import { SessionRegistry } from "../../lib/session/session_registry.ts";
 
 const enc = new TextEncoder();
 const b64u = (bytes: Uint8Array) =>
@@ -55,16 +56,23 @@ class CountingKV implements KeyValueStore {
 function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
   const clock = new Clock(Math.floor(Date.now() / 1000) * 1000);
   const kv = new CountingKV(new MemoryKV({ now: clock.now }));
+  const revocations = new KVSessionStore(kv);
   const sessions = new SessionManager({
     secret: SecretProvider.fromValue(SECRET),
-    store: new KVSessionStore(kv),
+    store: revocations,
     now: clock.now,
     lifetimeSeconds: 24 * 3600,
+  });
+  const registry = new SessionRegistry({
+    kv,
+    manager: sessions,
+    revocations,
+    now: clock.now,
   });
   const seen: string[] = [];
   const handler = compose(
     [identityMiddleware(sessions, {
-      deviceBound: { store: kv, now: clock.now, ...opts },
+      deviceBound: { store: kv, now: clock.now, registry, ...opts },
       securityEvents: new SecurityEvents({
         hook: (e) => void seen.push(`${e.type}:${e.subject}`),
       }),
@@ -74,6 +82,7 @@ function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
       const path = new URL(req.url).pathname;
       if (path === "/login" && req.method === "POST") {
         const s = await signIn(req, "alice");
+        await registry.add(s.identity, req.headers.get("user-agent"));
         return new Response(null, {
           status: 303,
           headers: { location: "/", "set-cookie": s.setCookie! },
@@ -100,7 +109,7 @@ function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
       });
     },
   );
-  return { clock, kv, sessions, handler, seen };
+  return { clock, kv, sessions, handler, seen, registry };
 }
 
 type App = ReturnType<typeof makeDbscApp>;
@@ -656,4 +665,25 @@ Deno.test("browsers that never register keep an ordinary session, offered on nav
     /^\(ES256 RS256\)/,
   );
   await nav.body?.cancel();
+});
+
+Deno.test("my sessions: a registration moves the entry to the bound id, shown as device-bound, revocable", async () => {
+  const app = makeDbscApp();
+  const plain = await signInBrowser(app);
+  void plain;
+  const { id, key, unbound } = await bind(app);
+  app.clock.advance(700); // past the bound cookie's life: the entry stays
+  const list = await app.registry.list("alice");
+  assert.equal(list.length, 2);
+  const entry = list.find((s) => s.id === id)!;
+  assert.equal(entry.binding, "device");
+  assert.ok(entry.expiresAt > Math.floor(app.clock.now() / 1000) + 3600);
+  assert.ok(!list.some((s) => s.binding === null && s.id === unbound));
+  assert.equal(list.filter((s) => s.binding === null).length, 1);
+  // Revoked from the list: never refreshes again, even an hour later.
+  assert.equal(await app.registry.revoke("alice", id), true);
+  app.clock.advance(3600);
+  const res = await refreshWith(app, id, key);
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
 });
