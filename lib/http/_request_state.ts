@@ -1,6 +1,7 @@
 // The per-request identity that identityMiddleware attaches, keyed by the
 // Request object itself so it works with any framework that passes the
 // original Request on.
+import { AuthError } from "../auth_error.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
 import type { DpopVerifier } from "../session/dpop_proof.ts";
@@ -84,3 +85,27 @@ export const requestStates = {
     }
   },
 };
+
+/** The state of a resolved token. */
+export function settled(identity: Identity | null, via: Via): SessionState {
+  return identity === null
+    ? { kind: "invalid", via }
+    : { kind: "signedIn", identity, via };
+}
+
+/** The state of a request whose token could not be resolved. */
+export function failed(
+  error: unknown,
+  via: Via,
+  context: IdentityContext,
+): SessionState {
+  if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
+    context.emit({ type: "store_unavailable", error: error.cause ?? error });
+    return { kind: "unavailable", via };
+  }
+  context.emit({
+    type: "misconfigured",
+    message: String((error as Error)?.message),
+  });
+  return { kind: "invalid", via };
+}

@@ -8,7 +8,7 @@ import {
   type IssuedSession,
 } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
-import { MINT_BOUND } from "../session/session_binding.ts";
+import { BoundSessions } from "../session/bound_sessions.ts";
 import { ANONYMOUS, identityOf, requestStates } from "./_request_state.ts";
 
 /** What {@linkcode signIn} made. */
@@ -113,7 +113,7 @@ export async function signIn(
   const proofKey = state.proofKey;
   const issued = proofKey === undefined
     ? await manager[ISSUE_SESSION](subject)
-    : await manager[MINT_BOUND](
+    : await BoundSessions.of(manager).mint(
       { kind: "dpop", thumbprint: proofKey },
       subject,
       null,

@@ -1,6 +1,7 @@
 // A subject's session list as one JSON value in the key-value store.
 // Internal to lib/session (SessionRegistry).
 import type { KeyValueStore } from "./key_value_store.ts";
+import type { SessionInfo } from "./session_registry.ts";
 
 /**
  * One session: created, last seen (ms), user agent, expiry (s), and what it
@@ -54,4 +55,25 @@ export async function writeSessions(
   await kv.put(key, JSON.stringify(kept), {
     ttlSeconds: Math.max(60, Math.ceil(until - limits.nowS)),
   });
+}
+
+/** An entry as `SessionRegistry.list` answers it. */
+export function sessionInfo(id: string, entry: Entry): SessionInfo {
+  return {
+    id,
+    createdAt: entry.c,
+    lastSeenAt: entry.l,
+    userAgent: entry.u,
+    expiresAt: entry.e,
+    binding: entry.b ?? null,
+  };
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A `User-Agent` without control characters, at most 256 characters. */
+export function cleanUserAgent(value: string | null): string | null {
+  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
+  return clean === "" ? null : clean;
 }

@@ -48,7 +48,11 @@ export class ReplayGuard {
   #capacity: number;
   #seen = new Map<string, number>();
 
-  /** @param options See {@linkcode ReplayGuardOptions}. */
+  /**
+   * Takes the store and the window's clock.
+   *
+   * @param options See {@linkcode ReplayGuardOptions}.
+   */
   constructor(options: ReplayGuardOptions = {}) {
     this.#store = options.store ?? null;
     this.#prefix = options.prefix ?? "portcullis:once:";

@@ -14,30 +14,23 @@ import {
   newJti,
   parseSessionPayload,
   PEEK_SESSION,
+  SESSION_KEYS,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
   checkOptions,
+  longestLifetime,
   renewedExpiry,
+  revocationEnd,
   type SessionManagerOptions,
   type SlidingOptions,
   withinTimes,
 } from "./session_options.ts";
 import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
-import {
-  bindingPurpose,
-  IS_LIVE,
-  MINT_BOUND,
-  PEEK_DEVICE,
-  RESOLVE_BOUND,
-  type SessionBinding,
-  SIGN_VALUE,
-  VERIFY_VALUE,
-} from "./session_binding.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
-export { ISSUE_SESSION, PEEK_SESSION };
+export { ISSUE_SESSION, PEEK_SESSION, SESSION_KEYS };
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
@@ -69,7 +62,6 @@ export class SessionManager {
   #keys: PurposeKeys | undefined;
   #store: GuardedStore | null;
   #cache: VerifiedTokenCache;
-  #deviceCache: VerifiedTokenCache;
   #issueFloor = 0;
 
   /**
@@ -83,7 +75,6 @@ export class SessionManager {
     const o = this.#o = checkOptions(options);
     this.#store = o.store && new GuardedStore(o.store, o.storeTimeoutMs);
     this.#cache = new VerifiedTokenCache(o.cacheSize);
-    this.#deviceCache = new VerifiedTokenCache(o.cacheSize);
   }
 
   /** The token lifetime in seconds. */
@@ -133,8 +124,7 @@ export class SessionManager {
    */
   [ISSUE_SESSION](subject: string): Promise<IssuedSession> {
     checkSubject(subject);
-    const now = this.#o.now();
-    const issuedAt = Math.max(Math.floor(now), this.#issueFloor);
+    const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
     const expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
     return this.#mint(
       subject,
@@ -171,14 +161,7 @@ export class SessionManager {
    * seen before, or a store that must be asked).
    */
   [PEEK_SESSION](token: string): Identity | null | undefined {
-    return this.#peek(this.#cache, token);
-  }
-
-  #peek(
-    cache: VerifiedTokenCache,
-    token: string,
-  ): Identity | null | undefined {
-    const id = cache.get(token);
+    const id = this.#cache.get(token);
     if (id === undefined) return undefined;
     if (this.#o.now() >= id.expiresAt * 1000) return null;
     if (this.#store === null) return id;
@@ -237,12 +220,7 @@ export class SessionManager {
     } else identity = session ?? null;
     if (identity === null) return false;
     const nowS = this.#o.now() / 1000;
-    // A device-bound session outlives its short token (it is refreshed):
-    // its jti stays denied for as long as any session begun then may live.
-    const end = this.#o.sliding || identity.binding === "device"
-      ? Math.floor(identity.issuedAt / 1000) +
-        (this.#o.sliding?.absoluteLifetimeSeconds ?? this.#o.lifetime)
-      : identity.expiresAt;
+    const end = revocationEnd(identity, this.#o);
     if (end <= nowS) return false;
     await store.revoke(identity.jti, end - nowS);
     return true;
@@ -259,9 +237,7 @@ export class SessionManager {
   async revokeAll(subject: string): Promise<void> {
     const store = this.#requireStore("revokeAll");
     const cutoff = Math.floor(this.#o.now());
-    const longest = this.#o.sliding?.absoluteLifetimeSeconds ??
-      this.#o.lifetime;
-    await store.revokeAll(subject, cutoff, longest);
+    await store.revokeAll(subject, cutoff, longestLifetime(this.#o));
     this.#issueFloor = Math.max(this.#issueFloor, cutoff + 1);
   }
 
@@ -276,127 +252,13 @@ export class SessionManager {
   renew(identity: Identity): Promise<IssuedSession | null> {
     const expiresAt = renewedExpiry(identity, this.#o);
     if (expiresAt === null) return Promise.resolve(null);
-    return this.#mint(
-      identity.subject,
-      identity.jti,
-      identity.issuedAt,
-      expiresAt,
-    );
+    const { subject, jti, issuedAt } = identity;
+    return this.#mint(subject, jti, issuedAt, expiresAt);
   }
 
-  /**
-   * Mints a token bound to a key (see `session_binding.ts`); for the HTTP
-   * glue, not public API.
-   *
-   * @param binding What the session is bound to.
-   * @param subject The subject.
-   * @param expiresAt The token's expiry, unix seconds; `null` for the
-   * manager's lifetime from the session's start.
-   * @param session The session to continue (its jti and issue time); a new
-   * jti begins now without it.
-   * @returns The token and its identity.
-   */
-  [MINT_BOUND](
-    binding: SessionBinding,
-    subject: string,
-    expiresAt: number | null,
-    session?: { jti: string; issuedAt: number },
-  ): Promise<IssuedSession> {
-    checkSubject(subject);
-    let jti = session?.jti, issuedAt = session?.issuedAt;
-    if (jti === undefined || issuedAt === undefined) {
-      issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
-      jti = newJti(issuedAt, this.#o.random(16));
-    }
-    return this.#mint(
-      subject,
-      jti,
-      issuedAt,
-      expiresAt ?? Math.floor(issuedAt / 1000) + this.#o.lifetime,
-      bindingPurpose(binding),
-      binding.kind,
-    );
-  }
-
-  /**
-   * Resolves a token minted with a binding (MAC, times, revocation); for
-   * the HTTP glue, not public API.
-   *
-   * @param binding The binding the token must carry.
-   * @param token The presented token.
-   * @returns The identity (with `binding` set), or `null`.
-   * @throws {AuthError} `STORE_UNAVAILABLE`.
-   */
-  async [RESOLVE_BOUND](
-    binding: SessionBinding,
-    token: string,
-  ): Promise<Identity | null> {
-    if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
-      return null;
-    }
-    const device = binding.kind === "device";
-    let id = device ? this.#deviceCache.get(token) : undefined;
-    if (id === undefined) {
-      const verified = await this.#verify(
-        token,
-        bindingPurpose(binding),
-        binding.kind,
-      );
-      if (verified === null) return null;
-      id = verified;
-      if (device) this.#deviceCache.set(token, id);
-    }
-    return this.#checkLive(id);
-  }
-
-  /**
-   * {@linkcode SessionManager[PEEK_SESSION]} for device-bound tokens; not
-   * public API.
-   *
-   * @param token The presented bound cookie.
-   * @returns The identity, `null`, or `undefined` (ask).
-   */
-  [PEEK_DEVICE](token: string): Identity | null | undefined {
-    return this.#peek(this.#deviceCache, token);
-  }
-
-  /**
-   * Whether a session is unexpired and not revoked; for the HTTP glue.
-   *
-   * @param identity The session.
-   * @returns `true` when it is live.
-   * @throws {AuthError} `STORE_UNAVAILABLE`.
-   */
-  async [IS_LIVE](identity: Identity): Promise<boolean> {
-    return (await this.#checkLive(identity)) !== null;
-  }
-
-  /**
-   * Signs a short value with the session keys under a `dbsc.` purpose of
-   * its own; for the HTTP glue, not public API.
-   *
-   * @param purpose The purpose label, beginning with `dbsc.`.
-   * @param payload The bytes.
-   * @returns The signed value.
-   */
-  async [SIGN_VALUE](purpose: string, payload: Uint8Array): Promise<string> {
-    const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
-    return signToken(keys.current, valuePurpose(purpose), payload);
-  }
-
-  /**
-   * Verifies a value signed by {@linkcode SessionManager[SIGN_VALUE]}.
-   *
-   * @param purpose The purpose label.
-   * @param value The presented value.
-   * @returns The payload, or `null`.
-   */
-  async [VERIFY_VALUE](
-    purpose: string,
-    value: string,
-  ): Promise<Uint8Array | null> {
-    const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
-    return verifyToken(keys, valuePurpose(purpose), value);
+  /** Not public API: the session keys, for key-bound tokens. */
+  async [SESSION_KEYS](): Promise<PurposeKeys> {
+    return this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
   }
 
   async #mint(
@@ -404,36 +266,25 @@ export class SessionManager {
     jti: string,
     issuedAt: number,
     expiresAt: number,
-    purpose: string = SESSION_PURPOSE,
-    binding?: "device" | "dpop",
   ): Promise<IssuedSession> {
     const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
-    const identity: Identity = Object.freeze(
-      binding === undefined
-        ? { subject, jti, issuedAt, expiresAt }
-        : { subject, jti, issuedAt, expiresAt, binding },
-    );
+    const identity = Object.freeze({ subject, jti, issuedAt, expiresAt });
     const token = await signToken(
       keys.current,
-      purpose,
+      SESSION_PURPOSE,
       encodeSessionPayload(identity),
     );
     return { token, identity };
   }
 
-  async #verify(
-    token: string,
-    purpose: string = SESSION_PURPOSE,
-    binding?: "device" | "dpop",
-  ): Promise<Identity | null> {
+  async #verify(token: string): Promise<Identity | null> {
     const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
-    const payload = await verifyToken(keys, purpose, token);
+    const payload = await verifyToken(keys, SESSION_PURPOSE, token);
     if (payload === null) return null;
     const identity = parseSessionPayload(payload);
-    if (identity === null || !withinTimes(identity, this.#o)) return null;
-    return binding === undefined
+    return identity !== null && withinTimes(identity, this.#o)
       ? identity
-      : Object.freeze({ ...identity, binding });
+      : null;
   }
 
   #requireStore(what: string): GuardedStore {
@@ -444,14 +295,4 @@ export class SessionManager {
     }
     return this.#store;
   }
-}
-
-/** A value purpose: always `dbsc.…`, never a session purpose. */
-function valuePurpose(purpose: string): string {
-  if (!purpose.startsWith("dbsc.")) {
-    throw new TypeError(
-      `Signed value purpose must begin with "dbsc.": received "${purpose}"`,
-    );
-  }
-  return purpose;
 }

@@ -51,6 +51,13 @@ export const ISSUE_SESSION: unique symbol = Symbol("portcullis.issueSession");
  */
 export const PEEK_SESSION: unique symbol = Symbol("portcullis.peekSession");
 
+/**
+ * Answers the manager's session keys, so that tokens bound to a client's
+ * key (`bound_sessions.ts`) are signed with them under purposes of their
+ * own. Not public API.
+ */
+export const SESSION_KEYS: unique symbol = Symbol("portcullis.sessionKeys");
+
 const encoder = new TextEncoder();
 // ignoreBOM: a subject that begins with U+FEFF keeps it (a decoder that
 // stripped it would turn "\uFEFFadmin" into "admin").

@@ -7,7 +7,13 @@
 import type { KeyValueStore } from "./key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
-import { readSessions, type Sessions, writeSessions } from "./_session_list.ts";
+import {
+  cleanUserAgent,
+  readSessions,
+  sessionInfo,
+  type Sessions,
+  writeSessions,
+} from "./_session_list.ts";
 
 /** One live session as {@linkcode SessionRegistry.list} answers it. */
 export interface SessionInfo {
@@ -21,10 +27,7 @@ export interface SessionInfo {
   readonly userAgent: string | null;
   /** When its token expires, in unix seconds. */
   readonly expiresAt: number;
-  /**
-   * What the session is bound to: `"device"` (a device-bound browser
-   * session), `"dpop"` (a DPoP-bound token), or `null`.
-   */
+  /** What it is bound to: `"device"` (DBSC), `"dpop"`, or `null`. */
   readonly binding: "device" | "dpop" | null;
 }
 
@@ -46,8 +49,6 @@ export interface SessionRegistryOptions {
   maxPerSubject?: number;
 }
 
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const REMEMBERED = 10_000;
 
 /**
@@ -149,41 +150,7 @@ export class SessionRegistry {
         l: now,
         u: cleanUserAgent(userAgent),
         e: identity.expiresAt,
-        ...(identity.binding ? { b: identity.binding } : {}),
-      };
-    });
-  }
-
-  /**
-   * Records that a session became device-bound: the entry of the session
-   * it was (`previous`) moves to the bound session's id, keeping its user
-   * agent, and lives until `until` (the bound session's absolute end,
-   * while its cookie is short). Called by the device-bound middleware.
-   *
-   * @param previous The unbound session that registered.
-   * @param bound The bound session (its new jti).
-   * @param until The session's absolute end, unix seconds.
-   * @param userAgent The client's `User-Agent`, or `null`.
-   * @throws What the key-value store throws.
-   */
-  async bind(
-    previous: Identity,
-    bound: Identity,
-    until: number,
-    userAgent: string | null,
-  ): Promise<void> {
-    const now = Math.floor(this.#now());
-    this.#lastWrite.delete(previous.jti);
-    this.#remember(bound.jti, now);
-    await this.#update(bound.subject, (all) => {
-      const old = all[previous.jti];
-      delete all[previous.jti];
-      all[bound.jti] = {
-        c: bound.issuedAt,
-        l: now,
-        u: old?.u ?? cleanUserAgent(userAgent),
-        e: until,
-        b: "device",
+        b: identity.binding,
       };
     });
   }
@@ -215,7 +182,6 @@ export class SessionRegistry {
           l: now,
           u: cleanUserAgent(userAgent),
           e: identity.expiresAt,
-          ...(identity.binding ? { b: identity.binding } : {}),
         };
     }).then(() => true, () => false);
   }
@@ -243,14 +209,9 @@ export class SessionRegistry {
         }
       });
     }
-    return live.map((id) => ({
-      id,
-      createdAt: all[id].c,
-      lastSeenAt: all[id].l,
-      userAgent: all[id].u,
-      expiresAt: all[id].e,
-      binding: all[id].b ?? null,
-    })).sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    return live.map((id) => sessionInfo(id, all[id])).sort((a, b) =>
+      b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)
+    );
   }
 
   /**
@@ -272,7 +233,7 @@ export class SessionRegistry {
       jti: id,
       issuedAt: entry.c,
       expiresAt: entry.e,
-      ...(entry.b ? { binding: entry.b } : {}),
+      binding: entry.b,
     });
     await this.remove(subject, id);
     return true;
@@ -323,11 +284,6 @@ export class SessionRegistry {
       max: this.#max,
     });
   }
-}
-
-function cleanUserAgent(value: string | null): string | null {
-  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
-  return clean === "" ? null : clean;
 }
 
 // The types this entry's API names, so its documentation is whole.
