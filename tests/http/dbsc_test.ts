@@ -687,3 +687,20 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
   assert.equal(res.status, 401);
   await res.body?.cancel();
 });
+
+Deno.test("the session.* and dbsc.* purposes are reserved on /tokens", async () => {
+  const { signToken, verifyToken } = await import(
+    "../../lib/session/tokens.ts"
+  );
+  const keys = await SecretProvider.fromValue(SECRET).keys("session");
+  for (const purpose of ["session.device", "session.dpop.x", "dbsc.refresh"]) {
+    await assert.rejects(
+      async () => await signToken(keys.current, purpose, new Uint8Array()),
+      RangeError,
+    );
+    await assert.rejects(
+      async () => await verifyToken(keys, purpose, "v1.x"),
+      RangeError,
+    );
+  }
+});
