@@ -61,7 +61,8 @@ export interface IdentityOptions {
    * request with a `DPoP` header or scheme whose proof fails gets 401
    * `WWW-Authenticate: DPoP error="invalid_dpop_proof"`. Unbound tokens
    * keep working as `Bearer`. Give `store` so that proofs replayed on
-   * another instance are refused too.
+   * another instance are refused too. `htu` is compared with
+   * `crossOrigin.appOrigin` when set (else the request's origin).
    */
   dpop?: boolean | DpopOptions;
   /**
@@ -162,6 +163,8 @@ function makeContext(
   const dpop = dpopOptions === null ? null : new DpopVerifier({
     ...dpopOptions,
     store: dpopOptions.store === undefined ? kv : dpopOptions.store,
+    // Behind a proxy the request URL may not carry the public origin.
+    origin: dpopOptions.origin ?? options.crossOrigin?.appOrigin,
   });
   let device: DeviceBoundSessions | null = null;
   if (options.deviceBound) {
@@ -179,6 +182,7 @@ function makeContext(
       {
         ...options.deviceBound,
         store: options.deviceBound.store ?? kv ?? undefined,
+        origin: options.deviceBound.origin ?? options.crossOrigin?.appOrigin,
       },
       emit,
       onDevice,

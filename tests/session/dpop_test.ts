@@ -500,3 +500,37 @@ Deno.test("a store that fails during the replay check answers 503, never passes"
   assert.equal(res.status, 503);
   await res.body?.cancel();
 });
+
+Deno.test("behind a proxy, htu is compared with the app's public origin, not the internal URL", async () => {
+  const sessions = new SessionManager({
+    secret: SecretProvider.fromValue(SECRET),
+    store: new KVSessionStore(new MemoryKV()),
+  });
+  const handler = compose(
+    [identityMiddleware(sessions, {
+      dpop: true,
+      crossOrigin: { appOrigin: "https://api.example" },
+    })],
+    (req) => new Response(currentIdentity(req)?.binding ?? "none"),
+  );
+  const key = await es256Key();
+  const internal = "http://127.0.0.1:8080/token";
+  const send = async (htu: string) =>
+    await handler(
+      new Request(internal, {
+        method: "POST",
+        headers: {
+          dpop: await makeProof(key, {
+            jti: crypto.randomUUID(),
+            htm: "POST",
+            htu,
+            iat: Math.floor(Date.now() / 1000),
+          }),
+        },
+      }),
+    );
+  const pub = await send("https://api.example/token");
+  assert.equal(pub.status, 200);
+  await pub.body?.cancel();
+  await assertRefused(await send(internal), "internal URL as htu");
+});
