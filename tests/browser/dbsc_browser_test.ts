@@ -28,6 +28,7 @@ import {
 import { SecurityEvents } from "../../lib/events/mod.ts";
 import { CHROMIUM, CHROMIUM_ARGS, haveChromium } from "../support/chromium.ts";
 import { missing } from "../support/services.ts";
+import { startApp } from "../app/_harness.ts";
 
 const FEATURES =
   "--enable-features=DeviceBoundSessions,EnableBoundSessionCredentialsSoftwareKeysForManualTesting";
@@ -393,6 +394,117 @@ Deno.test({
       await plain.close();
       await server.shutdown();
       await plainServer.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/**
+ * A TLS-terminating proxy on 127.0.0.1 in front of a plain-HTTP server:
+ * the request goes on with its method, headers and body; the answer comes
+ * back as it is (redirects included).
+ */
+function tlsProxy(tls: { cert: string; key: string }) {
+  let target = "";
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: tls.cert,
+    key: tls.key,
+    onListen: () => {},
+  }, async (req) => {
+    const url = new URL(req.url);
+    const res = await fetch(`${target}${url.pathname}${url.search}`, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      redirect: "manual",
+    });
+    return new Response(res.body, res);
+  });
+  return {
+    server,
+    origin: `https://localhost:${server.addr.port}`,
+    to(origin: string) {
+      target = origin;
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "browser: the reference app (Deno entry) behind a TLS proxy binds the session on registration, renews it, and lists it as bound",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await haveChromium())) return;
+    try {
+      await run(["openssl", "version"]);
+    } catch {
+      missing("openssl is not installed");
+      return;
+    }
+    const dir = await Deno.makeTempDir();
+    const tls = await makeCertificate(dir);
+    const proxy = tlsProxy(tls);
+    await using app = await startApp({
+      appOrigin: proxy.origin,
+      deviceBound: { cookieLifetime: LIFETIME },
+    });
+    proxy.to(app.origin);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        ...CHROMIUM_ARGS,
+        `--ignore-certificate-errors-spki-list=${tls.spki}`,
+        FEATURES,
+      ],
+    });
+    try {
+      const ctx = await browser.newContext();
+      const page = await ctx.newPage();
+      await page.goto(`${proxy.origin}/register`);
+      await page.fill("#email", "bound@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${proxy.origin}/`),
+        page.click("button[type=submit]"),
+      ]);
+      await waitFor(
+        "the bound cookie",
+        async () =>
+          (await ctx.cookies()).some((c) => c.name === "__Host-session-bound"),
+      );
+      assert.ok(
+        !(await ctx.cookies()).some((c) => c.name === "__Host-session"),
+        "the unbound cookie was cleared",
+      );
+      const sessions = async () =>
+        await page.evaluate(async () =>
+          (await (await fetch("/api/sessions")).json()).sessions
+        ) as { current: boolean; bound: boolean }[];
+      const listed = await sessions();
+      assert.deepEqual(
+        listed.filter((s) => s.current).map((s) => s.bound),
+        [true],
+      );
+      // The bound cookie expires; the next page is held, renewed, served.
+      await new Promise((r) => setTimeout(r, (LIFETIME + 2) * 1000));
+      assert.ok(
+        !(await ctx.cookies()).some((c) => c.name === "__Host-session-bound"),
+        "the browser dropped the expired cookie",
+      );
+      await page.goto(`${proxy.origin}/account`);
+      assert.equal(new URL(page.url()).pathname, "/account");
+      assert.ok(
+        (await ctx.cookies()).some((c) => c.name === "__Host-session-bound"),
+        "renewed",
+      );
+      assert.equal((await sessions()).filter((s) => s.current).length, 1);
+    } finally {
+      await browser.close();
+      await proxy.server.shutdown();
       await Deno.remove(dir, { recursive: true });
     }
   },
