@@ -46,6 +46,7 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
+import type { DeviceBoundOptions } from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
@@ -130,6 +131,12 @@ export interface AppDeps {
    * each on when given; see `sign_in_methods.ts`. Default: none.
    */
   signInMethods?: SignInMethodsDeps;
+  /**
+   * Device-bound browser sessions (DBSC), on by default: a browser able to
+   * bind (Chromium over https) renews a 10-minute cookie with its key, so a
+   * copied cookie dies within minutes. `false` turns it off.
+   */
+  deviceBound?: DeviceBoundOptions | false;
 }
 
 /** The app: a Web-standard handler. */
@@ -307,6 +314,10 @@ export function createApp(deps: AppDeps): App {
       crossOrigin: { appOrigin },
       isVerified: async (subject) =>
         ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
+      deviceBound: deps.deviceBound === false
+        ? undefined
+        : { store: deps.kv, registry, now, ...deps.deviceBound },
+      securityEvents: events,
     }),
   ], router);
 

@@ -19,6 +19,9 @@ export const SECURITY_EVENT_TYPES = [
   "credentials_removed",
   "session_revoked",
   "account_deleted",
+  "session_bound",
+  "session_refreshed",
+  "binding_proof_refused",
 ] as const;
 
 /** One kind of security event. */

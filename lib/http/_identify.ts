@@ -1,18 +1,21 @@
 // The per-request path of identityMiddleware: read the credential, resolve
 // it (synchronously when memory can tell), apply the cross-origin check,
 // attach the request state, call the handler, renew the cookie if due.
-import { AuthError } from "../auth_error.ts";
 import { BearerTransport } from "../session/bearer_transport.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import { type Identity, PEEK_SESSION } from "../session/session_manager.ts";
 import {
   ANONYMOUS,
+  failed,
   type IdentityContext,
   type RequestState,
   requestStates,
   type SessionState,
+  settled,
   type Via,
 } from "./_request_state.ts";
+import { dpopOutcome, usesDpop } from "./_dpop_request.ts";
+import { finishDevice } from "./_device_finish.ts";
 import type { CrossOriginProtection } from "./cross_origin_protection.ts";
 import { errorResponse } from "./error_response.ts";
 import type { Next } from "./middleware.ts";
@@ -49,14 +52,30 @@ function identify(
   csrf: CrossOriginProtection,
   bearer: boolean,
 ): Response | Promise<Response> {
+  const dpop = context.dpop;
+  if (dpop !== null && usesDpop(req)) {
+    return dpopOutcome(req, context, dpop).then((o) =>
+      o instanceof Response
+        ? o
+        : proceed(req, next, context, csrf, o.session, false, o.proofKey)
+    );
+  }
+  const device = context.device;
+  if (device !== null && req.method === "POST") {
+    const answer = device.handle(req);
+    if (answer !== null) return answer;
+  }
   let token: string | null = null;
   let via: Via = "cookie";
+  let bound = false; // a device-bound cookie: when present, the only one
   const credentials = bearerTransport.read(req);
   if (credentials.present) {
     via = "bearer";
     if (bearer) token = credentials.token;
   } else if (context.cookie !== null) {
-    token = context.cookie.read(req);
+    if (device !== null) token = device.cookie.read(req);
+    bound = token !== null;
+    if (!bound) token = context.cookie.read(req);
   }
   if (token === null) {
     const session = credentials.present
@@ -67,30 +86,30 @@ function identify(
   const manager = context.manager;
   let known: Identity | null | undefined;
   try {
-    known = manager[PEEK_SESSION](token);
+    known = bound
+      ? device!.bound.peekDevice(token)
+      : manager[PEEK_SESSION](token);
   } catch {
     known = undefined; // resolve() below asks again and fails closed
   }
   if (known !== undefined) {
-    return proceed(req, next, context, csrf, settled(known, via));
+    return proceed(req, next, context, csrf, settled(known, via), bound);
   }
   let resolving: Promise<Identity | null>;
   try {
-    resolving = manager.resolve(token);
+    resolving = bound
+      ? device!.bound.resolve(DEVICE, token)
+      : manager.resolve(token);
   } catch (error) {
     resolving = Promise.reject(error);
   }
   return resolving.then(
-    (identity) => proceed(req, next, context, csrf, settled(identity, via)),
-    (error) => proceed(req, next, context, csrf, failed(error, via, context)),
+    (id) => proceed(req, next, context, csrf, settled(id, via), bound),
+    (e) => proceed(req, next, context, csrf, failed(e, via, context), bound),
   );
 }
 
-function settled(identity: Identity | null, via: Via): SessionState {
-  return identity === null
-    ? { kind: "invalid", via }
-    : { kind: "signedIn", identity, via };
-}
+const DEVICE = Object.freeze({ kind: "device" as const });
 
 /** The cross-origin check, the state, the handler, and renewal if due. */
 function proceed(
@@ -99,9 +118,11 @@ function proceed(
   context: IdentityContext,
   csrf: CrossOriginProtection,
   session: SessionState,
+  bound = false,
+  proofKey?: string,
 ): Response | Promise<Response> {
   const bearerIdentity = session.kind === "signedIn" &&
-    session.via === "bearer";
+    session.via !== "cookie";
   if (!bearerIdentity && unsafe(req.method) && !csrf.check(req)) {
     context.emit({
       type: "cross_origin_rejected",
@@ -118,38 +139,30 @@ function proceed(
     );
   }
   const state: RequestState = { session, changed: false, context };
+  if (bound) state.boundCookie = true;
+  if (proofKey !== undefined) state.proofKey = proofKey;
   requestStates.set(req, state);
-  // Renewal only where it can happen: otherwise the handler's promise is
-  // answered as it is, with no frame of ours around it.
-  if (
-    session.kind === "signedIn" && session.via === "cookie" &&
-    context.cookie !== null && context.manager.sliding
-  ) {
-    const cookie = context.cookie;
-    return Promise.resolve(next(req)).then((response) =>
-      state.changed
+  const device = context.device;
+  // Renewal only where it can happen (an unbound cookie session): otherwise
+  // the handler's promise is answered as it is, with no frame of ours
+  // around it, device-bound sessions aside (their offer and cookies).
+  const renewable = session.kind === "signedIn" && session.via === "cookie" &&
+    session.identity.binding === undefined && context.cookie !== null &&
+    context.manager.sliding;
+  if (renewable || (device !== null && context.cookie !== null)) {
+    const cookie = context.cookie!;
+    return Promise.resolve(next(req)).then((response) => {
+      const out = device === null
         ? response
-        : renewed(response, session.identity, state, cookie)
-    );
+        : finishDevice(device, req, response, state);
+      return state.changed || !renewable
+        ? out
+        : Promise.resolve(out).then((r) =>
+          renewed(r, session.identity, state, cookie)
+        );
+    });
   }
   return next(req);
-}
-
-/** The state of a request whose token could not be resolved. */
-function failed(
-  error: unknown,
-  via: Via,
-  context: IdentityContext,
-): SessionState {
-  if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
-    context.emit({ type: "store_unavailable", error: error.cause ?? error });
-    return { kind: "unavailable", via };
-  }
-  context.emit({
-    type: "misconfigured",
-    message: String((error as Error)?.message),
-  });
-  return { kind: "invalid", via };
 }
 
 async function renewed(

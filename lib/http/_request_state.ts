@@ -1,19 +1,26 @@
 // The per-request identity that identityMiddleware attaches, keyed by the
 // Request object itself so it works with any framework that passes the
 // original Request on.
+import { AuthError } from "../auth_error.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type { DpopVerifier } from "../session/dpop_proof.ts";
 import type { AuthEvent } from "./auth_event.ts";
+import type { DeviceBoundSessions } from "./device_bound_sessions.ts";
 
 export interface IdentityContext {
   manager: SessionManager;
   cookie: CookieTransport | null;
   isVerified?: (subject: string, req: Request) => boolean | Promise<boolean>;
   emit: (event: AuthEvent) => void;
+  /** DPoP proofs are checked (opt-in), else `null`. */
+  dpop: DpopVerifier | null;
+  /** Device-bound browser sessions (opt-in), else `null`. */
+  device: DeviceBoundSessions | null;
 }
 
 /** How a token reached the server. */
-export type Via = "cookie" | "bearer";
+export type Via = "cookie" | "bearer" | "dpop";
 
 /**
  * What the request's credentials came to; one of four states, so that no
@@ -44,6 +51,13 @@ export interface RequestState {
   /** signIn or signOut ran: renewal must not overwrite their cookie. */
   changed: boolean;
   context: IdentityContext;
+  /**
+   * The RFC 7638 thumbprint of the key of a valid DPoP proof sent without
+   * a token (a sign-in): `signIn` then binds the new token to it.
+   */
+  proofKey?: string;
+  /** The request carried a device-bound cookie (cleared on sign-in/out). */
+  boundCookie?: boolean;
 }
 
 /** The identity of a state, or `null`. */
@@ -71,3 +85,27 @@ export const requestStates = {
     }
   },
 };
+
+/** The state of a resolved token. */
+export function settled(identity: Identity | null, via: Via): SessionState {
+  return identity === null
+    ? { kind: "invalid", via }
+    : { kind: "signedIn", identity, via };
+}
+
+/** The state of a request whose token could not be resolved. */
+export function failed(
+  error: unknown,
+  via: Via,
+  context: IdentityContext,
+): SessionState {
+  if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
+    context.emit({ type: "store_unavailable", error: error.cause ?? error });
+    return { kind: "unavailable", via };
+  }
+  context.emit({
+    type: "misconfigured",
+    message: String((error as Error)?.message),
+  });
+  return { kind: "invalid", via };
+}

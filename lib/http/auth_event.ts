@@ -13,7 +13,8 @@ export type AuthEvent =
   | { type: "cross_origin_rejected"; method: string; path: string }
   | { type: "policy_error"; error: unknown }
   | { type: "verification_check_failed"; error: unknown }
-  | { type: "misconfigured"; message: string };
+  | { type: "misconfigured"; message: string }
+  | { type: "dpop_proof_refused"; reason: string; path: string };
 
 /**
  * The default event hook: problems go to `console.error` as one line, with
@@ -31,7 +32,10 @@ export type AuthEvent =
  * ```
  */
 export function logAuthEvent(event: AuthEvent): void {
-  if (event.type === "cross_origin_rejected") return;
+  if (
+    event.type === "cross_origin_rejected" ||
+    event.type === "dpop_proof_refused"
+  ) return;
   const detail = event.type === "store_unavailable"
     ? kindOf(event.error)
     : "error" in event

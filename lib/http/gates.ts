@@ -120,7 +120,7 @@ export function requireAuth(options: RequireAuthOptions = {}): Middleware {
     if (state === undefined) return notInstalled(req);
     const session = state.session;
     if (session.kind === "signedIn") return next();
-    const viaHeader = session.kind !== "anonymous" && session.via === "bearer";
+    const viaHeader = session.kind !== "anonymous" && session.via !== "cookie";
     if (session.kind !== "unavailable" && !viaHeader && isNavigation(req)) {
       const url = new URL(req.url);
       const back = safeNextPath(url.pathname + url.search);
@@ -334,6 +334,8 @@ function unauthenticated(req: Request, state: RequestState): Response {
   if (session.kind === "invalid" && session.via === "bearer") {
     headers["www-authenticate"] =
       'Bearer realm="portcullis", error="invalid_token"';
+  } else if (session.kind === "invalid" && session.via === "dpop") {
+    headers["www-authenticate"] = 'DPoP error="invalid_token"';
   }
   return errorResponse(
     req,

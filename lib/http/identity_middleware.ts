@@ -28,6 +28,13 @@ import {
 } from "./cross_origin_protection.ts";
 import { errorResponse } from "./error_response.ts";
 import type { Middleware } from "./middleware.ts";
+import { type DpopOptions, DpopVerifier } from "../session/dpop_proof.ts";
+import {
+  type DeviceBoundEvent,
+  type DeviceBoundOptions,
+  DeviceBoundSessions,
+} from "./device_bound_sessions.ts";
+import type { SecurityEvents } from "../events/security_event.ts";
 
 /** Options of {@linkcode identityMiddleware}. */
 export interface IdentityOptions {
@@ -47,6 +54,30 @@ export interface IdentityOptions {
   isVerified?: (subject: string, req: Request) => boolean | Promise<boolean>;
   /** Receives events; default {@linkcode logAuthEvent}. */
   onEvent?: (event: AuthEvent) => void;
+  /**
+   * Opt-in DPoP (RFC 9449): a sign-in request with a valid `DPoP` proof
+   * gets a token bound to the proof's key, which then works only as
+   * `Authorization: DPoP <token>` with a fresh proof by that key. Any
+   * request with a `DPoP` header or scheme whose proof fails gets 401
+   * `WWW-Authenticate: DPoP error="invalid_dpop_proof"`. Unbound tokens
+   * keep working as `Bearer`. Give `store` so that proofs replayed on
+   * another instance are refused too. `htu` is compared with
+   * `crossOrigin.appOrigin` when set (else the request's origin).
+   */
+  dpop?: boolean | DpopOptions;
+  /**
+   * Opt-in device-bound browser sessions (W3C DBSC): signed-in browser
+   * responses offer registration; a browser that registers gets a bound
+   * cookie of `cookieLifetime` (default 10 minutes) that it renews with a
+   * proof of possession, and the unbound token it signed in with stops
+   * working. Browsers without DBSC keep the ordinary session.
+   */
+  deviceBound?: DeviceBoundOptions;
+  /**
+   * Where `session_bound`, `session_refreshed` and `binding_proof_refused`
+   * security events go.
+   */
+  securityEvents?: SecurityEvents;
 }
 
 /** Options of the installable form of {@linkcode identityMiddleware}. */
@@ -98,7 +129,7 @@ export function identityMiddleware(
   options: IdentityOptions = {},
 ): Middleware {
   if (managerOrOptions instanceof SessionManager) {
-    const context = makeContext(managerOrOptions, options);
+    const context = makeContext(managerOrOptions, options, null);
     const csrf = new CrossOriginProtection(options.crossOrigin);
     return (req, next) =>
       handle(req, next, context, csrf, options.bearer !== false);
@@ -109,24 +140,61 @@ export function identityMiddleware(
 function makeContext(
   manager: SessionManager,
   options: IdentityOptions,
+  kv: KeyValueStore | null,
 ): IdentityContext {
   const cookie = options.cookie === false
     ? null
     : options.cookie instanceof CookieTransport
     ? options.cookie
     : new CookieTransport(options.cookie);
-  const emit = options.onEvent ?? logAuthEvent;
+  const hook = options.onEvent ?? logAuthEvent;
+  const events = options.securityEvents;
+  const emit = (e: AuthEvent) => {
+    try {
+      hook(e);
+    } catch {
+      // A failing hook must not change an answer.
+    }
+    if (e.type === "dpop_proof_refused") {
+      events?.emit("binding_proof_refused", null).catch(() => {});
+    }
+  };
+  const dpopOptions = options.dpop === true ? {} : options.dpop || null;
+  const dpop = dpopOptions === null ? null : new DpopVerifier({
+    ...dpopOptions,
+    store: dpopOptions.store === undefined ? kv : dpopOptions.store,
+    // Behind a proxy the request URL may not carry the public origin.
+    origin: dpopOptions.origin ?? options.crossOrigin?.appOrigin,
+  });
+  let device: DeviceBoundSessions | null = null;
+  if (options.deviceBound) {
+    if (cookie === null) {
+      throw new TypeError(
+        "deviceBound needs the session cookie: do not pass cookie: false",
+      );
+    }
+    const onDevice = (e: DeviceBoundEvent) => {
+      events?.emit(e.type, e.subject, e.req).catch(() => {});
+    };
+    device = new DeviceBoundSessions(
+      manager,
+      cookie,
+      {
+        ...options.deviceBound,
+        store: options.deviceBound.store ?? kv ?? undefined,
+        origin: options.deviceBound.origin ?? options.crossOrigin?.appOrigin,
+      },
+      emit,
+      onDevice,
+    );
+  }
   return {
     manager,
     cookie,
     isVerified: options.isVerified,
-    emit: (e) => {
-      try {
-        emit(e);
-      } catch {
-        // A failing hook must not change an answer.
-      }
-    },
+    emit,
+    dpop,
+    device,
   };
 }
 
@@ -174,13 +242,14 @@ async function build(
   env: Bindings | null,
 ): Promise<[IdentityContext, CrossOriginProtection]> {
   const secret = SecretProvider.fromEnv(secretName, env ? { env } : {});
+  const kv = await openStore(choice);
   const manager = new SessionManager({
     secret,
-    store: new KVSessionStore(await openStore(choice)),
+    store: new KVSessionStore(kv),
     lifetimeSeconds: options.lifetimeSeconds,
   });
   const appOrigin = options.crossOrigin?.appOrigin ??
     readBinding(env, "APP_ORIGIN");
   const csrf = new CrossOriginProtection({ ...options.crossOrigin, appOrigin });
-  return [makeContext(manager, options), csrf];
+  return [makeContext(manager, options, kv), csrf];
 }

@@ -36,3 +36,11 @@ export type {
   SignInResult,
   SignOutResult,
 } from "./sign_in.ts";
+export {
+  requireBoundSession,
+  sessionBinding,
+} from "./require_bound_session.ts";
+export type {
+  DeviceBoundEvent,
+  DeviceBoundOptions,
+} from "./device_bound_sessions.ts";

@@ -8,6 +8,7 @@ import {
   type IssuedSession,
 } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
+import { BoundSessions } from "../session/bound_sessions.ts";
 import { ANONYMOUS, identityOf, requestStates } from "./_request_state.ts";
 
 /** What {@linkcode signIn} made. */
@@ -16,7 +17,8 @@ export interface SignInResult extends IssuedSession {
   readonly expiresAt: number;
   /**
    * The `Set-Cookie` value for browser clients, or `null` when the
-   * middleware has no cookie transport.
+   * middleware has no cookie transport or the token is DPoP-bound (sent
+   * as `Authorization: DPoP`, never in a cookie).
    */
   readonly setCookie: string | null;
 }
@@ -106,7 +108,16 @@ export async function signIn(
     await manager.revoke(before.identity);
   }
   const subject = typeof who === "string" ? who : who.subject;
-  const issued = await manager[ISSUE_SESSION](subject);
+  // A sign-in that proved a DPoP key gets a token bound to that key, for
+  // the DPoP scheme only (never a cookie).
+  const proofKey = state.proofKey;
+  const issued = proofKey === undefined
+    ? await manager[ISSUE_SESSION](subject)
+    : await BoundSessions.of(manager).mint(
+      { kind: "dpop", thumbprint: proofKey },
+      subject,
+      null,
+    );
   if (typeof who !== "string" && !(await who.stillCurrent())) {
     // The token never leaves this function; revoking it is belt and braces.
     if (manager.revocable) {
@@ -119,13 +130,17 @@ export async function signIn(
   state.session = {
     kind: "signedIn",
     identity: issued.identity,
-    via: before.kind === "anonymous" ? "cookie" : before.via,
+    via: proofKey !== undefined
+      ? "dpop"
+      : before.kind === "anonymous"
+      ? "cookie"
+      : before.via,
   };
   state.changed = true;
   return {
     ...issued,
     expiresAt: issued.identity.expiresAt,
-    setCookie: cookie === null
+    setCookie: cookie === null || proofKey !== undefined
       ? null
       : cookie.serialize(issued.token, manager.secondsLeft(issued.identity)),
   };

@@ -1,9 +1,19 @@
 // A subject's session list as one JSON value in the key-value store.
 // Internal to lib/session (SessionRegistry).
 import type { KeyValueStore } from "./key_value_store.ts";
+import type { SessionInfo } from "./session_registry.ts";
 
-/** One session: created, last seen (ms), user agent, expiry (s). */
-export type Entry = { c: number; l: number; u: string | null; e: number };
+/**
+ * One session: created, last seen (ms), user agent, expiry (s), and what it
+ * is bound to (absent for an ordinary session).
+ */
+export type Entry = {
+  c: number;
+  l: number;
+  u: string | null;
+  e: number;
+  b?: "device" | "dpop";
+};
 /** A subject's sessions by jti. */
 export type Sessions = Record<string, Entry>;
 
@@ -45,4 +55,25 @@ export async function writeSessions(
   await kv.put(key, JSON.stringify(kept), {
     ttlSeconds: Math.max(60, Math.ceil(until - limits.nowS)),
   });
+}
+
+/** An entry as `SessionRegistry.list` answers it. */
+export function sessionInfo(id: string, entry: Entry): SessionInfo {
+  return {
+    id,
+    createdAt: entry.c,
+    lastSeenAt: entry.l,
+    userAgent: entry.u,
+    expiresAt: entry.e,
+    binding: entry.b ?? null,
+  };
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A `User-Agent` without control characters, at most 256 characters. */
+export function cleanUserAgent(value: string | null): string | null {
+  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
+  return clean === "" ? null : clean;
 }

@@ -43,3 +43,20 @@ export type { MemoryKVOptions } from "./memory_kv.ts";
 export type { DenoKvAtomicLike, DenoKvLike, DenoKVOptions } from "./deno_kv.ts";
 export type { CookieTransportOptions } from "./cookie_transport.ts";
 export type { BearerCredentials } from "./bearer_transport.ts";
+export {
+  type DpopOptions,
+  type DpopRefusal,
+  type DpopResult,
+  DpopVerifier,
+} from "./dpop_proof.ts";
+export { ReplayGuard, type ReplayGuardOptions } from "./replay_guard.ts";
+export {
+  importProofKey,
+  MAX_PROOF_LENGTH,
+  parseCompactJws,
+  type ParsedJws,
+  PROOF_ALGORITHMS,
+  type ProofAlgorithm,
+  type ProofKey,
+} from "./proof_jwt.ts";
+export type { SessionBinding } from "./session_binding.ts";

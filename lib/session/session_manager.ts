@@ -14,11 +14,14 @@ import {
   newJti,
   parseSessionPayload,
   PEEK_SESSION,
+  SESSION_KEYS,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
   checkOptions,
+  longestLifetime,
   renewedExpiry,
+  revocationEnd,
   type SessionManagerOptions,
   type SlidingOptions,
   withinTimes,
@@ -27,7 +30,7 @@ import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
-export { ISSUE_SESSION, PEEK_SESSION };
+export { ISSUE_SESSION, PEEK_SESSION, SESSION_KEYS };
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
@@ -130,8 +133,7 @@ export class SessionManager {
    */
   [ISSUE_SESSION](subject: string): Promise<IssuedSession> {
     checkSubject(subject);
-    const now = this.#o.now();
-    const issuedAt = Math.max(Math.floor(now), this.#issueFloor);
+    const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
     const expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
     return this.#mint(
       subject,
@@ -231,10 +233,7 @@ export class SessionManager {
     } else identity = session ?? null;
     if (identity === null) return false;
     const nowS = this.#o.now() / 1000;
-    const end = this.#o.sliding
-      ? Math.floor(identity.issuedAt / 1000) +
-        this.#o.sliding.absoluteLifetimeSeconds
-      : identity.expiresAt;
+    const end = revocationEnd(identity, this.#o);
     if (end <= nowS) return false;
     await store.revoke(identity.jti, end - nowS);
     return true;
@@ -251,9 +250,7 @@ export class SessionManager {
   async revokeAll(subject: string): Promise<void> {
     const store = this.#requireStore("revokeAll");
     const cutoff = Math.floor(this.#o.now());
-    const longest = this.#o.sliding?.absoluteLifetimeSeconds ??
-      this.#o.lifetime;
-    await store.revokeAll(subject, cutoff, longest);
+    await store.revokeAll(subject, cutoff, longestLifetime(this.#o));
     this.#issueFloor = Math.max(this.#issueFloor, cutoff + 1);
   }
 
@@ -268,12 +265,13 @@ export class SessionManager {
   renew(identity: Identity): Promise<IssuedSession | null> {
     const expiresAt = renewedExpiry(identity, this.#o);
     if (expiresAt === null) return Promise.resolve(null);
-    return this.#mint(
-      identity.subject,
-      identity.jti,
-      identity.issuedAt,
-      expiresAt,
-    );
+    const { subject, jti, issuedAt } = identity;
+    return this.#mint(subject, jti, issuedAt, expiresAt);
+  }
+
+  /** Not public API: the session keys, for key-bound tokens. */
+  async [SESSION_KEYS](): Promise<PurposeKeys> {
+    return this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
   }
 
   async #mint(

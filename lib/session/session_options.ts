@@ -171,8 +171,28 @@ export function withinTimes(
   o: CheckedOptions,
 ): boolean {
   if (identity.issuedAt > o.now() + o.skewMs) return false;
-  const longest = o.sliding?.absoluteLifetimeSeconds ?? o.lifetime;
-  return identity.expiresAt - identity.issuedAt / 1000 <= longest + 1;
+  return identity.expiresAt - identity.issuedAt / 1000 <=
+    longestLifetime(o) + 1;
+}
+
+/** The longest a session may live, in seconds. */
+export function longestLifetime(o: CheckedOptions): number {
+  return o.sliding?.absoluteLifetimeSeconds ?? o.lifetime;
+}
+
+/**
+ * Until when (unix seconds) a session's jti must stay denied once revoked:
+ * its token's expiry, or, for a session that outlives its token (sliding
+ * renewal, a device-bound session's short cookie renewed by proof), as
+ * long as any session begun when it began may live.
+ */
+export function revocationEnd(
+  identity: { issuedAt: number; expiresAt: number; binding?: string },
+  o: CheckedOptions,
+): number {
+  return o.sliding !== null || identity.binding === "device"
+    ? Math.floor(identity.issuedAt / 1000) + longestLifetime(o)
+    : identity.expiresAt;
 }
 
 /**

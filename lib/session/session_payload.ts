@@ -21,6 +21,12 @@ export interface Identity {
   readonly issuedAt: number;
   /** When this token expires, in unix seconds. */
   readonly expiresAt: number;
+  /**
+   * What the session is bound to: `"device"` (a device-bound browser
+   * session, DBSC), `"dpop"` (a DPoP-bound token), or absent for an
+   * ordinary session.
+   */
+  readonly binding?: "device" | "dpop";
 }
 
 /** A freshly minted token with the identity it carries. */
@@ -44,6 +50,13 @@ export const ISSUE_SESSION: unique symbol = Symbol("portcullis.issueSession");
  * in memory). Not public API: the HTTP glue's warm path.
  */
 export const PEEK_SESSION: unique symbol = Symbol("portcullis.peekSession");
+
+/**
+ * Answers the manager's session keys, so that tokens bound to a client's
+ * key (`bound_sessions.ts`) are signed with them under purposes of their
+ * own. Not public API.
+ */
+export const SESSION_KEYS: unique symbol = Symbol("portcullis.sessionKeys");
 
 const encoder = new TextEncoder();
 // ignoreBOM: a subject that begins with U+FEFF keeps it (a decoder that

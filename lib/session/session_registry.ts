@@ -7,7 +7,13 @@
 import type { KeyValueStore } from "./key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
-import { readSessions, type Sessions, writeSessions } from "./_session_list.ts";
+import {
+  cleanUserAgent,
+  readSessions,
+  sessionInfo,
+  type Sessions,
+  writeSessions,
+} from "./_session_list.ts";
 
 /** One live session as {@linkcode SessionRegistry.list} answers it. */
 export interface SessionInfo {
@@ -21,6 +27,8 @@ export interface SessionInfo {
   readonly userAgent: string | null;
   /** When its token expires, in unix seconds. */
   readonly expiresAt: number;
+  /** What it is bound to: `"device"` (DBSC), `"dpop"`, or `null`. */
+  readonly binding: "device" | "dpop" | null;
 }
 
 /** Options of {@linkcode SessionRegistry}. */
@@ -41,8 +49,6 @@ export interface SessionRegistryOptions {
   maxPerSubject?: number;
 }
 
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const REMEMBERED = 10_000;
 
 /**
@@ -144,6 +150,7 @@ export class SessionRegistry {
         l: now,
         u: cleanUserAgent(userAgent),
         e: identity.expiresAt,
+        b: identity.binding,
       };
     });
   }
@@ -205,13 +212,9 @@ export class SessionRegistry {
         }
       });
     }
-    return live.map((id) => ({
-      id,
-      createdAt: all[id].c,
-      lastSeenAt: all[id].l,
-      userAgent: all[id].u,
-      expiresAt: all[id].e,
-    })).sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    return live.map((id) => sessionInfo(id, all[id])).sort((a, b) =>
+      b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)
+    );
   }
 
   /**
@@ -233,6 +236,7 @@ export class SessionRegistry {
       jti: id,
       issuedAt: entry.c,
       expiresAt: entry.e,
+      binding: entry.b,
     });
     await this.remove(subject, id);
     return true;
@@ -283,11 +287,6 @@ export class SessionRegistry {
       max: this.#max,
     });
   }
-}
-
-function cleanUserAgent(value: string | null): string | null {
-  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
-  return clean === "" ? null : clean;
 }
 
 // The types this entry's API names, so its documentation is whole.

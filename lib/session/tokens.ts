@@ -33,9 +33,12 @@ export { MAX_TOKEN_LENGTH } from "./signed_token.ts";
 export type { PurposeKeys, SigningKey } from "./secret_provider.ts";
 
 function refuseReserved(purpose: string): void {
-  if (purpose === SESSION_PURPOSE) {
+  if (
+    purpose === SESSION_PURPOSE || purpose?.startsWith?.("session.") ||
+    purpose?.startsWith?.("dbsc.")
+  ) {
     throw new RangeError(
-      'The "session" purpose is reserved: sessions are minted and checked by SessionManager',
+      `The "${purpose}" purpose is reserved: sessions are minted and checked by SessionManager`,
     );
   }
   if (typeof purpose !== "string" || purpose === "" || purpose.includes(":")) {

@@ -43,6 +43,7 @@ Deno.test("GET /api/sessions lists this user's live sessions newest first, with 
   assert.ok(sessions[0].createdAt > sessions[1].createdAt, "newest first");
   for (const s of sessions) {
     assert.deepEqual(Object.keys(s).sort(), [
+      "bound",
       "createdAt",
       "current",
       "id",
@@ -50,6 +51,7 @@ Deno.test("GET /api/sessions lists this user's live sessions newest first, with 
       "userAgent",
     ]);
     assert.match(s.id, /^[A-Za-z0-9_-]{30}$/);
+    assert.equal((s as { bound?: unknown }).bound, false);
     assert.ok(!Number.isNaN(Date.parse(s.lastSeenAt)));
   }
   const fromFirst = await api(

@@ -9,7 +9,7 @@ import {
   SecurityEvents,
 } from "@portcullis/auth/events";
 
-Deno.test("SecurityEvents.emit() hands every one of the twelve types to the one hook, with time and user agent", async () => {
+Deno.test("SecurityEvents.emit() hands every one of the fifteen types to the one hook, with time and user agent", async () => {
   const seen: SecurityEvent[] = [];
   let t = 5_000;
   const events = new SecurityEvents({
@@ -29,23 +29,26 @@ Deno.test("SecurityEvents.emit() hands every one of the twelve types to the one 
     "credentials_removed",
     "session_revoked",
     "account_deleted",
+    "session_bound",
+    "session_refreshed",
+    "binding_proof_refused",
   ]);
   const req = new Request("http://localhost/", {
     headers: { "user-agent": "Agent/1.0" },
   });
   for (const type of SECURITY_EVENT_TYPES) await events.emit(type, "u1", req);
   await events.emit("login_failed", null);
-  assert.equal(seen.length, 13);
+  assert.equal(seen.length, 16);
   assert.deepEqual(seen[0], {
     type: "registered",
     subject: "u1",
     at: 5_000,
     userAgent: "Agent/1.0",
   });
-  assert.deepEqual(seen[12], {
+  assert.deepEqual(seen[15], {
     type: "login_failed",
     subject: null,
-    at: 5_012,
+    at: 5_015,
     userAgent: null,
   });
   assert.ok(Object.isFrozen(seen[0]));

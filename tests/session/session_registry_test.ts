@@ -76,6 +76,7 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
       lastSeenAt: now(),
       userAgent: null,
       expiresAt: b.identity.expiresAt,
+      binding: null,
     },
     {
       id: a.identity.jti,
@@ -83,6 +84,7 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
       lastSeenAt: now() - 1000,
       userAgent: "Firefox",
       expiresAt: a.identity.expiresAt,
+      binding: null,
     },
   ]);
   assert.deepEqual((await registry.list("u2")).map((s) => s.id), [

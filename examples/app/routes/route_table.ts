@@ -142,7 +142,20 @@ export const ROUTES: readonly Route[] = [
   { path: "/passkeys/reauth", methods: { POST: passkeys.reauth } },
   { path: "/account/passkeys/rename", methods: { POST: passkeys.rename } },
   { path: "/account/passkeys/delete", methods: { POST: passkeys.remove } },
+  // Device-bound sessions: identityMiddleware answers these; the router
+  // sees them only when the app turned deviceBound off.
+  { path: "/auth/dbsc/start", methods: { POST: deviceBoundOff } },
+  { path: "/auth/dbsc/refresh", methods: { POST: deviceBoundOff } },
 ];
+
+function deviceBoundOff(_ctx: AppContext, req: Request): Response {
+  return errorResponse(
+    req,
+    404,
+    "device_bound_off",
+    "Device-bound sessions are off",
+  );
+}
 
 const exact = new Map<string, Route>();
 const patterns: { pattern: RegExp; route: Route }[] = [];

@@ -31,6 +31,8 @@ export interface SessionView {
   userAgent: string | null;
   /** Whether it is the session of this request. */
   current: boolean;
+  /** Whether it is bound to a device key (DBSC) or a DPoP key. */
+  bound: boolean;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function sessionViews(
     lastSeenAt: new Date(s.lastSeenAt).toISOString(),
     userAgent: s.userAgent,
     current: s.id === identity.jti,
+    bound: s.binding !== null,
   }));
 }
 

@@ -1,0 +1,114 @@
+// A request with a DPoP proof or the DPoP scheme (RFC 9449): the proof must
+// hold (for the token, when one is sent), else 401 `invalid_dpop_proof`
+// before any handler runs. A token under the DPoP scheme resolves only when
+// bound to the proof's key; a proof without a token (a sign-in) lets
+// `signIn` bind the new token to that key.
+import { BearerTransport } from "../session/bearer_transport.ts";
+import { BoundSessions } from "../session/bound_sessions.ts";
+import type { DpopVerifier } from "../session/dpop_proof.ts";
+import {
+  ANONYMOUS,
+  failed,
+  type IdentityContext,
+  type SessionState,
+  settled,
+} from "./_request_state.ts";
+import { errorResponse } from "./error_response.ts";
+
+const bearerTransport = new BearerTransport();
+const DPOP_SCHEME = /^DPoP ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** Whether a request has a `DPoP` header or uses the DPoP scheme. */
+export function usesDpop(req: Request): boolean {
+  if (req.headers.has("dpop")) return true;
+  const header = req.headers.get("authorization");
+  return header !== null && header.length > 5 &&
+    header.slice(0, 5).toLowerCase() === "dpop ";
+}
+
+/** The answer (a refusal), or the session and the proof's key. */
+export async function dpopOutcome(
+  req: Request,
+  context: IdentityContext,
+  dpop: DpopVerifier,
+): Promise<Response | { session: SessionState; proofKey?: string }> {
+  const header = req.headers.get("authorization");
+  let token: string | null = null;
+  let scheme: "dpop" | "bearer" | null = null;
+  if (header !== null) {
+    const m = header.length <= 4096 + 5 ? DPOP_SCHEME.exec(header) : null;
+    if (m !== null) {
+      token = m[1];
+      scheme = "dpop";
+    } else {
+      token = bearerTransport.read(req).token;
+      if (token === null) return invalidProof(req, dpop, "malformed");
+      scheme = "bearer";
+    }
+  }
+  let thumbprint: string;
+  try {
+    const proof = await dpop.verify(req.headers.get("dpop"), req, token);
+    if (!proof.ok) {
+      context.emit({
+        type: "dpop_proof_refused",
+        reason: proof.reason,
+        path: new URL(req.url).pathname,
+      });
+      return invalidProof(req, dpop, proof.reason);
+    }
+    thumbprint = proof.thumbprint;
+  } catch (error) {
+    // The replay store failed: the proof is not accepted (fail closed).
+    failed(error, scheme ?? "dpop", context);
+    return errorResponse(
+      req,
+      503,
+      "session_store_unavailable",
+      "Sign-in is temporarily unavailable, try again shortly",
+      { "retry-after": "5" },
+    );
+  }
+  if (scheme === null) {
+    // A sign-in: the cookie, if any, still says who is asking.
+    const cookieToken = context.cookie?.read(req) ?? null;
+    let session: SessionState = ANONYMOUS;
+    if (cookieToken !== null) {
+      try {
+        session = settled(await context.manager.resolve(cookieToken), "cookie");
+      } catch (error) {
+        session = failed(error, "cookie", context);
+      }
+    }
+    return { session, proofKey: thumbprint };
+  }
+  try {
+    const identity = scheme === "dpop"
+      ? await BoundSessions.of(context.manager).resolve(
+        { kind: "dpop", thumbprint },
+        token!,
+      )
+      : await context.manager.resolve(token!);
+    return { session: settled(identity, scheme) };
+  } catch (error) {
+    return { session: failed(error, scheme, context) };
+  }
+}
+
+function invalidProof(
+  req: Request,
+  dpop: DpopVerifier,
+  reason: string,
+): Response {
+  return errorResponse(
+    req,
+    401,
+    "invalid_dpop_proof",
+    `DPoP proof refused: ${reason}`,
+    {
+      "www-authenticate": `DPoP error="invalid_dpop_proof", algs="${
+        dpop.algorithms.join(" ")
+      }"`,
+    },
+  );
+}

@@ -1,0 +1,283 @@
+/**
+ * Device-bound browser sessions (W3C WebAppSec "Device Bound Session
+ * Credentials", DBSC): the browser keeps a private key, the server its
+ * public half, and the session cookie lives minutes; the browser renews it
+ * with a proof of possession. A cookie copied off the machine dies within
+ * its short life and cannot be renewed.
+ *
+ * @module
+ */
+import { AuthError } from "../auth_error.ts";
+import { BoundSessions } from "../session/bound_sessions.ts";
+import type { CookieTransport } from "../session/cookie_transport.ts";
+import {
+  type DeviceKeyRecord,
+  DeviceKeys,
+  isSessionId,
+} from "../session/device_keys.ts";
+import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type { SessionRegistry } from "../session/session_registry.ts";
+import {
+  checkDeviceBound,
+  type DeviceBoundEvent,
+  type DeviceBoundOptions,
+} from "./device_bound_options.ts";
+import type { AuthEvent } from "./auth_event.ts";
+import { errorResponse } from "./error_response.ts";
+
+const DEVICE = Object.freeze({ kind: "device" as const });
+
+/**
+ * The server side of DBSC, wired by `identityMiddleware({ deviceBound })`:
+ * the registration offer on signed-in browser responses, the registration
+ * and refresh endpoints, and the bound cookie. Ordinary requests with a
+ * bound cookie cost what any cookie request costs: no key read, no
+ * signature check.
+ */
+export class DeviceBoundSessions {
+  /** The bound cookie. */
+  readonly cookie: CookieTransport;
+  /** The registration path. */
+  readonly registrationPath: string;
+  /** The refresh path. */
+  readonly refreshPath: string;
+  /** The manager's bound sessions. */
+  readonly bound: BoundSessions;
+  #manager: SessionManager;
+  #unbound: CookieTransport;
+  #keys: DeviceKeys;
+  #life: number;
+  #offer: string;
+  #attributes: string;
+  #origin: string | null;
+  #emit: (event: AuthEvent) => void;
+  #hook: ((event: DeviceBoundEvent) => void) | undefined;
+  #now: () => number;
+  #registry: SessionRegistry | null;
+
+  /**
+   * Checks the options once.
+   *
+   * @param manager The sessions (with a store).
+   * @param unbound The ordinary session cookie.
+   * @param options See {@linkcode DeviceBoundOptions}.
+   * @param emit The middleware's event hook.
+   * @param hook Receives registration, refresh and refusal events.
+   * @throws {TypeError} {@linkcode checkDeviceBound}'s.
+   * @throws {RangeError} {@linkcode checkDeviceBound}'s.
+   */
+  constructor(
+    manager: SessionManager,
+    unbound: CookieTransport,
+    options: DeviceBoundOptions,
+    emit: (event: AuthEvent) => void,
+    hook?: (event: DeviceBoundEvent) => void,
+  ) {
+    const o = checkDeviceBound(manager, unbound, options);
+    this.#manager = manager;
+    this.#unbound = unbound;
+    this.cookie = o.cookie;
+    this.registrationPath = o.registrationPath;
+    this.refreshPath = o.refreshPath;
+    this.#attributes = o.attributes;
+    this.#now = o.now;
+    this.bound = BoundSessions.of(manager);
+    this.#keys = new DeviceKeys(this.bound, o.store, o);
+    this.#life = o.life;
+    this.#offer = `(${o.algorithms.join(" ")})`;
+    this.#origin = o.origin;
+    this.#registry = o.registry;
+    this.#emit = emit;
+    this.#hook = hook;
+  }
+
+  /**
+   * The `Secure-Session-Registration` offer for a signed-in, unbound
+   * cookie session, with a challenge tied to its jti (nothing stored).
+   *
+   * @param identity The session to bind.
+   * @returns The header value.
+   */
+  async registrationHeader(identity: Identity): Promise<string> {
+    const challenge = await this.#keys.challenge(
+      "dbsc.registration",
+      identity.jti,
+    );
+    return `${this.#offer};path="${this.registrationPath}";challenge="${challenge}"`;
+  }
+
+  /**
+   * Answers the registration and refresh endpoints (POST); `null` for any
+   * other request.
+   *
+   * @param req A POST request.
+   * @returns The answer, or `null` to go on.
+   */
+  handle(req: Request): Promise<Response> | null {
+    const path = new URL(req.url).pathname;
+    const step = path === this.registrationPath
+      ? this.#register
+      : path === this.refreshPath
+      ? this.#refresh
+      : null;
+    return step === null ? null : this.#guard(req, step);
+  }
+
+  async #guard(
+    req: Request,
+    step: (req: Request) => Promise<Response>,
+  ): Promise<Response> {
+    try {
+      return await step.call(this, req);
+    } catch (error) {
+      if (!(error instanceof AuthError && error.code === "STORE_UNAVAILABLE")) {
+        throw error;
+      }
+      this.#emit({ type: "store_unavailable", error: error.cause ?? error });
+      return errorResponse(
+        req,
+        503,
+        "session_store_unavailable",
+        "Sign-in is temporarily unavailable, try again shortly",
+        { "retry-after": "5" },
+      );
+    }
+  }
+
+  async #register(req: Request): Promise<Response> {
+    const token = this.#unbound.read(req);
+    const identity = token === null ? null : await this.#manager.resolve(token);
+    if (identity === null) return this.#refuse(req, null, "no_session", 401);
+    const proof = await this.#keys.checkProof(
+      "dbsc.registration",
+      req.headers.get("secure-session-response"),
+      null,
+    );
+    if (!proof.ok) return this.#refuse(req, identity.subject, proof.reason);
+    if (proof.id !== identity.jti) {
+      return this.#refuse(req, identity.subject, "challenge_of_another", 403);
+    }
+    const nowS = Math.floor(this.#now() / 1000);
+    const end = identity.expiresAt;
+    const bound = await this.bound.mint(
+      DEVICE,
+      identity.subject,
+      Math.min(nowS + this.#life, end),
+    );
+    const { jti, issuedAt } = bound.identity;
+    const record: DeviceKeyRecord = {
+      s: identity.subject,
+      i: issuedAt,
+      e: end,
+      a: proof.alg,
+      k: proof.jwk,
+    };
+    await this.#keys.put(jti, record);
+    // From now on the unbound token (and any copy of it) is dead.
+    await this.#manager.revoke(identity);
+    if (this.#registry !== null) {
+      const ua = req.headers.get("user-agent");
+      await this.#registry.remove(identity.subject, identity.jti)
+        .then(() =>
+          this.#registry!.add({ ...bound.identity, expiresAt: end }, ua)
+        )
+        .catch(() => {}); // the list is a convenience: the binding stands
+    }
+    this.#hook?.({ type: "session_bound", subject: identity.subject, req });
+    return this.#instructions(req, bound.identity, bound.token, true);
+  }
+
+  async #refresh(req: Request): Promise<Response> {
+    const id = req.headers.get("sec-secure-session-id");
+    if (!isSessionId(id)) {
+      return errorResponse(
+        req,
+        400,
+        "invalid_session_id",
+        "Sec-Secure-Session-Id is missing or malformed",
+      );
+    }
+    const jwt = req.headers.get("secure-session-response");
+    if (jwt === null) {
+      const challenge = await this.#keys.challenge("dbsc.refresh", id);
+      return new Response(null, {
+        status: 403,
+        headers: {
+          "secure-session-challenge": `"${challenge}";id="${id}"`,
+          "cache-control": "no-store",
+        },
+      });
+    }
+    const record = await this.#keys.get(id);
+    if (record === null) {
+      return this.#refuse(req, null, "unknown_session", 401);
+    }
+    const proof = await this.#keys.checkProof("dbsc.refresh", jwt, record);
+    if (!proof.ok) return this.#refuse(req, record.s, proof.reason);
+    if (proof.id !== id) return this.#refuse(req, record.s, "challenge");
+    const nowS = Math.floor(this.#now() / 1000);
+    const session = { jti: id, issuedAt: record.i };
+    const fresh = await this.bound.mint(
+      DEVICE,
+      record.s,
+      Math.min(nowS + this.#life, record.e),
+      session,
+    );
+    if (record.e <= nowS || !(await this.bound.isLive(fresh.identity))) {
+      return this.#refuse(req, record.s, "revoked", 401);
+    }
+    this.#hook?.({ type: "session_refreshed", subject: record.s, req });
+    return this.#instructions(req, fresh.identity, fresh.token, false);
+  }
+
+  #instructions(
+    req: Request,
+    identity: Identity,
+    token: string,
+    clearUnbound: boolean,
+  ): Response {
+    const origin = this.#origin ?? new URL(req.url).origin;
+    const headers = new Headers({
+      "content-type": "application/json",
+      "cache-control": "no-store",
+    });
+    headers.append(
+      "set-cookie",
+      this.cookie.serialize(token, this.#manager.secondsLeft(identity)),
+    );
+    if (clearUnbound) headers.append("set-cookie", this.#unbound.clear());
+    const credentials = [{
+      type: "cookie",
+      name: this.cookie.name,
+      attributes: this.#attributes,
+    }];
+    return new Response(
+      JSON.stringify({
+        session_identifier: identity.jti,
+        refresh_url: this.refreshPath,
+        scope: { origin, include_site: false, scope_specification: [] },
+        credentials,
+      }),
+      { status: 200, headers },
+    );
+  }
+
+  #refuse(
+    req: Request,
+    subject: string | null,
+    reason: string,
+    status = 400,
+  ): Response {
+    this.#hook?.({ type: "binding_proof_refused", subject, reason, req });
+    return errorResponse(
+      req,
+      status,
+      "invalid_session_proof",
+      status === 401
+        ? "The session cannot be bound or renewed"
+        : "The device-bound session proof was refused",
+    );
+  }
+}
+
+export type { DeviceBoundEvent, DeviceBoundOptions };

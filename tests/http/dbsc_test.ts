@@ -1,0 +1,706 @@
+// Device-bound browser sessions (DBSC) through identityMiddleware: the
+// registration offer, registration, the bound cookie, refresh, and every
+// refusal, with proofs shaped as Chromium sends them (docs in
+// docs/security.md). The Chromium end-to-end run is
+// tests/browser/dbsc_browser_test.ts.
+import assert from "node:assert/strict";
+import {
+  compose,
+  currentIdentity,
+  identityMiddleware,
+  KVSessionStore,
+  MemoryKV,
+  requireAuthenticated,
+  SecretProvider,
+  SessionManager,
+  signIn,
+  signOut,
+} from "../../mod.ts";
+import type { KeyValueStore } from "../../mod.ts";
+import { requireBoundSession } from "../../lib/http/mod.ts";
+import { SecurityEvents } from "../../lib/events/mod.ts";
+import { Clock, SECRET } from "../session/_helpers.ts";
+import { SessionRegistry } from "../../lib/session/session_registry.ts";
+
+const enc = new TextEncoder();
+const b64u = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+const b64json = (v: unknown) => b64u(enc.encode(JSON.stringify(v)));
+const ORIGIN = "https://app.example";
+const START = "/auth/dbsc/start";
+const REFRESH = "/auth/dbsc/refresh";
+
+/** A KeyValueStore that counts what it is asked. */
+class CountingKV implements KeyValueStore {
+  reads: string[][] = [];
+  writes: string[] = [];
+  constructor(private inner: MemoryKV) {}
+  getMany(keys: readonly string[]) {
+    this.reads.push([...keys]);
+    return this.inner.getMany(keys);
+  }
+  put(key: string, value: string, o?: { ttlSeconds?: number }) {
+    this.writes.push(key);
+    return this.inner.put(key, value, o);
+  }
+  delete(key: string) {
+    return this.inner.delete(key);
+  }
+  increment(key: string, ttl: number) {
+    this.writes.push(key);
+    return this.inner.increment(key, ttl);
+  }
+}
+
+function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
+  const clock = new Clock(Math.floor(Date.now() / 1000) * 1000);
+  const kv = new CountingKV(new MemoryKV({ now: clock.now }));
+  const revocations = new KVSessionStore(kv);
+  const sessions = new SessionManager({
+    secret: SecretProvider.fromValue(SECRET),
+    store: revocations,
+    now: clock.now,
+    lifetimeSeconds: 24 * 3600,
+  });
+  const registry = new SessionRegistry({
+    kv,
+    manager: sessions,
+    revocations,
+    now: clock.now,
+  });
+  const seen: string[] = [];
+  const handler = compose(
+    [identityMiddleware(sessions, {
+      deviceBound: { store: kv, now: clock.now, registry, ...opts },
+      securityEvents: new SecurityEvents({
+        hook: (e) => void seen.push(`${e.type}:${e.subject}`),
+      }),
+      onEvent: () => {},
+    })],
+    async (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === "/login" && req.method === "POST") {
+        const s = await signIn(req, "alice");
+        await registry.add(s.identity, req.headers.get("user-agent"));
+        return new Response(null, {
+          status: 303,
+          headers: { location: "/", "set-cookie": s.setCookie! },
+        });
+      }
+      if (path === "/logout" && req.method === "POST") {
+        const out = await signOut(req);
+        return new Response(null, {
+          status: 204,
+          headers: { "set-cookie": out.clearCookie! },
+        });
+      }
+      if (path === "/sensitive") {
+        const denied = await requireBoundSession(req);
+        if (denied) return denied;
+        return new Response("sensitive");
+      }
+      const denied = requireAuthenticated(req);
+      if (denied) return denied;
+      const id = currentIdentity(req)!;
+      return Response.json({
+        subject: id.subject,
+        binding: id.binding ?? null,
+      });
+    },
+  );
+  return { clock, kv, sessions, handler, seen, registry };
+}
+
+type App = ReturnType<typeof makeDbscApp>;
+
+function cookieOf(res: Response, name: string): string | null {
+  for (const c of res.headers.getSetCookie()) {
+    const [pair] = c.split(";");
+    const at = pair.indexOf("=");
+    if (pair.slice(0, at) === name) return pair.slice(at + 1);
+  }
+  return null;
+}
+
+function challengeOf(header: string | null): string {
+  const m = /challenge="([^"]+)"/.exec(header ?? "");
+  assert.ok(m, `no challenge in ${header}`);
+  return m[1];
+}
+
+async function ecKey() {
+  const pair = await crypto.subtle.generateKey(
+    { name: "ECDSA", namedCurve: "P-256" },
+    true,
+    ["sign", "verify"],
+  );
+  const j = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  return {
+    alg: "ES256",
+    pair,
+    jwk: { kty: "EC", crv: "P-256", x: j.x, y: j.y } as Record<string, unknown>,
+    sign: async (input: Uint8Array<ArrayBuffer>) =>
+      new Uint8Array(
+        await crypto.subtle.sign(
+          { name: "ECDSA", hash: "SHA-256" },
+          pair.privateKey,
+          input,
+        ),
+      ),
+  };
+}
+
+async function rsaKey() {
+  const pair = await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  );
+  const j = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  return {
+    alg: "RS256",
+    pair,
+    jwk: { kty: "RSA", n: j.n, e: j.e } as Record<string, unknown>,
+    sign: async (input: Uint8Array<ArrayBuffer>) =>
+      new Uint8Array(
+        await crypto.subtle.sign("RSASSA-PKCS1-v1_5", pair.privateKey, input),
+      ),
+  };
+}
+
+type Key = Awaited<ReturnType<typeof ecKey>>;
+
+/** A `Secure-Session-Response` JWT as Chromium makes it. */
+async function proof(
+  key: Key,
+  payload: Record<string, unknown>,
+  header: Record<string, unknown> = {
+    alg: key.alg,
+    jwk: key.jwk,
+    typ: "dbsc+jwt",
+  },
+): Promise<string> {
+  const input = `${b64json(header)}.${b64json(payload)}`;
+  return `${input}.${b64u(await key.sign(enc.encode(input)))}`;
+}
+
+async function signInBrowser(app: App) {
+  const res = await app.handler(
+    new Request(`${ORIGIN}/login`, {
+      method: "POST",
+      headers: { "sec-fetch-site": "same-origin" },
+    }),
+  );
+  assert.equal(res.status, 303);
+  const unbound = cookieOf(res, "__Host-session")!;
+  const offer = res.headers.get("secure-session-registration");
+  assert.match(
+    offer ?? "",
+    /^\(ES256( RS256)?\);path="\/auth\/dbsc\/start";challenge="[^"]+"$/,
+  );
+  return { unbound, challenge: challengeOf(offer) };
+}
+
+function register(app: App, unbound: string, jwt: string | null) {
+  const headers = new Headers({ cookie: `__Host-session=${unbound}` });
+  if (jwt !== null) headers.set("secure-session-response", jwt);
+  return app.handler(
+    new Request(`${ORIGIN}${START}`, { method: "POST", headers }),
+  );
+}
+
+function me(app: App, cookie: string) {
+  return app.handler(new Request(`${ORIGIN}/me`, { headers: { cookie } }));
+}
+
+async function bind(app: App, key?: Key) {
+  const { unbound, challenge } = await signInBrowser(app);
+  key ??= await ecKey();
+  const res = await register(
+    app,
+    unbound,
+    await proof(key, { jti: challenge }),
+  );
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  const bound = cookieOf(res, "__Host-session-bound")!;
+  return {
+    unbound,
+    bound,
+    key,
+    id: body.session_identifier as string,
+    body,
+    res,
+  };
+}
+
+function refresh(app: App, id: string, jwt?: string) {
+  const headers = new Headers({ "sec-secure-session-id": id });
+  if (jwt !== undefined) headers.set("secure-session-response", jwt);
+  return app.handler(
+    new Request(`${ORIGIN}${REFRESH}`, { method: "POST", headers }),
+  );
+}
+
+async function refreshWith(app: App, id: string, key: Key) {
+  const c = await refresh(app, id);
+  assert.equal(c.status, 403);
+  const m = /^"([^"]+)";id="([^"]+)"$/.exec(
+    c.headers.get("secure-session-challenge") ?? "",
+  );
+  assert.ok(m);
+  assert.equal(m[2], id);
+  return refresh(
+    app,
+    id,
+    await proof(key, { jti: m[1] }, { alg: key.alg, typ: "dbsc+jwt" }),
+  );
+}
+
+Deno.test("registration binds the session: JSON, a short bound cookie, and the unbound token dies", async () => {
+  const app = makeDbscApp();
+  const { unbound, bound, id, body, res } = await bind(app);
+  assert.deepEqual(body, {
+    session_identifier: id,
+    refresh_url: REFRESH,
+    scope: { origin: ORIGIN, include_site: false, scope_specification: [] },
+    credentials: [{
+      type: "cookie",
+      name: "__Host-session-bound",
+      attributes: "Path=/; Secure; HttpOnly; SameSite=Lax",
+    }],
+  });
+  const setCookies = res.headers.getSetCookie();
+  assert.ok(
+    setCookies.some((c) =>
+      c.startsWith("__Host-session-bound=") && c.endsWith("Max-Age=600")
+    ),
+    setCookies.join(" | "),
+  );
+  assert.ok(
+    setCookies.includes(
+      "__Host-session=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0",
+    ),
+  );
+  const ok = await me(app, `__Host-session-bound=${bound}`);
+  assert.deepEqual(await ok.json(), { subject: "alice", binding: "device" });
+  // The unbound token captured before registration is dead now.
+  const old = await me(app, `__Host-session=${unbound}`);
+  assert.equal(old.status, 401);
+  await old.body?.cancel();
+  // A bound session's responses carry no new registration offer.
+  const page = await app.handler(
+    new Request(`${ORIGIN}/me`, {
+      headers: {
+        cookie: `__Host-session-bound=${bound}`,
+        "sec-fetch-dest": "document",
+      },
+    }),
+  );
+  assert.equal(page.headers.get("secure-session-registration"), null);
+  await page.body?.cancel();
+  assert.ok(app.seen.includes("session_bound:alice"));
+});
+
+Deno.test("RS256 registration and refresh work too", async () => {
+  const app = makeDbscApp();
+  const key = await rsaKey();
+  const { id } = await bind(app, key);
+  const res = await refreshWith(app, id, key);
+  assert.equal(res.status, 200);
+  assert.ok(cookieOf(res, "__Host-session-bound"));
+});
+
+Deno.test("registration refusals: clear 4xx, nothing stored, the unbound session untouched", async () => {
+  const app = makeDbscApp({ algorithms: ["ES256"] });
+  const { unbound, challenge } = await signInBrowser(app);
+  const key = await ecKey();
+  const rsa = await rsaKey();
+  const other = await ecKey();
+  const otherSession = await signInBrowser(app);
+  const hmac = await crypto.subtle.importKey(
+    "raw",
+    enc.encode("k".repeat(32)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const expired = await (async () => {
+    // A challenge minted two minutes and more ago.
+    app.clock.advance(-200);
+    const c = (await signInBrowser(app)).challenge;
+    app.clock.advance(200);
+    return c;
+  })();
+  const swapped = await (async () => {
+    const input = `${
+      b64json({ alg: "ES256", jwk: other.jwk, typ: "dbsc+jwt" })
+    }.${b64json({ jti: challenge })}`;
+    return `${input}.${b64u(await key.sign(enc.encode(input)))}`;
+  })();
+  const hs256 = await (async () => {
+    const input = `${
+      b64json({ alg: "HS256", typ: "dbsc+jwt", jwk: { kty: "oct", k: "a2s" } })
+    }.${b64json({ jti: challenge })}`;
+    const sig = new Uint8Array(
+      await crypto.subtle.sign("HMAC", hmac, enc.encode(input)),
+    );
+    return `${input}.${b64u(sig)}`;
+  })();
+  const cases: [string, string | null, number][] = [
+    ["no proof", null, 400],
+    ["garbage", "x.y.z", 400],
+    [
+      "alg none",
+      `${b64json({ alg: "none", jwk: key.jwk, typ: "dbsc+jwt" })}.${
+        b64json({ jti: challenge })
+      }.`,
+      400,
+    ],
+    ["HS256", hs256, 400],
+    ["RS256 not offered", await proof(rsa, { jti: challenge }), 400],
+    [
+      "missing jwk",
+      await proof(key, { jti: challenge }, { alg: "ES256", typ: "dbsc+jwt" }),
+      400,
+    ],
+    [
+      "private key as jwk",
+      await proof(key, { jti: challenge }, {
+        alg: "ES256",
+        typ: "dbsc+jwt",
+        jwk: await crypto.subtle.exportKey("jwk", key.pair.privateKey),
+      }),
+      400,
+    ],
+    [
+      "wrong typ",
+      await proof(key, { jti: challenge }, {
+        alg: "ES256",
+        typ: "JWT",
+        jwk: key.jwk,
+      }),
+      400,
+    ],
+    ["bad signature (swapped key)", swapped, 400],
+    ["wrong challenge", await proof(key, { jti: "not-a-challenge" }), 400],
+    ["expired challenge", await proof(key, { jti: expired }), 400],
+    [
+      "refresh challenge used to register",
+      await proof(key, {
+        jti: (/"([^"]+)"/.exec(
+          (await refresh(app, "A".repeat(30))).headers.get(
+            "secure-session-challenge",
+          )!,
+        )!)[1],
+      }),
+      400,
+    ],
+    [
+      "another session's challenge",
+      await proof(key, { jti: otherSession.challenge }),
+      403,
+    ],
+  ];
+  const writesBefore =
+    app.kv.writes.filter((k) => k.includes("dbsc:") && !k.includes("once:"))
+      .length;
+  for (const [what, jwt, status] of cases) {
+    const res = await register(app, unbound, jwt);
+    assert.equal(res.status, status, what);
+    const body = await res.json();
+    assert.equal(body.error, "invalid_session_proof", what);
+    assert.equal(res.headers.getSetCookie().length, 0, what);
+  }
+  // Without a session: 401.
+  const anon = await app.handler(
+    new Request(`${ORIGIN}${START}`, {
+      method: "POST",
+      headers: {
+        "secure-session-response": await proof(key, { jti: challenge }),
+      },
+    }),
+  );
+  assert.equal(anon.status, 401);
+  await anon.body?.cancel();
+  assert.equal(
+    app.kv.writes.filter((k) => k.includes("dbsc:") && !k.includes("once:"))
+      .length,
+    writesBefore,
+    "no key stored",
+  );
+  // The unbound session still works; the right proof still registers.
+  const still = await me(app, `__Host-session=${unbound}`);
+  assert.equal(still.status, 200);
+  await still.body?.cancel();
+  const ok = await register(app, unbound, await proof(key, { jti: challenge }));
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+  // The same challenge again (replay): refused.
+  const again = await register(
+    app,
+    unbound,
+    await proof(key, { jti: challenge }),
+  );
+  assert.ok(again.status >= 400 && again.status < 500);
+  await again.body?.cancel();
+  assert.ok(app.seen.some((s) => s.startsWith("binding_proof_refused:")));
+});
+
+Deno.test("refresh: a challenge, then a proof by the stored key gives a fresh short cookie", async () => {
+  const app = makeDbscApp();
+  const { id, key, bound } = await bind(app);
+  app.clock.advance(601);
+  const expired = await me(app, `__Host-session-bound=${bound}`);
+  assert.equal(
+    expired.status,
+    401,
+    "the bound cookie dies with its short life",
+  );
+  await expired.body?.cancel();
+  const res = await refreshWith(app, id, key);
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).session_identifier, id);
+  const fresh = cookieOf(res, "__Host-session-bound")!;
+  const ok = await me(app, `__Host-session-bound=${fresh}`);
+  assert.deepEqual(await ok.json(), { subject: "alice", binding: "device" });
+  assert.ok(app.seen.includes("session_refreshed:alice"));
+});
+
+Deno.test("refresh refusals: another key, a replayed proof, a forged id, a challenge of another session", async () => {
+  const app = makeDbscApp();
+  const { id, key } = await bind(app);
+  const second = await bind(app);
+  const thief = await ecKey();
+  const challenge = async (sid: string) =>
+    (/^"([^"]+)"/.exec(
+      (await refresh(app, sid)).headers.get("secure-session-challenge")!,
+    ))![1];
+  // Another key signs.
+  let res = await refresh(
+    app,
+    id,
+    await proof(thief, { jti: await challenge(id) }, {
+      alg: "ES256",
+      typ: "dbsc+jwt",
+    }),
+  );
+  assert.equal(res.status, 400);
+  await res.body?.cancel();
+  // Another key sent along in the header.
+  res = await refresh(
+    app,
+    id,
+    await proof(thief, { jti: await challenge(id) }),
+  );
+  assert.equal(res.status, 400);
+  await res.body?.cancel();
+  // A challenge issued for another session id.
+  res = await refresh(
+    app,
+    id,
+    await proof(key, { jti: await challenge(second.id) }, {
+      alg: "ES256",
+      typ: "dbsc+jwt",
+    }),
+  );
+  assert.equal(res.status, 400);
+  await res.body?.cancel();
+  // Replay of one good proof.
+  const good = await proof(key, { jti: await challenge(id) }, {
+    alg: "ES256",
+    typ: "dbsc+jwt",
+  });
+  res = await refresh(app, id, good);
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  res = await refresh(app, id, good);
+  assert.equal(res.status, 400);
+  assert.equal(res.headers.getSetCookie().length, 0);
+  await res.body?.cancel();
+  // A malformed or unknown id.
+  res = await refresh(app, "../etc");
+  assert.equal(res.status, 400);
+  await res.body?.cancel();
+  res = await refresh(
+    app,
+    "B".repeat(30),
+    await proof(key, { jti: await challenge("B".repeat(30)) }, {
+      alg: "ES256",
+      typ: "dbsc+jwt",
+    }),
+  );
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+});
+
+Deno.test("a revoked session never refreshes: logout, revokeAll, absolute lifetime", async () => {
+  const app = makeDbscApp();
+  // Logout with the bound cookie.
+  const a = await bind(app);
+  const out = await app.handler(
+    new Request(`${ORIGIN}/logout`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${a.bound}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  assert.equal(out.status, 204);
+  assert.ok(
+    out.headers.getSetCookie().some((c) =>
+      c.startsWith("__Host-session-bound=;") && c.endsWith("Max-Age=0")
+    ),
+  );
+  app.clock.advance(3600); // far past the denylist's shortest life
+  let res = await refreshWith(app, a.id, a.key);
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+  // Sign out everywhere.
+  const b = await bind(app);
+  await app.sessions.revokeAll("alice");
+  res = await refreshWith(app, b.id, b.key);
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+  // The absolute lifetime (the sign-in token's expiry) passes.
+  const c = await bind(app);
+  app.clock.advance(24 * 3600 + 1);
+  res = await refreshWith(app, c.id, c.key);
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+});
+
+Deno.test("a bound cookie request costs what an unbound one costs: one denylist read, no key read", async () => {
+  const app = makeDbscApp();
+  const { unbound } = await signInBrowser(app);
+  const other = await signInBrowser(app); // stays unbound
+  const { bound } = await bind(app);
+  void unbound;
+  const count = async (cookie: string) => {
+    await (await me(app, cookie)).body?.cancel(); // first request: cold
+    const before = app.kv.reads.length;
+    const writes = app.kv.writes.length;
+    for (let i = 0; i < 5; i++) {
+      const res = await me(app, cookie);
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    }
+    const reads = app.kv.reads.slice(before);
+    assert.equal(app.kv.writes.length, writes, "no writes");
+    assert.ok(reads.every((keys) => keys.every((k) => !k.includes("dbsc:"))));
+    return reads.length;
+  };
+  const unboundReads = await count(`__Host-session=${other.unbound}`);
+  const boundReads = await count(`__Host-session-bound=${bound}`);
+  assert.equal(boundReads, unboundReads);
+});
+
+Deno.test("requireBoundSession: 401 anonymous, 403 with a registration offer when unbound, passes when bound", async () => {
+  const app = makeDbscApp();
+  const anon = await app.handler(new Request(`${ORIGIN}/sensitive`));
+  assert.equal(anon.status, 401);
+  await anon.body?.cancel();
+  const { unbound } = await signInBrowser(app);
+  const denied = await app.handler(
+    new Request(`${ORIGIN}/sensitive`, {
+      headers: {
+        cookie: `__Host-session=${unbound}`,
+        accept: "application/json",
+      },
+    }),
+  );
+  assert.equal(denied.status, 403);
+  assert.equal((await denied.json()).error, "session_not_bound");
+  assert.match(
+    denied.headers.get("secure-session-registration")!,
+    /challenge=/,
+  );
+  const { bound } = await bind(app);
+  const ok = await app.handler(
+    new Request(`${ORIGIN}/sensitive`, {
+      headers: { cookie: `__Host-session-bound=${bound}` },
+    }),
+  );
+  assert.equal(ok.status, 200);
+  assert.equal(await ok.text(), "sensitive");
+});
+
+Deno.test("a bound cookie copied into the unbound cookie's place, and the reverse, are refused", async () => {
+  const app = makeDbscApp();
+  const { bound } = await bind(app);
+  const swapped = await me(app, `__Host-session=${bound}`);
+  assert.equal(swapped.status, 401);
+  await swapped.body?.cancel();
+  const { unbound } = await signInBrowser(app);
+  const reverse = await me(app, `__Host-session-bound=${unbound}`);
+  assert.equal(reverse.status, 401);
+  await reverse.body?.cancel();
+});
+
+Deno.test("browsers that never register keep an ordinary session, offered on navigations only", async () => {
+  const app = makeDbscApp();
+  const { unbound } = await signInBrowser(app);
+  const api = await me(app, `__Host-session=${unbound}`);
+  assert.equal(api.status, 200);
+  assert.equal(api.headers.get("secure-session-registration"), null);
+  await api.body?.cancel();
+  const nav = await app.handler(
+    new Request(`${ORIGIN}/me`, {
+      headers: {
+        cookie: `__Host-session=${unbound}`,
+        "sec-fetch-dest": "document",
+      },
+    }),
+  );
+  assert.equal(nav.status, 200);
+  assert.match(
+    nav.headers.get("secure-session-registration")!,
+    /^\(ES256 RS256\)/,
+  );
+  await nav.body?.cancel();
+});
+
+Deno.test("my sessions: a registration moves the entry to the bound id, shown as device-bound, revocable", async () => {
+  const app = makeDbscApp();
+  const plain = await signInBrowser(app);
+  void plain;
+  const { id, key, unbound } = await bind(app);
+  app.clock.advance(700); // past the bound cookie's life: the entry stays
+  const list = await app.registry.list("alice");
+  assert.equal(list.length, 2);
+  const entry = list.find((s) => s.id === id)!;
+  assert.equal(entry.binding, "device");
+  assert.ok(entry.expiresAt > Math.floor(app.clock.now() / 1000) + 3600);
+  assert.ok(!list.some((s) => s.binding === null && s.id === unbound));
+  assert.equal(list.filter((s) => s.binding === null).length, 1);
+  // Revoked from the list: never refreshes again, even an hour later.
+  assert.equal(await app.registry.revoke("alice", id), true);
+  app.clock.advance(3600);
+  const res = await refreshWith(app, id, key);
+  assert.equal(res.status, 401);
+  await res.body?.cancel();
+});
+
+Deno.test("the session.* and dbsc.* purposes are reserved on /tokens", async () => {
+  const { signToken, verifyToken } = await import(
+    "../../lib/session/tokens.ts"
+  );
+  const keys = await SecretProvider.fromValue(SECRET).keys("session");
+  for (const purpose of ["session.device", "session.dpop.x", "dbsc.refresh"]) {
+    await assert.rejects(
+      async () => await signToken(keys.current, purpose, new Uint8Array()),
+      RangeError,
+    );
+    await assert.rejects(
+      async () => await verifyToken(keys, purpose, "v1.x"),
+      RangeError,
+    );
+  }
+});
