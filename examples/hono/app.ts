@@ -18,7 +18,6 @@ import { Hono } from "hono";
 import {
   AuthError,
   type CredentialStore,
-  currentUser,
   errorResponse,
   identityMiddleware,
   type KeyValueStore,
@@ -29,7 +28,10 @@ import {
   signIn,
   signOut,
 } from "@portcullis/auth";
-import { honoMiddleware } from "@portcullis/auth/adapters/hono";
+import {
+  honoMiddleware,
+  type PortcullisVariables,
+} from "@portcullis/auth/adapters/hono";
 import { LoginThrottle } from "@portcullis/auth/throttle";
 
 /** What {@linkcode createHonoApp} needs. */
@@ -57,13 +59,16 @@ export interface HonoAppOptions {
  * @param options See {@linkcode HonoAppOptions}.
  * @returns The app; serve `app.fetch`.
  */
-export function createHonoApp(options: HonoAppOptions): Hono {
+export function createHonoApp(
+  options: HonoAppOptions,
+): Hono<{ Variables: PortcullisVariables }> {
   const auth = new PasswordAuthenticator({
     credentials: options.credentials,
     hasher: options.hasher,
     throttle: new LoginThrottle({ store: options.kv }),
   });
-  const app = new Hono();
+  // c.get("user") and c.get("identity"), typed, on every route below.
+  const app = new Hono<{ Variables: PortcullisVariables }>();
   // Identity on every route; unsafe cross-site requests answer 403.
   app.use(
     "*",
@@ -121,7 +126,7 @@ export function createHonoApp(options: HonoAppOptions): Hono {
   });
 
   app.get("/me", honoMiddleware(requireAuth()), async (c) => {
-    const subject = currentUser(c.req.raw)!;
+    const subject = c.get("user")!; // requireAuth() let only a user through
     const user = await options.credentials.findById(subject);
     return c.json({ subject, email: user?.email ?? null });
   });
