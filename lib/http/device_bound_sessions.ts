@@ -157,6 +157,11 @@ export class DeviceBoundSessions {
     if (proof.id !== identity.jti) {
       return this.#refuse(req, identity.subject, "challenge_of_another", 403);
     }
+    // One key per session: a second offer's proof, even sent at the same
+    // moment, finds the session already claimed.
+    if (!(await this.#keys.firstRegistration(identity.jti))) {
+      return this.#refuse(req, identity.subject, "already_registered", 403);
+    }
     const nowS = Math.floor(this.#now() / 1000);
     const end = identity.expiresAt;
     const bound = await this.bound.mint(

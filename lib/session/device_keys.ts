@@ -160,6 +160,19 @@ export class DeviceKeys {
   }
 
   /**
+   * Claims the one registration a session may have: `true` for the first
+   * claim of `jti`, `false` for any later or concurrent one (each page of an
+   * unbound session carries a fresh offer, so two offers' proofs can race).
+   *
+   * @param jti The unbound session's jti.
+   * @returns Whether this registration may go on.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the store cannot tell.
+   */
+  firstRegistration(jti: string): Promise<boolean> {
+    return this.#replays.first(`dbsc.registered ${jti}`, 180);
+  }
+
+  /**
    * Stores a key for a session id until the session's absolute end.
    *
    * @param id The bound session's id.

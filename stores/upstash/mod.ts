@@ -13,8 +13,7 @@
  *
  * @module
  */
-// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
-import { Redis } from "npm:@upstash/redis@^1.39.0";
+import { Redis } from "@upstash/redis";
 import type { KeyValueStore } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";
 

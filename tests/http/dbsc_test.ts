@@ -667,6 +667,30 @@ Deno.test("browsers that never register keep an ordinary session, offered on nav
   await nav.body?.cancel();
 });
 
+Deno.test("one registration per session: two offers' proofs sent at once bind it once", async () => {
+  const app = makeDbscApp();
+  const { unbound, challenge } = await signInBrowser(app);
+  const nav = await app.handler(
+    new Request(`${ORIGIN}/me`, {
+      headers: {
+        cookie: `__Host-session=${unbound}`,
+        "sec-fetch-dest": "document",
+      },
+    }),
+  );
+  const second = challengeOf(nav.headers.get("secure-session-registration"));
+  await nav.body?.cancel();
+  assert.notEqual(second, challenge);
+  const [one, two] = [await ecKey(), await ecKey()];
+  const answers = await Promise.all([
+    register(app, unbound, await proof(one, { jti: challenge })),
+    register(app, unbound, await proof(two, { jti: second })),
+  ]);
+  const statuses = answers.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [200, 403]);
+  for (const r of answers) await r.body?.cancel();
+});
+
 Deno.test("my sessions: a registration moves the entry to the bound id, shown as device-bound, revocable", async () => {
   const app = makeDbscApp();
   const plain = await signInBrowser(app);
