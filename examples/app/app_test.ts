@@ -259,6 +259,7 @@ Deno.test("the account lifecycle: reset a password, list and end sessions, read 
   assert.equal(change.res.status, 202);
   const confirmed = await call("POST", "/account/email/confirm", {
     token: await mailedToken(mail, "moved@example.com", 1),
+    password: "a brand new passphrase",
   });
   assert.equal(confirmed.res.status, 200);
   assert.equal(

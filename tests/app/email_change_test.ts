@@ -93,8 +93,19 @@ Deno.test("POST /account/email (JSON) answers 202 {} and mails the new address; 
     "nothing changes before the link is used",
   );
 
+  // Outside the account's signed-in browser the link alone is not enough.
+  const alone = await api(app.origin, "POST", "/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(alone.status, 401);
+  assert.equal(alone.body.error, "invalid_credentials");
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "old@example.com",
+  );
   const confirmed = await api(app.origin, "POST", "/account/email/confirm", {
     token: tokenOf(link),
+    password: PASSWORD,
   });
   assert.equal(confirmed.status, 200);
   assert.deepEqual(confirmed.body, {});
@@ -192,8 +203,22 @@ Deno.test("GET /account/email/confirm elsewhere (a scanner, another user's brows
     "GETs changed nothing",
   );
   const anon = new Browser(app.origin);
+  for (const password of [undefined, "not the password"]) {
+    const refused = await anon.post("/account/email/confirm", {
+      token: tokenOf(link),
+      ...(password === undefined ? {} : { password }),
+    });
+    assert.equal(refused.status, 401);
+    assert.match(await refused.text(), /Enter the password of the account/);
+  }
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "s@example.com",
+    "a refused confirmation changes nothing",
+  );
   const posted = await anon.post("/account/email/confirm", {
     token: tokenOf(link),
+    password: PASSWORD,
   });
   assert.equal(posted.status, 303);
   assert.equal(posted.headers.get("location"), "/");
@@ -231,6 +256,7 @@ Deno.test("POST /account/email/confirm answers 409 when the address was taken me
   await registerJson(app.origin, "wanted@example.com", PASSWORD);
   const res = await api(app.origin, "POST", "/account/email/confirm", {
     token: tokenOf(link),
+    password: PASSWORD,
   });
   assert.equal(res.status, 409);
   assert.equal(res.body.error, "email_taken");
@@ -276,8 +302,43 @@ Deno.test("SECURITY item 42: no link redeems as another kind: an email-change to
     200,
   );
   assert.equal(
-    (await api(app.origin, "POST", "/account/email/confirm", { token: change }))
-      .status,
+    (await api(app.origin, "POST", "/account/email/confirm", {
+      token: change,
+      password: "another passphrase",
+    })).status,
     200,
   );
+});
+
+Deno.test("red-team review: an account cannot be moved onto a victim's address by the victim's click alone (the confirm asks for the account's password)", async () => {
+  await using app = await startApp();
+  // The attacker's own, verified account, with a sign-in method of its own.
+  const { subject, token } = await registerJson(
+    app.origin,
+    "attacker@example.com",
+    PASSWORD,
+  );
+  const asked = await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "victim@example.com",
+  }, bearer(token));
+  assert.equal(asked.status, 202);
+  // The victim opens the mail and presses the button, knowing no password.
+  const link = app.lastLink("victim@example.com");
+  const victim = new Browser(app.origin);
+  const page = await victim.page(new URL(link).pathname + new URL(link).search);
+  assert.match(page.body, /name="password"/);
+  const pressed = await victim.post("/account/email/confirm", {
+    token: tokenOf(link),
+  });
+  assert.equal(pressed.status, 401);
+  await pressed.body?.cancel();
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "attacker@example.com",
+    "the attacker's account did not move onto the victim's address",
+  );
+  // The victim's address is still free to register.
+  const own = await registerJson(app.origin, "victim@example.com", PASSWORD);
+  assert.notEqual(own.subject, subject);
 });

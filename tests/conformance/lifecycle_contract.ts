@@ -171,8 +171,13 @@ export async function runLifecycleContract(c: LifecycleContext): Promise<void> {
       assert.equal(r.status, 202, r.text);
       const link = await mail.link(newEmail, 1);
       assert.match(link, /\/account\/email\/confirm\?token=/);
-      const ok = await call("POST", "/account/email/confirm", {
+      // Outside the account's session the link needs the account's password.
+      const alone = await call("POST", "/account/email/confirm", {
         json: { token: tokenOf(link) },
+      });
+      assert.equal(alone.status, 401, alone.text);
+      const ok = await call("POST", "/account/email/confirm", {
+        json: { token: tokenOf(link), password: NEW },
       });
       assert.equal(ok.status, 200, ok.text);
       const me = await call("GET", "/api/me", { bearer: carol.token });

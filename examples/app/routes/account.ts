@@ -210,9 +210,81 @@ export async function confirmEmail(
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
   const body = await readBody(req);
   const kind = body?.kind ?? "json";
-  return strictOrigin(
-    await confirm(ctx, req, body?.fields.token ?? "", kind),
-  );
+  const token = body?.fields.token ?? "";
+  // Who may move an account to this address: its own signed-in browser, or
+  // anyone who also gives the account's password. Proving the mailbox alone
+  // is not enough: the account (and every sign-in method on it) belongs to
+  // whoever asked for the change, who is not always the mailbox's owner.
+  const found = token === ""
+    ? null
+    : await ctx.tokens.peek(token, EMAIL_CHANGE_PURPOSE);
+  const owner = found === null
+    ? null
+    : await ctx.credentials.findById(found.subject);
+  if (found !== null && owner !== null && currentUser(req) !== owner.id) {
+    const refusal = await accountHolderRefusal(
+      ctx,
+      req,
+      owner,
+      body?.fields.password ?? "",
+    );
+    if (refusal !== null) {
+      return strictOrigin(
+        kind === "form"
+          ? page(
+            confirmEmailChangePage({
+              token,
+              email: null,
+              error: refusal.message,
+            }),
+            refusal.status,
+          )
+          : refusal.status === 429
+          ? tooManyRequests(req, refusal.retryAfter)
+          : errorResponse(
+            req,
+            refusal.status,
+            "invalid_credentials",
+            refusal.message,
+          ),
+      );
+    }
+  }
+  return strictOrigin(await confirm(ctx, req, token, kind));
+}
+
+const CONFIRM_NEEDS_PASSWORD =
+  "Enter the password of the account that asked for this address, or open the link in the browser where that account is signed in";
+
+/**
+ * Whether the party confirming an email change from outside the account's
+ * signed-in browser holds the account: `null` when the password is right,
+ * else why not (401, or 429 while the login throttle holds the account).
+ */
+async function accountHolderRefusal(
+  ctx: AppContext,
+  req: Request,
+  owner: { id: string; email: string; passwordHash: string },
+  password: string,
+): Promise<
+  { status: 401 | 429; message: string; retryAfter: number } | null
+> {
+  if (!hasPassword(owner)) {
+    return { status: 401, message: CONFIRM_NEEDS_PASSWORD, retryAfter: 0 };
+  }
+  const result = await ctx.passwords.login(owner.email, password, {
+    address: ctx.clientAddress(req),
+  });
+  if (result.kind === "throttled") {
+    return {
+      status: 429,
+      message: "Too many attempts",
+      retryAfter: result.retryAfterSeconds,
+    };
+  }
+  return result.kind === "ok" && result.subject === owner.id
+    ? null
+    : { status: 401, message: CONFIRM_NEEDS_PASSWORD, retryAfter: 0 };
 }
 
 async function confirm(
