@@ -58,7 +58,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
  * @param req The request as the runtime handed it over.
  * @param max The most bytes accepted; default {@linkcode MAX_BODY_BYTES}.
  * @returns The request to serve (the same one when it has no body), or the
- * answer: 413 over the cap, 400 when the client broke off the body.
+ * answer: 413 over the cap, 408 when the body takes longer than
+ * {@linkcode BODY_TIMEOUT_MS} to arrive, 400 when the client broke it off.
  */
 export async function capBody(
   req: Request,
@@ -78,7 +79,16 @@ export async function capBody(
   let bytes: Uint8Array<ArrayBuffer> | null;
   try {
     bytes = await readBytes(req, limit);
-  } catch {
+  } catch (error) {
+    if (error instanceof BodyTimeout) {
+      return errorResponse(
+        req,
+        408,
+        "request_timeout",
+        "The request body took too long to arrive",
+        { connection: "close" },
+      );
+    }
     return errorResponse(req, 400, "bad_request", "Unreadable request body");
   }
   if (bytes === null) return bodyTooLarge(req, limit);
@@ -160,43 +170,77 @@ export async function readBody(req: Request): Promise<ParsedBody | null> {
   }
 }
 
+/** How long a body may take to arrive, in milliseconds. */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/** A body that did not arrive in time (see {@linkcode readBytes}). */
+export class BodyTimeout extends Error {
+  /** @param ms The time allowed. */
+  constructor(ms: number) {
+    super(`The request body did not arrive within ${ms} ms`);
+    this.name = "BodyTimeout";
+  }
+}
+
 /**
- * Reads a request's body, at most `max` bytes of it.
+ * Reads a request's body, at most `max` bytes of it, within `timeoutMs`.
+ *
+ * Each chunk is copied into one buffer of at most `max` bytes and never
+ * kept: a runtime may hand over a one-byte chunk as a view of a much larger
+ * buffer, so keeping chunks let a body sent a byte at a time hold tens of
+ * KiB per byte (found by the red-team review: 24 KB sent slowly took the
+ * app from 93 MiB to 1 GiB).
  *
  * @param req The request.
  * @param max The most bytes accepted.
+ * @param timeoutMs How long the whole body may take; default
+ * {@linkcode BODY_TIMEOUT_MS}.
  * @returns The bytes, or `null` once the body passes `max` (the rest is
  * not read and the stream is cancelled).
+ * @throws {BodyTimeout} When the body is not complete in time (the stream
+ * is cancelled).
  */
 export async function readBytes(
   req: Request,
   max: number,
+  timeoutMs: number = BODY_TIMEOUT_MS,
 ): Promise<Uint8Array<ArrayBuffer> | null> {
   if (req.body === null) return new Uint8Array(0);
   const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
+  let buffer = new Uint8Array(Math.min(max, 4096));
   let total = 0;
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
   try {
     while (true) {
       const { done, value } = await reader.read();
+      if (late) throw new BodyTimeout(timeoutMs);
       if (done) break;
-      total += value.byteLength;
-      if (total > max) {
+      if (total + value.byteLength > max) {
         await reader.cancel().catch(() => {});
         return null;
       }
-      chunks.push(value);
+      if (total + value.byteLength > buffer.byteLength) {
+        const grown = new Uint8Array(
+          Math.min(
+            max,
+            Math.max(2 * buffer.byteLength, total + value.byteLength),
+          ),
+        );
+        grown.set(buffer.subarray(0, total));
+        buffer = grown;
+      }
+      buffer.set(value, total);
+      total += value.byteLength;
     }
   } finally {
+    clearTimeout(timer);
     reader.releaseLock();
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return buffer.slice(0, total);
 }
 
 /**
