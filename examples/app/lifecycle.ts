@@ -76,6 +76,10 @@ export async function proveAddress(
   });
   if (proof.verifiedBefore <= 0 && proof.kind !== "emailChange") {
     await ctx.tokens.revokeFor(proof.subject, EMAIL_CHANGE_PURPOSE);
+    // Device cookies minted before the first proof came from a party nobody
+    // had checked: they no longer exempt a browser from the lockout.
+    const email = (await ctx.credentials.findById(proof.subject))?.email;
+    if (email !== undefined) await ctx.throttle.forgetDevices(email);
   }
   if (outcome.total > 0) {
     await ctx.sessions.revokeAll(proof.subject);

@@ -100,8 +100,15 @@ export class DeviceTrust {
     if (claims === null) return null;
     const key = await counterKey(this.#prefix, "login-device", claims.id);
     const revoked = `${key}:revoked`;
-    const [gone] = await this.#store.getMany([revoked]);
+    const [gone, forgotten] = await this.#store.getMany([
+      revoked,
+      await this.#forgottenKey(account),
+    ]);
     if (gone !== null) return null;
+    // Every token minted before the account's devices were forgotten (its
+    // address proven for the first time, a password reset, a deletion).
+    const issuedAt = claims.expiresAt - this.#lifetime;
+    if (forgotten !== null && !(issuedAt > Number(forgotten))) return null;
     return {
       id: claims.id,
       failures: key,
@@ -132,6 +139,24 @@ export class DeviceTrust {
    */
   async clear(device: TrustedDevice): Promise<void> {
     await this.#store.delete(device.failures);
+  }
+
+  /**
+   * Trusts no token minted for the account until now: the next right
+   * password mints a new one.
+   *
+   * @param account The account.
+   */
+  async forget(account: string): Promise<void> {
+    await this.#store.put(
+      await this.#forgottenKey(account),
+      String(Math.floor(this.#now() / 1000)),
+      { ttlSeconds: this.#lifetime },
+    );
+  }
+
+  #forgottenKey(account: string): Promise<string> {
+    return counterKey(this.#prefix, "login-devices-forgotten", account);
   }
 
   /**

@@ -257,6 +257,21 @@ export class LoginThrottle {
   }
 
   /**
+   * Trusts none of the account's device tokens minted so far: call it when
+   * whoever held the account before may not be its owner (its address
+   * proven for the first time, a password reset, the account deleted), so
+   * that tokens a pre-hijacker collected stop exempting it from the
+   * account's lockout. A token minted in the same second is forgotten too.
+   * Without `devices`, nothing to do.
+   *
+   * @param account The account, as given to {@linkcode LoginThrottle.attempt}.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the store fails.
+   */
+  async forgetDevices(account: string): Promise<void> {
+    await this.#devices?.forget(account);
+  }
+
+  /**
    * Lifts an account's hard stop and delays (call it after a password reset
    * by email, or when an administrator unlocks the account). Failures
    * recorded before the reset no longer count for any address.

@@ -160,3 +160,71 @@ Deno.test("issue 16 finding 7: a device cookie of another account, or a forged o
   assert.equal(res.status, 429);
   await res.body?.cancel();
 });
+
+/** Posts the login form from a browser; the `__Host-device` cookie it set. */
+async function deviceCookieOf(
+  app: { origin: string },
+  email: string,
+  password: string,
+): Promise<Browser> {
+  const browser = new Browser(app.origin);
+  const res = await browser.post("/login", { email, password }, {
+    "x-test-client": "198.51.100.77",
+  });
+  assert.equal(res.status, 303);
+  assert.ok(browser.cookies.has("__Host-device"), "a device cookie was set");
+  browser.cookies.delete("__Host-session");
+  return browser;
+}
+
+/** 110 guesses from 110 addresses: the account reaches its hard stop. */
+async function flood(app: { origin: string }, email: string): Promise<void> {
+  for (let i = 0; i < 110; i++) {
+    await api(app.origin, "POST", "/login", {
+      email,
+      password: `guess ${i}`,
+    }, { "x-test-client": `203.0.${i >> 8}.${i & 255}` });
+  }
+}
+
+Deno.test("red-team review: a device cookie a pre-hijacker collected stops exempting it once the owner resets the password, and one of a deleted account exempts no one", async () => {
+  await using app = await startApp();
+  // The attacker registers the victim's address and signs in by form.
+  const victim = "victim@example.com";
+  await registerJson(app.origin, victim, PASSWORD);
+  const attacker = await deviceCookieOf(app, victim, PASSWORD);
+  // The owner proves the address with a reset.
+  await api(app.origin, "POST", "/password/forgot", { email: victim });
+  const link = new URL(await app.awaitLink(victim, 2));
+  assert.equal(link.pathname, "/password/reset");
+  const reset = await api(app.origin, "POST", "/password/reset", {
+    token: link.searchParams.get("token"),
+    password: "the owner's own passphrase",
+  });
+  assert.equal(reset.status, 200);
+  await flood(app, victim);
+  const guess = await attacker.post("/login", {
+    email: victim,
+    password: "another guess",
+  }, { "x-test-client": "198.51.100.77" });
+  assert.equal(guess.status, 429, "the old device cookie exempts no more");
+  await guess.body?.cancel();
+
+  // Deletion: the deleted account's device cookie exempts no one from the
+  // lockout of whoever registers the address next.
+  const gone = "gone@example.com";
+  const { token } = await registerJson(app.origin, gone, PASSWORD);
+  const old = await deviceCookieOf(app, gone, PASSWORD);
+  const deleted = await api(app.origin, "POST", "/account/delete", {
+    password: PASSWORD,
+  }, bearer(token));
+  assert.equal(deleted.status, 204);
+  await registerJson(app.origin, gone, "a new owner's passphrase");
+  await flood(app, gone);
+  const tried = await old.post("/login", {
+    email: gone,
+    password: "a guess",
+  }, { "x-test-client": "198.51.100.77" });
+  assert.equal(tried.status, 429);
+  await tried.body?.cancel();
+});

@@ -418,6 +418,44 @@ storeTest(
   },
 );
 
+storeTest(
+  "red-team review: forgetDevices() ends every device token minted before it (a pre-hijacker's tokens after the owner's proof or reset, any after a deletion), and a later sign-in trusts the browser again",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      hardStop: 5,
+      devices: { signer: deviceSigner() },
+    });
+    const who = "victim@example.com";
+    const collected = await t.trustDevice(who); // before the owner's proof
+    for (let i = 0; i < 5; i++) await t.attempt(who, `203.0.113.${i}`);
+    assert.equal(
+      (await t.attempt(who, "198.51.100.9", collected.token)).allowed,
+      true,
+      "a control: the token exempts before it is forgotten",
+    );
+    c.advance(1);
+    await t.forgetDevices(who);
+    const refused = await t.attempt(who, "198.51.100.9", collected.token);
+    assert.equal(refused.allowed === false && refused.reason, "hardStop");
+    // Renewing a forgotten token mints a new device, trusted again.
+    c.advance(1);
+    const fresh = await t.trustDevice(who, collected.token);
+    assert.deepEqual(await t.attempt(who, "198.51.100.9", fresh.token), {
+      allowed: true,
+      trustedDevice: true,
+    });
+    // Another account's devices are untouched.
+    const other = await t.trustDevice("other@example.com");
+    await t.forgetDevices(who);
+    assert.equal(
+      (await t.attempt("other@example.com", "198.51.100.9", other.token))
+        .allowed,
+      true,
+    );
+  },
+);
+
 Deno.test("LoginThrottle: trustDevice() without devices, or a devices option without a signer, is a clear error", async () => {
   const store = new MemoryKV();
   await assert.rejects(

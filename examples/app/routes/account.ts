@@ -400,6 +400,10 @@ export async function deleteAccount(
   const checked = await checkUser(ctx, req, subject, body);
   if (checked instanceof Response) return checked;
   await ctx.sessions.revokeAll(subject);
+  // Browsers trusted for this address stop being trusted: whoever
+  // registers it next starts with none.
+  const email = (await ctx.credentials.findById(subject))?.email;
+  if (email !== undefined) await ctx.throttle.forgetDevices(email);
   await ctx.notes.deleteOwnedBy(subject);
   for (
     const purpose of [

@@ -266,6 +266,8 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
   // The reset lifts the account's login throttle (its hard stop too) and
   // its password-check count.
   await ctx.throttle.reset(redeemed.email);
+  // Browsers trusted with the old password are trusted no more.
+  await ctx.throttle.forgetDevices(redeemed.email);
   await ctx.limiter.reset([
     limit(
       "password-change-account",
