@@ -17,6 +17,21 @@ import {
 const BUSY = /SQLITE_BUSY|database is locked/i;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Runs a read again while another instance holds the write lock (SQLite
+ * answers SQLITE_BUSY even to a read of the schema during another's batch).
+ */
+async function whenFree<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= 200 || !BUSY.test(describe(err))) throw err;
+      await sleep(50 + Math.random() * 100);
+    }
+  }
+}
+
 /** The SQLite steps. */
 export function sqliteSteps(
   db: DrizzleDatabase,
@@ -29,19 +44,23 @@ export function sqliteSteps(
   };
   const self: DialectSteps = {
     async tables() {
-      const rows = await queryRows(
-        db,
-        "sqlite",
-        sql`SELECT name FROM sqlite_master WHERE type = 'table'`,
+      const rows = await whenFree(() =>
+        queryRows(
+          db,
+          "sqlite",
+          sql`SELECT name FROM sqlite_master WHERE type = 'table'`,
+        )
       );
       return new Set(rows.map((r) => String(r.name)));
     },
     async journal() {
       if (!(await self.tables()).has(journal)) return null;
-      const rows = await queryRows(
-        db,
-        "sqlite",
-        sql.raw(`SELECT id FROM ${q(journal)} ORDER BY id`),
+      const rows = await whenFree(() =>
+        queryRows(
+          db,
+          "sqlite",
+          sql.raw(`SELECT id FROM ${q(journal)} ORDER BY id`),
+        )
       );
       return rows.map((r) => String(r.id));
     },
