@@ -13,7 +13,7 @@ import {
   type SessionState,
   settled,
 } from "./_request_state.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse, storeUnavailable } from "./error_response.ts";
 
 const bearerTransport = new BearerTransport();
 const DPOP_SCHEME = /^DPoP ([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -61,13 +61,7 @@ export async function dpopOutcome(
   } catch (error) {
     // The replay store failed: the proof is not accepted (fail closed).
     failed(error, scheme ?? "dpop", context);
-    return errorResponse(
-      req,
-      503,
-      "session_store_unavailable",
-      "Sign-in is temporarily unavailable, try again shortly",
-      { "retry-after": "5" },
-    );
+    return storeUnavailable(req);
   }
   if (scheme === null) {
     // A sign-in: the cookie, if any, still says who is asking.

@@ -23,7 +23,7 @@ import {
   type DeviceBoundOptions,
 } from "./device_bound_options.ts";
 import type { AuthEvent } from "./auth_event.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse, storeUnavailable } from "./error_response.ts";
 
 const DEVICE = Object.freeze({ kind: "device" as const });
 
@@ -134,13 +134,7 @@ export class DeviceBoundSessions {
         throw error;
       }
       this.#emit({ type: "store_unavailable", error: error.cause ?? error });
-      return errorResponse(
-        req,
-        503,
-        "session_store_unavailable",
-        "Sign-in is temporarily unavailable, try again shortly",
-        { "retry-after": "5" },
-      );
+      return storeUnavailable(req);
     }
   }
 

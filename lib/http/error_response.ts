@@ -88,6 +88,24 @@ export function escapeHtml(text: string): string {
   return String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
+/**
+ * The one answer when the session store (or a store a gate depends on)
+ * cannot tell: 503 with `Retry-After`, never the protected resource.
+ * Internal to `lib/http`.
+ *
+ * @param req The request (for JSON or HTML).
+ * @returns The 503 response.
+ */
+export function storeUnavailable(req: Request): Response {
+  return errorResponse(
+    req,
+    503,
+    "session_store_unavailable",
+    "Sign-in is temporarily unavailable, try again shortly",
+    { "retry-after": "5" },
+  );
+}
+
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",
   "<": "&lt;",

@@ -12,7 +12,11 @@ import {
   type RequestState,
   requestStates,
 } from "./_request_state.ts";
-import { errorResponse, wantsHtml } from "./error_response.ts";
+import {
+  errorResponse,
+  storeUnavailable,
+  wantsHtml,
+} from "./error_response.ts";
 import type { Middleware } from "./middleware.ts";
 import { safeNextPath } from "./safe_next_path.ts";
 
@@ -184,7 +188,7 @@ export async function requireVerified(req: Request): Promise<Response | null> {
       : answer) === true;
   } catch (error) {
     state.context.emit({ type: "verification_check_failed", error });
-    return unavailable(req);
+    return storeUnavailable(req);
   }
   return verified
     ? null
@@ -307,7 +311,7 @@ export async function authorize<A extends string>(
 ): Promise<Response | null> {
   const state = requestStates.get(req);
   if (state === undefined) return notInstalled(req);
-  if (state.session.kind === "unavailable") return unavailable(req);
+  if (state.session.kind === "unavailable") return storeUnavailable(req);
   const decision = await decide(state, policy, action, id);
   if (decision === "late") {
     return errorResponse(
@@ -329,7 +333,7 @@ function isNavigation(req: Request): boolean {
 
 function unauthenticated(req: Request, state: RequestState): Response {
   const session = state.session;
-  if (session.kind === "unavailable") return unavailable(req);
+  if (session.kind === "unavailable") return storeUnavailable(req);
   const headers: Record<string, string> = {};
   if (session.kind === "invalid" && session.via === "bearer") {
     headers["www-authenticate"] =
@@ -343,16 +347,6 @@ function unauthenticated(req: Request, state: RequestState): Response {
     "unauthenticated",
     "Sign in to continue",
     headers,
-  );
-}
-
-function unavailable(req: Request): Response {
-  return errorResponse(
-    req,
-    503,
-    "session_store_unavailable",
-    "Sign-in is temporarily unavailable, try again shortly",
-    { "retry-after": "5" },
   );
 }
 
