@@ -133,6 +133,12 @@ export interface AppModule<S = unknown> {
     next: string,
     form: boolean,
   ): Promise<Response | null>;
+  /**
+   * Whether the user has a second factor with this module (a sign-in that
+   * skips {@linkcode afterPassword}, such as linking a provider after the
+   * password alone, is refused then).
+   */
+  hasSecondFactor?(ctx: AppContext, subject: string): Promise<boolean>;
 }
 
 /** Each module's settings, as {@linkcode setupModules} built them. */
@@ -167,4 +173,44 @@ export async function setupModules(
  */
 export function settingsOf<S>(ctx: AppContext, module: AppModule<S>): S | null {
   return (ctx.settings.get(module) as S | undefined) ?? null;
+}
+
+/**
+ * The modules' steps after a right password (or a provider's sign-in):
+ * the first answer, or `null` to start the session.
+ *
+ * @param ctx The app.
+ * @param subject Who proved the first factor.
+ * @param next Where to go afterwards.
+ * @param form Whether the request is a browser's form.
+ * @returns The answer that replaces the session start, or `null`.
+ */
+export async function stepAfterPassword(
+  ctx: AppContext,
+  subject: string,
+  next: string,
+  form: boolean,
+): Promise<Response | null> {
+  for (const m of ctx.modules) {
+    const answer = await m.afterPassword?.(ctx, subject, next, form);
+    if (answer) return answer;
+  }
+  return null;
+}
+
+/**
+ * Whether any module holds a second factor of the user.
+ *
+ * @param ctx The app.
+ * @param subject The user.
+ * @returns `true` when one does.
+ */
+export async function hasSecondFactor(
+  ctx: AppContext,
+  subject: string,
+): Promise<boolean> {
+  for (const m of ctx.modules) {
+    if (await m.hasSecondFactor?.(ctx, subject)) return true;
+  }
+  return false;
 }
