@@ -21,7 +21,7 @@
  * `bench/RESULTS_authn.md` measures the hasher); the rate limits are raised
  * far above the traffic (every bench client comes through the proxy from
  * 127.0.0.1, one address); no mail is sent. The sign-in methods are the
- * defaults of `signInMethodsFromEnv` with an empty environment (TOTP and
+ * defaults of `setupModules` over the app's modules with an empty environment (TOTP and
  * passkeys on, no OpenID provider), as `main.ts` starts.
  *
  * @module
@@ -42,8 +42,8 @@ import {
   SQLVerificationTokenStore,
 } from "../stores/sql/mod.ts";
 import { createApp } from "../examples/app/app.ts";
+import { setupModules } from "../examples/app/module.ts";
 import { MODULES } from "../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../examples/app/sign_in_setup.ts";
 
 /** What the parent passes as the first argument (JSON). */
 export interface ClusterAppConfig {
@@ -113,6 +113,12 @@ async function main(): Promise<void> {
   const many = { max: 1_000_000_000, windowSeconds: 60 };
   const app = createApp({
     modules: MODULES,
+    settings: await setupModules(MODULES, {
+      env: {},
+      db,
+      secret,
+      appOrigin: config.appOrigin,
+    }),
     sessions,
     sessionStore,
     events: new SQLAuthEventStore(db),
@@ -132,12 +138,6 @@ async function main(): Promise<void> {
         console.error(`[${config.name}] ${line}`);
       }
     },
-    signInMethods: signInMethodsFromEnv({
-      env: {},
-      db,
-      secret,
-      appOrigin: config.appOrigin,
-    }),
     limits: {
       loginPerAccount: {
         freeFailures: 1_000_000,

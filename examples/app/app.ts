@@ -59,11 +59,7 @@ import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
 
 export type { AppHono };
 import { mountPages } from "./routes/pages.ts";
-import {
-  purposeSigner,
-  signInMethods,
-  type SignInMethodsDeps,
-} from "./sign_in_methods.ts";
+import { purposeSigner } from "./sign_in_methods.ts";
 import { Reauth } from "./reauth.ts";
 import { ShortCookie } from "./sign_in_cookie.ts";
 
@@ -130,11 +126,6 @@ export interface AppDeps {
    * (Cloudflare's `ctx`), and logs a failure.
    */
   defer?: (work: Promise<unknown>, ...rest: unknown[]) => void;
-  /**
-   * Sign-in methods beside the password (TOTP, OpenID Connect, passkeys),
-   * each on when given; see `sign_in_methods.ts`. Default: none.
-   */
-  signInMethods?: SignInMethodsDeps;
   /**
    * The app's modules, one per sign-in method: `MODULES` of `modules.ts`,
    * the project's one list of them.
@@ -251,7 +242,6 @@ export function createApp(deps: AppDeps): AppHono {
     revocations: deps.sessionStore ?? new KVSessionStore(deps.kv),
     now,
   });
-  const methods = signInMethods(deps.signInMethods, log, secure);
   const parts: Omit<AppContext, "lifecycle"> = {
     sessions: deps.sessions,
     credentials: deps.credentials,
@@ -286,7 +276,7 @@ export function createApp(deps: AppDeps): AppHono {
     eventStore,
     registry,
     defer,
-    methods,
+    cookieSecure: secure,
     reauth: new Reauth(purposeSigner(deps.secret, "reauth"), secure, now),
     modules: deps.modules,
     settings: deps.settings ?? new Map(),

@@ -26,7 +26,6 @@ import type { Mailer } from "./mailer.ts";
 import type { AppModule, ModuleSettings } from "./module.ts";
 import type { NoteStore } from "./notes.ts";
 import type { Reauth } from "./reauth.ts";
-import type { SignInMethods } from "./sign_in_methods.ts";
 import type { ShortCookie } from "./sign_in_cookie.ts";
 
 /** The password operations the routes use (`PasswordAuthenticator`). */
@@ -182,8 +181,11 @@ export interface AppContext {
   registry: SessionRegistry;
   /** Keeps work going after the answer (mail that must not time it). */
   defer: (req: Request, work: Promise<unknown>) => void;
-  /** The sign-in methods beside the password (TOTP, OIDC, passkeys). */
-  methods: SignInMethods;
+  /**
+   * Whether cookies are `Secure` and `__Host-` prefixed (the sign-in
+   * methods' short-lived cookies follow it).
+   */
+  cookieSecure: boolean;
   /** The "confirm it's you" re-authentication before sensitive actions. */
   reauth: Reauth;
   /** The app's modules, in the order of `modules.ts`. */

@@ -16,8 +16,8 @@
  *   rotation). In development only, a missing secret is created once in
  *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, a
  *   missing `APP_ORIGIN` or a missing mail binding stops the start;
- * - the sign-in methods beside the password (`TOTP=off`, …): see
- *   `sign_in_setup.ts`.
+ * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see the
+ *   `mod.ts` of each folder under `methods/`.
  *
  * @module
  */
@@ -40,7 +40,6 @@ import { MODULES } from "./modules.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
-import { signInMethodsFromEnv } from "./sign_in_setup.ts";
 
 const LIBSQL_CLIENT = "npm:@libsql/client@^0.18.0";
 const DRIZZLE_LIBSQL = "npm:drizzle-orm@^0.45.4/libsql";
@@ -152,7 +151,6 @@ const app = createApp({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
-  signInMethods: signInMethodsFromEnv({ env, db, secret, appOrigin }),
   modules: MODULES,
   settings: await setupModules(MODULES, { env, db, secret, appOrigin }),
 });

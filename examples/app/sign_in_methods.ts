@@ -1,271 +1,122 @@
 /**
- * The sign-in methods beside the password, as the app sees them: TOTP as a
- * second factor (`@portcullis/totp`), OpenID Connect (`@portcullis/oidc`)
- * and passkeys (`@portcullis/passkeys`). Each is on when its part is given
- * to `createApp` (`signInMethods`), off otherwise.
- *
- * The app only uses their types here, so a runtime entry that leaves a
- * method off does not bundle its package; the entry that turns one on (see
- * `main.ts`) builds it, wiring in a key derived for that purpose alone
- * through {@linkcode purposeSigner}.
+ * What the sign-in methods beside the password share (each lives in its
+ * module under `methods/`): keys of a purpose of their own for their
+ * short-lived values, their events, routes that answer 404 while the
+ * method is off, and the session a sign-in by a method ends in.
  *
  * @module
  */
-import type { SecretProvider } from "@portcullis/auth";
-import type { AccountLifecyclePart } from "@portcullis/auth/passwords";
+import {
+  currentIdentity,
+  errorResponse,
+  requireAuthenticated,
+  type SecretProvider,
+} from "@portcullis/auth";
+import type { SignInResult } from "@portcullis/auth/http";
 import { signToken, verifyToken } from "@portcullis/auth/tokens";
+import type { AppContext } from "./context.ts";
+import { record, startSession } from "./lifecycle.ts";
+import { type AppHonoContext, type AppModule, settingsOf } from "./module.ts";
 
-/** The TOTP operations the routes use (`TotpAuthenticator`). */
-export interface SecondFactorMethod {
-  /** Starts enrolment; `null` when TOTP is already on. */
-  startEnrolment(
-    subject: string,
-    accountName: string,
-  ): Promise<{ secret: string; uri: string; qrSvg: string } | null>;
-  /** Confirms enrolment; the recovery codes, or `null`. */
-  confirmEnrolment(subject: string, code: string): Promise<string[] | null>;
-  /** Whether TOTP is on. */
-  isEnabled(subject: string): Promise<boolean>;
-  /** Recovery codes left. */
-  recoveryCodesLeft(subject: string): Promise<number>;
-  /** Checks a code or a recovery code. */
-  verify(subject: string, code: string): Promise<"totp" | "recovery" | null>;
-  /** Turns TOTP off after a valid code. */
-  disable(subject: string, code: string): Promise<boolean>;
-  /** Mints the "second factor pending" value. */
-  issuePending(subject: string, next?: string): Promise<string>;
-  /**
-   * Reads a pending value; `null` when forged, expired, or no longer bound
-   * to the credentials (used, password changed, TOTP off or re-enrolled).
-   * The fingerprint changes only with those events.
-   */
-  readPending(
-    value: string,
-  ): Promise<{ subject: string; next: string; fingerprint: string } | null>;
-  /**
-   * Its part in the account's lifecycle (`totpLifecyclePart`): the secret
-   * and recovery codes go on the first proof of the address and on
-   * deletion.
-   */
-  lifecycle: AccountLifecyclePart;
-}
-
-/** One OpenID Provider as the routes use it (`OidcClient`). */
-export interface OidcProviderMethod {
-  /** The provider's id, in URLs and the identities table. */
-  readonly id: string;
-  /** The name on the "Sign in with …" button. */
-  readonly name: string;
-  /**
-   * Starts a sign-in: the provider's URL and the signed state value; with
-   * `reauthenticate`, a forced fresh login of a signed-in user.
-   */
-  start(
-    next: string,
-    options?: { reauthenticate?: boolean },
-  ): Promise<{ authorizationUrl: string; state: string; maxAge: number }>;
-  /** Checks the callback against the state value. */
-  finish(callbackUrl: string, state: string | null): Promise<
-    | {
-      kind: "ok";
-      identity: {
-        provider: string;
-        subject: string;
-        email: string | null;
-        emailVerified: boolean;
-      };
-      next: string;
-      /** The flow was a re-authentication (`reauthenticate` at start). */
-      reauthenticated: boolean;
-    }
-    | { kind: "refused"; reason: string }
-  >;
-}
-
-/** A provider user linked to an app user (`IdentityRecord`). */
-export interface LinkedIdentity {
-  /** The provider's id. */
-  provider: string;
-  /** The `sub` at that provider. */
-  providerSubject: string;
-  /** The app user. */
-  subject: string;
-  /** The email the provider gave. */
-  email: string;
-  /** Unix milliseconds of the link. */
-  createdAt: number;
-}
-
-/** OpenID Connect as the routes use it. */
-export interface OidcMethod {
-  /** The providers, by id. */
-  providers: readonly OidcProviderMethod[];
-  /** The identities store (`SQLIdentityStore`). */
-  identities: {
-    find(
-      provider: string,
-      providerSubject: string,
-    ): Promise<LinkedIdentity | null>;
-    link(record: LinkedIdentity): Promise<boolean>;
-    listFor(subject: string): Promise<LinkedIdentity[]>;
-  };
-  /** The account-linking rule (`decideAccount` of `@portcullis/oidc`). */
-  decide(facts: {
-    identity: {
-      provider: string;
-      subject: string;
-      email: string | null;
-      emailVerified: boolean;
-    };
-    linkedSubject: string | null;
-    currentSubject: string | null;
-    currentVerified: boolean;
-    userWithEmail: string | null;
-    userWithEmailVerified: boolean;
-  }):
-    | { kind: "signIn" | "link" | "confirmLink"; subject: string }
-    | { kind: "create"; email: string }
-    | { kind: "refuse"; reason: string };
-  /** Signs the "link after the password" value (its own purpose). */
-  linkSigner: {
-    sign(payload: Uint8Array): Promise<string>;
-    verify(value: string): Promise<Uint8Array | null>;
-  };
-  /**
-   * Its part in the account's lifecycle (`identityLifecyclePart`): the
-   * links go on the first proof of the address and on deletion.
-   */
-  lifecycle: AccountLifecyclePart;
-}
-
-/** A stored passkey as the account page shows it. */
-export interface PasskeyInfo {
-  /** The credential id, base64url. */
-  credentialId: string;
-  /** The user's name for it. */
-  name: string;
-  /** Unix milliseconds of registration. */
-  createdAt: number;
-  /** Unix milliseconds of the last sign-in; 0 before any. */
-  lastUsedAt: number;
-}
-
-/** Passkeys as the routes use them (`PasskeyAuthenticator` and its store). */
-export interface PasskeysMethod {
-  /** Options for `navigator.credentials.create`. */
-  registrationOptions(
-    user: { subject: string; email: string },
-  ): Promise<unknown>;
-  /** Checks a registration and stores the passkey. */
-  register(subject: string, response: unknown, name: string): Promise<
-    { kind: "ok"; passkey: PasskeyInfo } | { kind: "refused"; reason: string }
-  >;
-  /** Options for `navigator.credentials.get` (discoverable credentials). */
-  authenticationOptions(): Promise<unknown>;
-  /** Checks a sign-in; whose passkey it was. */
-  authenticate(response: unknown): Promise<
-    | { kind: "ok"; subject: string; credentialId: string }
-    | { kind: "refused"; reason: string }
-  >;
-  /** A user's passkeys. */
-  list(subject: string): Promise<PasskeyInfo[]>;
-  /** Renames a user's passkey. */
-  rename(subject: string, credentialId: string, name: string): Promise<boolean>;
-  /** Removes a user's passkey. */
-  remove(subject: string, credentialId: string): Promise<boolean>;
-  /** The browser module (`@simplewebauthn/browser` and its driver). */
-  script: string;
-  /**
-   * Its part in the account's lifecycle (`passkeyLifecyclePart`): the
-   * passkeys go on the first proof of the address and on deletion.
-   */
-  lifecycle: AccountLifecyclePart;
-}
-
-/** Something a sign-in method did, for logs and the security activity. */
-export type SignInEvent =
-  | {
-    type: "login";
-    method: "totp" | "recovery_code" | "oidc" | "passkey";
-    subject: string;
-  }
-  | {
-    type: "login_failed";
-    method: "totp" | "oidc" | "passkey";
-    reason: string;
-  }
-  | { type: "second_factor_required"; subject: string }
-  | { type: "totp_enabled" | "totp_disabled"; subject: string }
-  | { type: "identity_linked"; subject: string; provider: string }
-  | { type: "user_created"; subject: string; method: "oidc" }
-  | { type: "passkey_added" | "passkey_removed"; subject: string }
-  | { type: "reauthenticated"; method: "oidc" | "passkey"; subject: string };
-
-/** What `createApp` takes to turn methods on. */
-export interface SignInMethodsDeps {
-  /** TOTP as a second factor after the password. */
-  totp?: SecondFactorMethod;
-  /** Sign-in with OpenID Providers. */
-  oidc?: OidcMethod;
-  /** Passkeys: added on /account, used from /login. */
-  passkeys?: PasskeysMethod;
-  /**
-   * Receives the methods' events; default one line through the app's
-   * `log` (no token, code or secret is ever in an event).
-   */
-  onEvent?: (event: SignInEvent) => void;
-}
-
-/** The methods as the routes see them. */
-export interface SignInMethods {
-  /**
-   * The lifecycle parts of the methods that are on, for
-   * `accountLifecycle`: one per method, so none can be left out.
-   */
-  lifecycleParts: AccountLifecyclePart[];
-  /** TOTP, or `null` when off. */
-  totp: SecondFactorMethod | null;
-  /** OpenID Connect, or `null` when off. */
-  oidc: OidcMethod | null;
-  /** Passkeys, or `null` when off. */
-  passkeys: PasskeysMethod | null;
-  /** Whether the methods' cookies are `Secure` and `__Host-` prefixed. */
-  cookieSecure: boolean;
-  /** Reports an event. */
-  emit(event: SignInEvent): void;
+/**
+ * Something a sign-in method did, for the log: its `type` (`login`,
+ * `login_failed`, `totp_enabled`, …) and plain fields (`method`,
+ * `subject`, `reason`, …). No token, code or secret is ever in one.
+ */
+export interface SignInEvent {
+  /** What happened. */
+  type: string;
+  /** The fields, in the order they are logged. */
+  [field: string]: string;
 }
 
 /**
- * Resolves the configuration once.
+ * Logs an event of a sign-in method on one line (`auth event: {…}`);
+ * never throws, so a log never breaks a sign-in.
  *
- * @param deps What `createApp` was given.
- * @param log The app's log.
- * @param cookieSecure Whether cookies are `Secure`.
- * @returns The methods.
+ * @param ctx The app.
+ * @param event What happened.
  */
-export function signInMethods(
-  deps: SignInMethodsDeps | undefined,
-  log: (line: string) => void,
-  cookieSecure: boolean,
-): SignInMethods {
-  const onEvent = deps?.onEvent ??
-    ((event: SignInEvent) => log(`auth event: ${JSON.stringify(event)}`));
-  return {
-    lifecycleParts: [deps?.totp, deps?.oidc, deps?.passkeys].flatMap((m) =>
-      m === undefined ? [] : [m.lifecycle]
-    ),
-    totp: deps?.totp ?? null,
-    oidc: deps?.oidc ?? null,
-    passkeys: deps?.passkeys ?? null,
-    cookieSecure,
-    emit: (event) => {
-      try {
-        onEvent(event);
-      } catch {
-        // An event hook never breaks a sign-in.
-      }
-    },
+export function emit(ctx: AppContext, event: SignInEvent): void {
+  try {
+    ctx.log(`auth event: ${JSON.stringify(event)}`);
+  } catch {
+    // A log line never breaks a sign-in.
+  }
+}
+
+/** A route handler of a method: the app, the method's settings, the request, the path's `:param`. */
+export type MethodHandler<S> = (
+  ctx: AppContext,
+  settings: S,
+  req: Request,
+  param: string,
+) => Promise<Response> | Response;
+
+/**
+ * Mounts a method's handlers: each runs with the method's settings, and
+ * its route answers 404 while the method is off.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const on = whenOn(ctx, totp);
+ * app.get("/login/totp", on(totpForm));
+ * ```
+ *
+ * @param ctx The app.
+ * @param module The method's module.
+ * @returns A function that adapts one handler to Hono.
+ */
+export function whenOn<S>(
+  ctx: AppContext,
+  module: AppModule<S>,
+): (
+  handler: MethodHandler<S>,
+) => (c: AppHonoContext) => Promise<Response> | Response {
+  return (handler) => (c) => {
+    const settings = settingsOf(ctx, module);
+    if (settings === null) {
+      return errorResponse(c.req.raw, 404, "not_found", "Nothing here");
+    }
+    return handler(
+      ctx,
+      settings,
+      c.req.raw,
+      Object.values(c.req.param())[0] ?? "",
+    );
   };
+}
+
+/**
+ * The signed-in user's subject, or the 401 for an anonymous request.
+ *
+ * @param req The request.
+ * @returns The subject, or the answer.
+ */
+export function signedInSubject(req: Request): string | Response {
+  return requireAuthenticated(req) ?? currentIdentity(req)!.subject;
+}
+
+/**
+ * Ends a sign-in by a method as `POST /login` ends one: a new session,
+ * listed in "my sessions", the login recorded and logged.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param subject Who signed in.
+ * @param method How (`totp`, `recovery_code`, `oidc`, `passkey`).
+ * @returns The session.
+ */
+export async function signInWith(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+  method: string,
+): Promise<SignInResult> {
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "login", subject, req);
+  emit(ctx, { type: "login", method, subject });
+  return session;
 }
 
 /**

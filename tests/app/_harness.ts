@@ -26,8 +26,7 @@ import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
 import { type AppDeps, appRoutes, createApp } from "../../examples/app/app.ts";
 import { MODULES } from "../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
-import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
+import { type AppModule, setupModules } from "../../examples/app/module.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
 
 /** A running app and what the test needs to drive it. */
@@ -84,10 +83,11 @@ export interface StartOptions {
     | Record<string, string | undefined>
     | ((origin: string) => Promise<Record<string, string | undefined>>);
   /**
-   * Wraps the sign-in methods built from `signInEnv` (to make one of their
-   * stores fail, like a backend that is down).
+   * Wraps the modules the app composes (to make one of their stores fail,
+   * like a backend that is down); their settings are built from `signInEnv`
+   * by the modules of `modules.ts`, which a wrapper's copy keeps reading.
    */
-  wrapSignInMethods?: (methods: SignInMethodsDeps) => SignInMethodsDeps;
+  wrapModules?: (modules: readonly AppModule[]) => readonly AppModule[];
 }
 
 /**
@@ -142,18 +142,16 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
-    modules: MODULES,
-    signInMethods: (options.wrapSignInMethods ?? ((m) => m))(
-      signInMethodsFromEnv({
-        env: typeof options.signInEnv === "function"
-          ? await options.signInEnv(origin)
-          : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
-        db,
-        secret,
-        appOrigin: origin,
-        now,
-      }),
-    ),
+    modules: options.wrapModules?.(MODULES) ?? MODULES,
+    settings: await setupModules(MODULES, {
+      env: typeof options.signInEnv === "function"
+        ? await options.signInEnv(origin)
+        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
+      db,
+      secret,
+      appOrigin: origin,
+      now,
+    }),
     ...overrides,
   });
   const close = async () => {

@@ -31,7 +31,8 @@ import {
   type TestApp,
   verifyDirectly,
 } from "./_harness.ts";
-import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
+import type { AppModule } from "../../examples/app/module.ts";
+import { passkeys } from "../../examples/app/methods/passkeys/mod.ts";
 import { me, setupOidcApp as setup, throughOp } from "./_oidc_app.ts";
 
 const PASSWORD = "correct horse battery";
@@ -506,28 +507,23 @@ Deno.test("issue 16 finding 2: POST /account/delete removes every method's rows 
 
 /** The passkeys' lifecycle part behind a switch that makes its store fail. */
 function flakyPasskeys(): {
-  wrap: (m: SignInMethodsDeps) => SignInMethodsDeps;
+  wrap: (modules: readonly AppModule[]) => readonly AppModule[];
   down: { value: boolean };
 } {
   const down = { value: false };
+  const fail = () => Promise.reject(new Error("connection refused"));
+  const flaky: AppModule = {
+    ...passkeys,
+    lifecycle: (ctx) =>
+      passkeys.lifecycle!(ctx).map((real) => ({
+        method: real.method,
+        addressProven: (e) => down.value ? fail() : real.addressProven(e),
+        accountDeleted: (s) => down.value ? fail() : real.accountDeleted(s),
+      })),
+  };
   return {
     down,
-    wrap: (m) => {
-      const passkeys = m.passkeys!;
-      const real = passkeys.lifecycle;
-      const fail = () => Promise.reject(new Error("connection refused"));
-      return {
-        ...m,
-        passkeys: {
-          ...passkeys,
-          lifecycle: {
-            method: real.method,
-            addressProven: (e) => down.value ? fail() : real.addressProven(e),
-            accountDeleted: (s) => down.value ? fail() : real.accountDeleted(s),
-          },
-        },
-      };
-    },
+    wrap: (modules) => modules.map((m) => m === passkeys ? flaky : m),
   };
 }
 
@@ -541,7 +537,7 @@ Deno.test("issue 16: the lifecycle fails closed: with the passkey store down a d
   const flaky = flakyPasskeys();
   await using app = await startApp({}, {
     signInEnv: { PASSKEYS: "on", TOTP: "off" },
-    wrapSignInMethods: flaky.wrap,
+    wrapModules: flaky.wrap,
   });
   // Deletion.
   const { token } = await registerJson(app.origin, "flaky@example.com");

@@ -35,9 +35,12 @@ Deno.test("by default the project has every sign-in method and maps its packages
     local.imports["@portcullis/passkeys/browser-script"],
     "file:///repo/packages/passkeys/browser_script.ts",
   );
-  const setup = renderApp().get("sign_in_setup.ts")!;
+  const files = renderApp();
   for (const pkg of ["totp", "oidc", "passkeys"]) {
-    assert.match(setup, new RegExp(`from "@portcullis/${pkg}"`));
+    assert.match(
+      files.get(`methods/${pkg}/mod.ts`)!,
+      new RegExp(`from "@portcullis/${pkg}"`),
+    );
   }
 });
 
@@ -64,11 +67,11 @@ Deno.test("--no-totp, --no-oidc and --no-passkeys leave each package and its npm
   ) {
     assert.equal(config.imports[name], undefined, name);
   }
-  const onlyTotp = renderApp({ oidc: false, passkeys: false }).get(
-    "sign_in_setup.ts",
-  )!;
-  assert.match(onlyTotp, /TotpAuthenticator/);
-  assert.doesNotMatch(onlyTotp, /OidcClient|PasskeyAuthenticator/);
+  const onlyTotp = renderApp({ oidc: false, passkeys: false });
+  assert.match(onlyTotp.get("methods/totp/mod.ts")!, /TotpAuthenticator/);
+  for (const [path, content] of onlyTotp) {
+    assert.doesNotMatch(content, /OidcClient|PasskeyAuthenticator/, path);
+  }
 });
 
 Deno.test({

@@ -2,9 +2,9 @@
  * Test support shared by the conformance runners: what the sign-in methods
  * beside the password need before the app starts. A real OpenID Provider
  * (`oidc-provider`, tests/support/oidc_op.ts) on 127.0.0.1 with one client
- * whose callback is the app's, and the settings the entries hand to
- * `signInMethodsFromEnv` (examples/app/sign_in_setup.ts), as a deployment
- * sets them in its environment or bindings.
+ * whose callback is the app's, and the settings the entries hand to the
+ * modules' `setup` (the `mod.ts` of each folder under examples/app/methods/),
+ * as a deployment sets them in its environment or bindings.
  *
  * @module
  */

@@ -5,7 +5,7 @@
  * when `UPSTASH_REDIS_REST_URL` is set, else in a key-value table of the
  * same libSQL database (`LibsqlKV`); the conformance hasher and limits.
  * The sign-in methods beside the password as `main.ts` builds them
- * (`signInMethodsFromEnv`: TOTP, passkeys, OpenID Connect when
+ * (`setupModules` over the app's modules: TOTP, passkeys, OpenID Connect when
  * `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
@@ -30,7 +30,6 @@ import { createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -76,12 +75,6 @@ const app = withHasherReport(
       (server as BunServerLike).requestIP(req)?.address ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
-    signInMethods: signInMethodsFromEnv({
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env,

@@ -9,7 +9,7 @@
  * (`Pbkdf2WasmHasher`): PBKDF2 in the imported WebAssembly module where
  * WebCrypto refuses 600000 iterations. The
  * sign-in methods beside the password as `main.ts` builds them
- * (`signInMethodsFromEnv` over the string bindings: TOTP, passkeys, OpenID
+ * (`setupModules` over the app's modules over the string bindings: TOTP, passkeys, OpenID
  * Connect when `OIDC_ISSUER` is set), their tables in D1.
  *
  * @module
@@ -34,7 +34,6 @@ import { type AppHono, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -83,12 +82,6 @@ async function build(env: Env): Promise<AppHono> {
     clientAddress: (req) => req.headers.get("cf-connecting-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
-    signInMethods: signInMethodsFromEnv({
-      env: settings(env),
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN,
-    }),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env: settings(env),

@@ -4,7 +4,7 @@
  * limits and notes in Deno KV, users and verification tokens in libSQL (a
  * file through the native driver, or Turso over HTTP with the web client),
  * and the sign-in methods beside the password as `main.ts` builds them
- * (`signInMethodsFromEnv`: TOTP and passkeys on, OpenID Connect when
+ * (`setupModules` over the app's modules: TOTP and passkeys on, OpenID Connect when
  * `OIDC_ISSUER` is set), their tables in the same libSQL database.
  *
  * @module
@@ -28,7 +28,6 @@ import {
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 
 /** The bindings the entry reads. */
 export type Env = Record<string, string | undefined>;
@@ -39,7 +38,7 @@ export type Env = Record<string, string | undefined>;
  * @param env `AUTH_SECRET`, `APP_ORIGIN`, `DATABASE_URL` (`file:…` or
  * `libsql://…`), `DATABASE_AUTH_TOKEN`, `KV_PATH`, `RESEND_API_KEY`,
  * `RESEND_BASE_URL`, `MAIL_FROM`, and the sign-in methods' settings
- * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts).
+ * (`TOTP`, `PASSKEYS`, `OIDC_*`; see each module's `mod.ts` under examples/app/methods/).
  * @param overrides Parts to use instead of the defaults (the conformance
  * hasher and limits).
  * @returns The app's handler.
@@ -74,12 +73,6 @@ export async function createDenoApp(
     clientAddress: (_req, info) =>
       (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
         ?.hostname ?? null,
-    signInMethods: signInMethodsFromEnv({
-      env,
-      db,
-      secret: overrides.secret ?? secret,
-      appOrigin: env.APP_ORIGIN,
-    }),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env,

@@ -4,7 +4,7 @@
  * verification tokens in a libSQL file, the session denylist, rate limits
  * and notes in a key-value table of the same database (`LibsqlKV`); the
  * conformance hasher and limits. The sign-in methods beside the password
- * as `main.ts` builds them (`signInMethodsFromEnv`: TOTP, passkeys, OpenID
+ * as `main.ts` builds them (`setupModules` over the app's modules: TOTP, passkeys, OpenID
  * Connect when `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
@@ -28,7 +28,6 @@ import { createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -57,12 +56,6 @@ const app = withHasherReport(
         ?.hostname ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
-    signInMethods: signInMethodsFromEnv({
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env,

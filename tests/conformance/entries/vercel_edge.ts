@@ -6,7 +6,7 @@
  * Upstash; users and verification tokens in the SQL stores over
  * `@libsql/client/web` to `DATABASE_URL` (Turso in production; the
  * run points it at the libSQL HTTP bridge). The sign-in methods beside the
- * password as `main.ts` builds them (`signInMethodsFromEnv`: TOTP,
+ * password as `main.ts` builds them (`setupModules` over the app's modules: TOTP,
  * passkeys, OpenID Connect when `OIDC_ISSUER` is set), their tables in the
  * same SQL database. The conformance hasher and limits.
  *
@@ -28,7 +28,6 @@ import { type AppHono, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
-import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -65,12 +64,6 @@ async function build(env: Env): Promise<AppHono> {
     clientAddress: (req) => req.headers.get("x-real-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
-    signInMethods: signInMethodsFromEnv({
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env,

@@ -3,42 +3,94 @@
  * `/login` (a one-tap button above the other ways), and a way to confirm
  * a user without a password.
  *
+ * Settings (environment variables): `PASSKEYS` — `on` (default) or `off`;
+ * `PASSKEYS_RP_ID` — the relying party id (default: `APP_ORIGIN`'s host
+ * name); `PASSKEYS_RP_NAME` (default `Portcullis`). Its table (`passkeys`)
+ * is in the app's SQL migrations; challenges wait in the single-use token
+ * table.
+ *
  * @module
  */
+import {
+  PasskeyAuthenticator,
+  passkeyLifecyclePart,
+} from "@portcullis/passkeys";
+import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
+import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
+import { type AppModule, settingsOf } from "../../module.ts";
+import { purposeSigner, whenOn } from "../../sign_in_methods.ts";
 import { html } from "../../views/html.ts";
-import type { AppModule } from "../../module.ts";
-import { handle } from "../../routes/handle.ts";
-import * as routes from "../../routes/passkeys.ts";
+import * as routes from "./routes.ts";
+import { passkeyLoginButton, passkeysSection } from "./views/auth/passkeys.ts";
 
 /** The passkeys module. */
-export const passkeys: AppModule = {
+export const passkeys: AppModule<routes.PasskeysSettings> = {
   name: "passkeys",
-  routes(app, ctx) {
-    app.get("/assets/passkeys.js", handle(ctx, routes.passkeysScript));
-    app.post(
-      "/passkeys/register/options",
-      handle(ctx, routes.registrationOptions),
-    );
-    app.post("/passkeys/register", handle(ctx, routes.register));
-    app.post(
-      "/passkeys/login/options",
-      handle(ctx, routes.authenticationOptions),
-    );
-    app.post("/passkeys/login", handle(ctx, routes.login));
-    app.post("/passkeys/reauth/options", handle(ctx, routes.reauthOptions));
-    app.post("/passkeys/reauth", handle(ctx, routes.reauth));
-    app.post("/account/passkeys/rename", handle(ctx, routes.rename));
-    app.post("/account/passkeys/delete", handle(ctx, routes.remove));
+  setup({ env, db, secret, appOrigin, now = Date.now }) {
+    if ((env.PASSKEYS ?? "on") === "off") return null;
+    const store = new SQLPasskeyStore(db);
+    const tokens = new SQLVerificationTokenStore(db);
+    const authenticator = new PasskeyAuthenticator({
+      rpId: env.PASSKEYS_RP_ID ?? new URL(appOrigin).hostname,
+      rpName: env.PASSKEYS_RP_NAME ?? "Portcullis",
+      origins: [appOrigin],
+      store,
+      // Each challenge waits for its one use in the single-use token table
+      // (an atomic consume); its id is the subject, so challenges in flight
+      // do not replace each other. Issuing one also removes the table's
+      // expired rows (at most once a minute): an expired single-use token
+      // of any purpose is refused anyway, and abandoned ceremonies must not
+      // pile up.
+      challenges: {
+        put: (id, expiresAt) =>
+          tokens.put({
+            tokenHash: id,
+            purpose: "webauthn-challenge",
+            subject: id,
+            email: "",
+            expiresAt,
+            createdAt: now(),
+          }),
+        consume: async (id) =>
+          ((await tokens.consume(id, "webauthn-challenge"))?.expiresAt ?? 0) >
+            now(),
+        deleteExpired: (at) => tokens.deleteExpired(at + 1),
+      },
+      signer: purposeSigner(secret, "webauthn-challenge"),
+      now,
+    });
+    return { authenticator, store, script: PASSKEYS_BROWSER_SCRIPT };
   },
-  lifecycle: (ctx) =>
-    ctx.methods.passkeys === null ? [] : [ctx.methods.passkeys.lifecycle],
+  routes(app, ctx) {
+    const on = whenOn(ctx, passkeys);
+    app.get("/assets/passkeys.js", on(routes.passkeysScript));
+    app.post("/passkeys/register/options", on(routes.registrationOptions));
+    app.post("/passkeys/register", on(routes.register));
+    app.post("/passkeys/login/options", on(routes.authenticationOptions));
+    app.post("/passkeys/login", on(routes.login));
+    app.post("/passkeys/reauth/options", on(routes.reauthOptions));
+    app.post("/passkeys/reauth", on(routes.reauth));
+    app.post("/account/passkeys/rename", on(routes.rename));
+    app.post("/account/passkeys/delete", on(routes.remove));
+  },
+  lifecycle(ctx) {
+    const settings = settingsOf(ctx, passkeys);
+    return settings === null ? [] : [passkeyLifecyclePart(settings.store)];
+  },
   loginFirst: true,
-  loginButtons: routes.passkeysLoginButton,
-  accountSection: (ctx, _req, user) =>
-    routes.passkeysAccountSection(ctx, user.subject, !user.password),
+  loginButtons: (ctx, next) =>
+    settingsOf(ctx, passkeys) === null ? null : passkeyLoginButton(next),
+  async accountSection(ctx, _req, user) {
+    const settings = settingsOf(ctx, passkeys);
+    return settings === null ? null : passkeysSection(
+      await settings.store.listFor(user.subject),
+      !user.password,
+    );
+  },
   async reauthWays(ctx, subject) {
-    const m = ctx.methods.passkeys;
-    return m !== null && (await m.list(subject)).length > 0
+    const settings = settingsOf(ctx, passkeys);
+    return settings !== null &&
+        (await settings.store.listFor(subject)).length > 0
       ? [
         html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`,
       ]

@@ -1,0 +1,60 @@
+/**
+ * The passkey parts of the login and account pages. The buttons start
+ * hidden; the served module (`/assets/passkeys.js`) shows them when the
+ * browser supports WebAuthn.
+ *
+ * @module
+ */
+import { type Html, html } from "../../../../views/html.ts";
+
+const SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
+
+/** The login page's "Sign in with a passkey" button. */
+export function passkeyLoginButton(next: string): Html {
+  return html`
+    <p><button type="button" id="passkey-login" data-next="${next}" hidden>Sign in with a passkey</button></p>
+    <p id="passkey-status" role="status"></p>
+    ${SCRIPT}
+  `;
+}
+
+/**
+ * The account page's passkeys: the list (rename, remove) and "add". Adding
+ * and removing ask for the current password unless the account has none
+ * (`passwordless`: it re-authenticates first).
+ */
+export function passkeysSection(
+  passkeys: readonly { credentialId: string; name: string }[],
+  passwordless = false,
+): Html {
+  const password = (id: string) =>
+    passwordless ? "" : html`
+      <label for="${id}">Current password</label>
+      <input id="${id}" name="password" type="password"
+        autocomplete="current-password" required>
+    `;
+  return html`
+    <h2>Passkeys</h2>
+    <ul id="passkeys">${passkeys.map((p) =>
+      html`<li data-id="${p.credentialId}"><span class="passkey-name">${p.name}</span>
+        <form method="post" action="/account/passkeys/rename" class="inline">
+          <input type="hidden" name="id" value="${p.credentialId}">
+          <input name="name" value="${p.name}" maxlength="64" aria-label="Name">
+          <button type="submit">Rename</button>
+        </form>
+        <form method="post" action="/account/passkeys/delete" class="inline">
+          <input type="hidden" name="id" value="${p.credentialId}">
+          ${password(`passkey-delete-password-${p.credentialId}`)}
+          <button type="submit">Remove</button>
+        </form></li>`
+    )}</ul>
+    <form id="passkey-add" hidden>
+      <label for="passkey-name">Name for a new passkey</label>
+      <input id="passkey-name" name="name" maxlength="64" value="Passkey">
+      ${password("passkey-add-password")}
+      <p><button type="submit">Add a passkey</button></p>
+    </form>
+    <p id="passkey-status" role="status"></p>
+    ${SCRIPT}
+  `;
+}

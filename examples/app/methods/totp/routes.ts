@@ -1,0 +1,337 @@
+/**
+ * TOTP as a second factor: the step after the password (`GET|POST
+ * /login/totp`) and enrolment on the account page (`POST /account/totp`,
+ * `/account/totp/confirm`, `/account/totp/disable`).
+ *
+ * After a right password, a user with TOTP on gets no session: a
+ * "second factor pending" value (signed for that purpose alone, five
+ * minutes) in a cookie or, for JSON clients, in the answer. A right code
+ * with it then issues the session with `signIn`, as the password flow does.
+ *
+ * @module
+ */
+import { errorResponse, safeNextPath } from "@portcullis/auth";
+import type { SQLTotpStore } from "@portcullis/sql";
+import type { TotpAuthenticator } from "@portcullis/totp";
+import { type AppContext, limit } from "../../context.ts";
+import { record, refuseUnverified } from "../../lifecycle.ts";
+import { readBody } from "../../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import {
+  passwordCheckLimits,
+  recheck,
+  recheckRefusal,
+} from "../../routes/recheck.ts";
+import { ShortCookie } from "../../sign_in_cookie.ts";
+import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
+import { Html } from "../../views/html.ts";
+import { messagePage } from "../../views/auth/message.ts";
+import {
+  recoveryCodesPage,
+  totpEnrolPage,
+  totpLoginPage,
+} from "./views/auth/totp.ts";
+
+/** What the TOTP module's `setup` builds. */
+export interface TotpSettings {
+  /** Enrolment, codes, and the pending value between the two steps. */
+  authenticator: TotpAuthenticator;
+  /** Where the sealed secrets and recovery codes live. */
+  store: SQLTotpStore;
+}
+
+const PENDING_SECONDS = 300;
+/** One answer for a wrong code and a missing, forged or expired pending value. */
+const REFUSED = "The code is incorrect or the sign-in has expired";
+const TOTP_ATTEMPTS = { max: 10, windowSeconds: 15 * 60 };
+const TOTP_ATTEMPTS_PER_ADDRESS = { max: 100, windowSeconds: 15 * 60 };
+
+function pendingCookie(ctx: AppContext): ShortCookie {
+  return new ShortCookie("2fa", ctx.cookieSecure);
+}
+
+/**
+ * Called after a right password (or a provider's sign-in): when the user
+ * has TOTP on, answers the second-factor step instead of a session (form:
+ * 303 to `/login/totp` with the pending cookie; JSON: 202
+ * `{secondFactor: "totp", pending}`); otherwise `null`.
+ */
+export async function secondFactorStep(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  subject: string,
+  next: string,
+  form: boolean,
+): Promise<Response | null> {
+  if (!(await authenticator.isEnabled(subject))) return null;
+  const pending = await authenticator.issuePending(subject, next);
+  emit(ctx, { type: "second_factor_required", subject });
+  if (form) {
+    return redirect("/login/totp", [
+      pendingCookie(ctx).set(pending, PENDING_SECONDS),
+    ]);
+  }
+  return json({ secondFactor: "totp", pending }, 202);
+}
+
+/** `GET /login/totp`: the code form (or back to `/login` without a pending value). */
+export async function totpForm(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  req: Request,
+): Promise<Response> {
+  const value = pendingCookie(ctx).read(req);
+  if (value === null || (await authenticator.readPending(value)) === null) {
+    return redirect("/login");
+  }
+  return page(totpLoginPage({ error: null }));
+}
+
+/**
+ * `POST /login/totp`: form `code` (pending value from the cookie) or JSON
+ * `{pending, code}`. A right code or recovery code issues the session;
+ * anything else is 401 with one answer, whatever was wrong. Attempts are
+ * counted per account and per address before the check; past a limit, 429.
+ *
+ * The pending value serves one successful second step: it stops opening
+ * after it, and after a password change or reset or a change of the TOTP
+ * enrolment (it is bound to them), so a copy of it is worth nothing.
+ *
+ * Hard stop: at most `limits.totpConsecutiveFailures.max` (100) failed
+ * second steps in a row per account, then 429 with `Retry-After` and a
+ * `throttled` event until a success, a password reset or the window's end.
+ * It counts only attempts that carry a valid pending value, so only someone
+ * who gave the account's password can trip it: a stranger cannot lock the
+ * owner out.
+ */
+export async function loginTotp(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  req: Request,
+): Promise<Response> {
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const form = body.kind === "form";
+  const cookie = pendingCookie(ctx);
+  const value = form ? cookie.read(req) : body.fields.pending ?? null;
+  const pending = value === null
+    ? null
+    : await authenticator.readPending(value);
+  const limits = [
+    limit("totp-address", ctx.clientAddress(req), TOTP_ATTEMPTS_PER_ADDRESS),
+  ];
+  const perAccount = pending &&
+    limit("totp-account", pending.subject, TOTP_ATTEMPTS);
+  if (perAccount) limits.push(perAccount);
+  const wait = await ctx.limiter.take(limits);
+  if (wait > 0) return tooManyRequests(req, wait);
+  // Counted before the check, so concurrent guesses cannot pass together;
+  // keyed by the credentials' fingerprint, which a success, a password
+  // change or reset and a new enrolment change, and nothing else does.
+  const streak = pending &&
+    limit(
+      "totp-consecutive",
+      `${pending.subject}:${pending.fingerprint}`,
+      ctx.limits.totpConsecutiveFailures,
+    );
+  if (streak) {
+    const stop = await ctx.limiter.take([streak]);
+    if (stop > 0) {
+      await record(ctx, "throttled", pending.subject, req);
+      emit(ctx, {
+        type: "login_failed",
+        method: "totp",
+        reason: "too_many_failures",
+      });
+      return errorResponse(
+        req,
+        429,
+        "too_many_failures",
+        "Too many wrong codes in a row for this account: try again later, or reset your password to sign in sooner",
+        { "retry-after": String(Math.max(1, Math.ceil(stop))) },
+      );
+    }
+  }
+
+  const factor = pending === null
+    ? null
+    : await authenticator.verify(pending.subject, body.fields.code ?? "");
+  if (pending === null || factor === null) {
+    await record(ctx, "login_failed", pending?.subject ?? null, req);
+    emit(ctx, {
+      type: "login_failed",
+      method: "totp",
+      reason: pending === null ? "no_pending_value" : "wrong_code",
+    });
+    return form
+      ? page(totpLoginPage({ error: REFUSED }), 401)
+      : json({ error: "invalid_code", message: REFUSED }, 401);
+  }
+  if (perAccount && streak) await ctx.limiter.reset([perAccount, streak]);
+  const session = await signInWith(
+    ctx,
+    req,
+    pending.subject,
+    factor === "totp" ? "totp" : "recovery_code",
+  );
+  if (!form) {
+    return json({ token: session.token, expiresAt: session.expiresAt });
+  }
+  return redirect(safeNextPath(pending.next), [
+    session.setCookie,
+    cookie.clear(),
+  ]);
+}
+
+/**
+ * `POST /account/totp` (`password`, or a fresh re-authentication): starts
+ * enrolment (form: the QR page; JSON: `{secret, uri}`). Wrong password:
+ * 401; no password and no re-authentication: 403; an unverified address:
+ * 403 `unverified` (verify first).
+ */
+export async function startTotp(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  req: Request,
+): Promise<Response> {
+  const subject = signedInSubject(req);
+  if (subject instanceof Response) return subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
+  if (await authenticator.isEnabled(subject)) return alreadyOn(req);
+  // A session alone must not turn TOTP on (it would lock the owner out).
+  const checked = await recheck(
+    ctx,
+    req,
+    subject,
+    body.fields.password,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  if (checked.kind !== "ok") return recheckRefusal(req, checked);
+  const enrolment = await authenticator.startEnrolment(subject, user.email);
+  if (enrolment === null) return alreadyOn(req);
+  if (body.kind === "json") {
+    return json({ secret: enrolment.secret, uri: enrolment.uri });
+  }
+  return page(totpEnrolPage({
+    email: user.email,
+    // The QR library's own markup: rects and a path, no text from the user.
+    qrSvg: new Html(enrolment.qrSvg),
+    secret: enrolment.secret,
+    error: null,
+  }));
+}
+
+function alreadyOn(req: Request): Response {
+  return errorResponse(
+    req,
+    409,
+    "totp_enabled",
+    "Two-factor authentication is already on",
+  );
+}
+
+/**
+ * `POST /account/totp/confirm`: `code` → TOTP on, recovery codes shown
+ * once; an unverified address: 403 `unverified`.
+ */
+export async function confirmTotp(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  req: Request,
+): Promise<Response> {
+  const subject = signedInSubject(req);
+  if (subject instanceof Response) return subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
+  const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
+  const wait = await ctx.limiter.take([perAccount]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const codes = await authenticator.confirmEnrolment(
+    subject,
+    body.fields.code ?? "",
+  );
+  const email = (await ctx.credentials.findById(subject))?.email ?? "";
+  if (codes === null) {
+    const message =
+      "That code did not match. Start the set-up again from your account page.";
+    return body.kind === "json"
+      ? json({ error: "invalid_code", message }, 422)
+      : page(
+        messagePage({ title: "Code not accepted", message, email }),
+        422,
+      );
+  }
+  await ctx.limiter.reset([perAccount]);
+  emit(ctx, { type: "totp_enabled", subject });
+  return body.kind === "json"
+    ? json({ recoveryCodes: codes })
+    : page(recoveryCodesPage({ email, codes }));
+}
+
+/**
+ * `POST /account/totp/disable`: `password` (or a fresh re-authentication)
+ * and `code` (or a recovery code) → TOTP off. A wrong password and a wrong
+ * code answer the same 401; no password and no re-authentication: 403.
+ */
+export async function disableTotp(
+  ctx: AppContext,
+  { authenticator }: TotpSettings,
+  req: Request,
+): Promise<Response> {
+  const subject = signedInSubject(req);
+  if (subject instanceof Response) return subject;
+  const body = await readBody(req);
+  if (body === null) {
+    return errorResponse(req, 400, "bad_request", "Unreadable request body");
+  }
+  const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
+  const wait = await ctx.limiter.take([
+    perAccount,
+    limit("totp-address", ctx.clientAddress(req), TOTP_ATTEMPTS_PER_ADDRESS),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  const user = await ctx.credentials.findById(subject);
+  // The password (through the login throttle: a session must not buy
+  // extra guesses) or a fresh re-authentication, then the code.
+  const checked = await recheck(ctx, req, subject, body.fields.password);
+  if (checked.kind === "throttled" || checked.kind === "reauthRequired") {
+    return recheckRefusal(req, checked);
+  }
+  const off = checked.kind === "ok" &&
+    await authenticator.disable(subject, body.fields.code ?? "");
+  if (!off) {
+    const message = "The password or the code is incorrect";
+    return body.kind === "json"
+      ? json({ error: "invalid_credentials", message }, 401)
+      : page(
+        messagePage({
+          title: "Two-factor authentication is still on",
+          message,
+          email: user?.email ?? null,
+        }),
+        401,
+      );
+  }
+  await ctx.limiter.reset([perAccount]);
+  emit(ctx, { type: "totp_disabled", subject });
+  if (body.kind === "json") return new Response(null, { status: 204 });
+  return redirect("/account", [
+    await ctx.flash.set({
+      kind: "notice",
+      message: "Two-factor authentication is off.",
+    }),
+  ]);
+}

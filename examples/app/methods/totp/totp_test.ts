@@ -1,0 +1,168 @@
+/**
+ * The TOTP module's own tests: enrolment on the account, the password that
+ * issues no session while TOTP is on, the code step, a recovery code once,
+ * turning it off, and its routes answering 404 while it is off. Codes are
+ * computed here (RFC 6238) from the key the enrolment answers.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { startTestApp, type TestApp } from "../../testing.ts";
+
+const PASSWORD = "correct horse battery";
+
+/** The RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 key at a time. */
+async function totpCode(base32: string, at: number): Promise<string> {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const bytes: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of base32.replace(/=+$/, "")) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      bytes.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new Uint8Array(bytes),
+    { name: "HMAC", hash: "SHA-1" },
+    false,
+    ["sign"],
+  );
+  const counter = new DataView(new ArrayBuffer(8));
+  counter.setBigUint64(0, BigInt(Math.floor(at / 30_000)));
+  const mac = new Uint8Array(
+    await crypto.subtle.sign("HMAC", key, counter.buffer),
+  );
+  const o = mac[19] & 0xf;
+  const n = ((mac[o] & 0x7f) << 24) | (mac[o + 1] << 16) | (mac[o + 2] << 8) |
+    mac[o + 3];
+  return String(n % 1_000_000).padStart(6, "0");
+}
+
+/** A verified user with TOTP on: its token, key and recovery codes. */
+async function enrolled(app: TestApp, email: string) {
+  const { token } = await app.verifiedUser(email, PASSWORD);
+  // A session alone does not start enrolment: the password first.
+  assert.equal(
+    (await app.call("POST", "/account/totp", {}, token)).res.status,
+    401,
+  );
+  const started = await app.call("POST", "/account/totp", {
+    password: PASSWORD,
+  }, token);
+  assert.equal(started.res.status, 200);
+  assert.match(started.json.uri, /^otpauth:\/\/totp\//);
+  const secret: string = started.json.secret;
+  const wrong = await app.call("POST", "/account/totp/confirm", {
+    code: "000000",
+  }, token);
+  assert.equal(wrong.res.status, 422);
+  const confirmed = await app.call("POST", "/account/totp/confirm", {
+    code: await totpCode(secret, app.now()),
+  }, token);
+  assert.equal(confirmed.res.status, 200);
+  assert.equal(confirmed.json.recoveryCodes.length, 10);
+  return { token, secret, recovery: confirmed.json.recoveryCodes as string[] };
+}
+
+Deno.test("TOTP: the password issues no session, only a pending value; a right code does", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { secret } = await enrolled(app, "totp@example.com");
+  app.advance(30_000);
+  const login = () =>
+    app.call("POST", "/login", {
+      email: "totp@example.com",
+      password: PASSWORD,
+    });
+  const step = await login();
+  assert.equal(step.res.status, 202);
+  assert.equal(step.json.secondFactor, "totp");
+  assert.equal(step.json.token, undefined);
+  // The pending value is no session.
+  assert.equal(
+    (await app.call("GET", "/api/me", undefined, step.json.pending)).res
+      .status,
+    401,
+  );
+  const wrong = await app.call("POST", "/login/totp", {
+    pending: step.json.pending,
+    code: "000000",
+  });
+  assert.equal(wrong.res.status, 401);
+  const right = await app.call("POST", "/login/totp", {
+    pending: step.json.pending,
+    code: await totpCode(secret, app.now()),
+  });
+  assert.equal(right.res.status, 200);
+  const me = await app.call("GET", "/api/me", undefined, right.json.token);
+  assert.equal(me.json.email, "totp@example.com");
+  // The pending value served its one sign-in.
+  const again = await app.call("POST", "/login/totp", {
+    pending: step.json.pending,
+    code: await totpCode(secret, app.now() + 30_000),
+  });
+  assert.equal(again.res.status, 401);
+  app.close();
+});
+
+Deno.test("TOTP: a recovery code works once; the account page shows what is left; TOTP turns off with a code", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { token, secret, recovery } = await enrolled(app, "rc@example.com");
+  const pending = async () =>
+    (await app.call("POST", "/login", {
+      email: "rc@example.com",
+      password: PASSWORD,
+    })).json.pending;
+  const first = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: recovery[0],
+  });
+  assert.equal(first.res.status, 200);
+  const reused = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: recovery[0],
+  });
+  assert.equal(reused.res.status, 401);
+  const account = await app.call("GET", "/account", undefined, token, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(account.text, /id="totp-on">On\. 9 recovery codes left/);
+  // A recovery code moved the last used time step on by one.
+  app.advance(60_000);
+  const off = await app.call("POST", "/account/totp/disable", {
+    password: PASSWORD,
+    code: await totpCode(secret, app.now()),
+  }, token);
+  assert.equal(off.res.status, 204, off.text);
+  const plain = await app.call("POST", "/login", {
+    email: "rc@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(plain.res.status, 200);
+  assert.ok(plain.json.token);
+  app.close();
+});
+
+Deno.test("TOTP: off, its routes answer 404 and the account page has no section", async () => {
+  const app = await startTestApp({ TOTP: "off" });
+  const { token } = await app.verifiedUser("off@example.com", PASSWORD);
+  assert.equal(
+    (await app.call("POST", "/login/totp", { code: "123456" })).res.status,
+    404,
+  );
+  assert.equal(
+    (await app.call("POST", "/account/totp", { password: PASSWORD }, token))
+      .res.status,
+    404,
+  );
+  const account = await app.call("GET", "/account", undefined, token, {
+    headers: { accept: "text/html" },
+  });
+  assert.equal(account.res.status, 200);
+  assert.doesNotMatch(account.text, /totp/);
+  app.close();
+});
