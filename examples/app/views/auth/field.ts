@@ -66,3 +66,23 @@ export function field(input: FieldInput): Html {
       : ""}
   `;
 }
+
+/**
+ * The current password, asked before a sensitive change on the account
+ * page; nothing for an account without one (`passwordless`: it
+ * re-authenticates first, see `reauth.ts`).
+ *
+ * @param id The input's id.
+ * @param passwordless Whether the account has no password.
+ * @returns The markup, or `""`.
+ */
+export function currentPasswordField(
+  id: string,
+  passwordless: boolean,
+): Html | "" {
+  return passwordless ? "" : html`
+    <label for="${id}">Current password</label>
+    <input id="${id}" name="password" type="password"
+      autocomplete="current-password" required>
+  `;
+}

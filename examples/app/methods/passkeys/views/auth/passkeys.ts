@@ -6,6 +6,7 @@
  * @module
  */
 import { type Html, html } from "../../../../views/html.ts";
+import { currentPasswordField } from "../../../../views/auth/field.ts";
 
 const SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
 
@@ -27,12 +28,7 @@ export function passkeysSection(
   passkeys: readonly { credentialId: string; name: string }[],
   passwordless = false,
 ): Html {
-  const password = (id: string) =>
-    passwordless ? "" : html`
-      <label for="${id}">Current password</label>
-      <input id="${id}" name="password" type="password"
-        autocomplete="current-password" required>
-    `;
+  const password = (id: string) => currentPasswordField(id, passwordless);
   return html`
     <h2>Passkeys</h2>
     <ul id="passkeys">${passkeys.map((p) =>

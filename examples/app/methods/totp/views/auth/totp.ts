@@ -5,6 +5,7 @@
  * @module
  */
 import { type Html, html } from "../../../../views/html.ts";
+import { currentPasswordField } from "../../../../views/auth/field.ts";
 import { layout } from "../../../../views/auth/layout.ts";
 
 /** The step after the password: a code or a recovery code. */
@@ -85,11 +86,7 @@ export function totpSection(
   },
 ): Html {
   const password = (id: string) =>
-    input.passwordless ? "" : html`
-      <label for="${id}">Current password</label>
-      <input id="${id}" name="password" type="password"
-        autocomplete="current-password" required>
-    `;
+    currentPasswordField(id, input.passwordless ?? false);
   if (!input.enabled) {
     return html`
       <h2>Two-factor authentication</h2>
