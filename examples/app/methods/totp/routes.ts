@@ -24,7 +24,7 @@ import {
 } from "../../routes/recheck.ts";
 import { ShortCookie } from "../../sign_in_cookie.ts";
 import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
-import { Html } from "../../views/html.ts";
+import { raw } from "../../views/html.ts";
 import { messagePage } from "../../views/auth/message.ts";
 import {
   recoveryCodesPage,
@@ -224,7 +224,7 @@ export async function startTotp(
   return page(totpEnrolPage({
     email: user.email,
     // The QR library's own markup: rects and a path, no text from the user.
-    qrSvg: new Html(enrolment.qrSvg),
+    qrSvg: raw(enrolment.qrSvg),
     secret: enrolment.secret,
     error: null,
   }));
