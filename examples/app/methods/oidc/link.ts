@@ -28,6 +28,19 @@ import {
 } from "./routes.ts";
 import { linkPage } from "./views/auth/oidc.ts";
 
+/** What the signed "link after the password" value holds. */
+interface LinkValue {
+  provider: string;
+  providerSubject: string;
+  subject: string;
+  email: string;
+  next: string;
+  /** `session`: made for the signed-in user (no password step). */
+  m?: string;
+  /** Unix seconds of expiry. */
+  e: number;
+}
+
 /**
  * `POST /login/oidc/link`: the password of the account the provider's
  * verified email names; right → link, sign in; wrong → 401; an account
@@ -48,15 +61,7 @@ export async function confirmLink(
   const cookie = linkCookie(ctx);
   const value = cookie.read(req);
   const payload = value === null ? null : await oidc.linkSigner.verify(value);
-  let pending: {
-    provider: string;
-    providerSubject: string;
-    subject: string;
-    email: string;
-    next: string;
-    m?: string;
-    e: number;
-  } | null = null;
+  let pending: LinkValue | null = null;
   try {
     pending = payload === null
       ? null
@@ -115,16 +120,9 @@ export async function confirmLink(
         checked.kind === "reauthRequired" ? 403 : 401,
       );
     }
-    const { next: _n, e: _e, m: _m, ...linked } = pending;
-    if (!(await oidc.identities.link({ ...linked, createdAt: ctx.now() }))) {
-      return refused(req, 409, REFUSALS.linked_elsewhere);
-    }
-    emit(ctx, {
-      type: "identity_linked",
-      subject: linked.subject,
-      provider: linked.provider,
-    });
-    const name = providerName(oidc, linked.provider);
+    const taken = await link(ctx, req, oidc, pending);
+    if (taken) return taken;
+    const name = providerName(oidc, pending.provider);
     return redirect("/account", [
       cookie.clear(),
       await ctx.flash.set({
@@ -158,7 +156,25 @@ export async function confirmLink(
       401,
     );
   }
-  const { next, e: _e, m: _m, ...record } = pending;
+  const taken = await link(ctx, req, oidc, pending);
+  if (taken) return taken;
+  return await finishSignIn(
+    ctx,
+    req,
+    pending.subject,
+    pending.next,
+    cookie.clear(),
+  );
+}
+
+/** Links the identity the value names: `null`, or 409 when it is another user's. */
+async function link(
+  ctx: AppContext,
+  req: Request,
+  oidc: OidcSettings,
+  pending: LinkValue,
+): Promise<Response | null> {
+  const { next: _n, e: _e, m: _m, ...record } = pending;
   if (!(await oidc.identities.link({ ...record, createdAt: ctx.now() }))) {
     return refused(req, 409, REFUSALS.linked_elsewhere);
   }
@@ -167,7 +183,7 @@ export async function confirmLink(
     subject: record.subject,
     provider: record.provider,
   });
-  return await finishSignIn(ctx, req, record.subject, next, cookie.clear());
+  return null;
 }
 
 function providerName(oidc: OidcSettings, id: string): string {
