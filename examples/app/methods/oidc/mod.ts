@@ -18,11 +18,14 @@ import { identityLifecyclePart, OidcClient } from "@portcullis/oidc";
 import { SQLIdentityStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
 import { purposeSigner, whenOn } from "../../sign_in_methods.ts";
-import { html } from "../../views/html.ts";
 import { confirmLink } from "./link.ts";
 import { oidcCallback, type OidcSettings, oidcStart } from "./routes.ts";
 import { oidcReauth } from "./reauth.ts";
-import { linkedProvidersSection, providerLinks } from "./views/auth/oidc.ts";
+import {
+  linkedProvidersSection,
+  providerLinks,
+  providerReauthLink,
+} from "./views/auth/oidc.ts";
 
 /** The OpenID Connect module. */
 export const oidc: AppModule<OidcSettings> = {
@@ -86,8 +89,6 @@ export const oidc: AppModule<OidcSettings> = {
     const linked = await settings.identities.listFor(subject);
     return settings.providers
       .filter((p) => linked.some((l) => l.provider === p.id))
-      .map((p) =>
-        html`<li><a id="reauth-${p.id}" href="/login/oidc/${p.id}/reauth?next=/account">Confirm with ${p.name}</a></li>`
-      );
+      .map(providerReauthLink);
   },
 };

@@ -19,9 +19,12 @@ import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
 import { purposeSigner, whenOn } from "../../sign_in_methods.ts";
-import { html } from "../../views/html.ts";
 import * as routes from "./routes.ts";
-import { passkeyLoginButton, passkeysSection } from "./views/auth/passkeys.ts";
+import {
+  passkeyLoginButton,
+  passkeyReauthButton,
+  passkeysSection,
+} from "./views/auth/passkeys.ts";
 
 /** The passkeys module. */
 export const passkeys: AppModule<routes.PasskeysSettings> = {
@@ -91,9 +94,7 @@ export const passkeys: AppModule<routes.PasskeysSettings> = {
     const settings = settingsOf(ctx, passkeys);
     return settings !== null &&
         (await settings.store.listFor(subject)).length > 0
-      ? [
-        html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`,
-      ]
+      ? [passkeyReauthButton()]
       : [];
   },
 };

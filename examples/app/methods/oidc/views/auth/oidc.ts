@@ -101,3 +101,11 @@ export function linkedProvidersSection(input: {
     )}
   `;
 }
+
+/**
+ * The "Confirm it's you" way of a linked provider: a fresh sign-in there
+ * (an item of the account page's list).
+ */
+export function providerReauthLink(p: { id: string; name: string }): Html {
+  return html`<li><a id="reauth-${p.id}" href="/login/oidc/${p.id}/reauth?next=/account">Confirm with ${p.name}</a></li>`;
+}

@@ -54,3 +54,12 @@ export function passkeysSection(
     ${SCRIPT}
   `;
 }
+
+/**
+ * The "Confirm it's you" way of an account with a passkey (an item of the
+ * account page's list; `/assets/passkeys.js`, loaded by the passkeys
+ * section, shows it).
+ */
+export function passkeyReauthButton(): Html {
+  return html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`;
+}
