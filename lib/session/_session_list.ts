@@ -1,6 +1,6 @@
 // A subject's session list as one JSON value in the key-value store.
 // Internal to lib/session (SessionRegistry).
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import type { SessionInfo } from "./session_registry.ts";
 
 /**

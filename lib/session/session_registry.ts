@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
 import {
@@ -290,7 +290,7 @@ export class SessionRegistry {
 }
 
 // The types this entry's API names, so its documentation is whole.
-export type { KeyValueStore, PutOptions } from "./key_value_store.ts";
+export type { KeyValueStore, PutOptions } from "../kv/key_value_store.ts";
 export type {
   Identity,
   IssuedSession,

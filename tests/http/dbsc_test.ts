@@ -714,7 +714,7 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
 
 Deno.test("the session.* and dbsc.* purposes are reserved on /tokens", async () => {
   const { signToken, verifyToken } = await import(
-    "../../lib/session/tokens.ts"
+    "../../lib/tokens/tokens.ts"
   );
   const keys = await SecretProvider.fromValue(SECRET).keys("session");
   for (const purpose of ["session.device", "session.dpop.x", "dbsc.refresh"]) {

@@ -5,7 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { KeyValueStore } from "../../lib/session/key_value_store.ts";
+import type { KeyValueStore } from "../../lib/kv/key_value_store.ts";
 import type { CredentialStore } from "../../lib/authn/credential_store.ts";
 import type {
   VerificationTokenRecord,

@@ -25,12 +25,12 @@
  *
  * @module
  */
-import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
-import { SESSION_PURPOSE } from "./session_manager.ts";
+import type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
+import { SESSION_PURPOSE } from "../session/session_manager.ts";
 import * as raw from "./signed_token.ts";
 
 export { MAX_TOKEN_LENGTH } from "./signed_token.ts";
-export type { PurposeKeys, SigningKey } from "./secret_provider.ts";
+export type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
 
 function refuseReserved(purpose: string): void {
   if (
