@@ -32,6 +32,34 @@ export async function layerViolations(root: string): Promise<string[]> {
   return bad;
 }
 
+/**
+ * The rooms beside the layers that any layer may import (key-value backends,
+ * secrets, signed tokens, the shared codec): they import no layer and not
+ * lib/http, so importing one never reaches into another layer.
+ */
+export const NEUTRAL_ROOMS = ["kv", "secrets", "tokens", "_common"] as const;
+
+/** Every import from a neutral room into a layer or lib/http, under `root`. */
+export async function neutralViolations(root: string): Promise<string[]> {
+  const bad: string[] = [];
+  for (const room of NEUTRAL_ROOMS) {
+    const base = join(root, "lib", room);
+    for await (const file of walk(base)) {
+      const text = await Deno.readTextFile(file);
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3];
+        if (!spec.startsWith(".")) continue;
+        const top = relative(join(root, "lib"), resolve(dirname(file), spec))
+          .split("/")[0];
+        if ([...LAYERS, "http"].includes(top)) {
+          bad.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
 async function* walk(dir: string): AsyncGenerator<string> {
   let entries: Deno.DirEntry[];
   try {
@@ -56,6 +84,32 @@ Deno.test("DESIGN.md §2: no layer imports another", async () => {
     );
   }
   assert.deepEqual(await layerViolations(root), []);
+});
+
+Deno.test("the neutral rooms (lib/kv, lib/secrets, lib/tokens, lib/_common) import no layer", async () => {
+  for (const room of NEUTRAL_ROOMS) {
+    assert.ok(
+      (await Array.fromAsync(walk(join(root, "lib", room)))).length > 0,
+      `lib/${room} has files`,
+    );
+  }
+  assert.deepEqual(await neutralViolations(root), []);
+});
+
+Deno.test("the neutral-room check catches a room importing a layer", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "lib", "tokens"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "lib/tokens/bad.ts"),
+      'import { x } from "../session/session_manager.ts";\nimport { y } from "../kv/memory_kv.ts";\n',
+    );
+    assert.deepEqual(await neutralViolations(dir), [
+      "lib/tokens/bad.ts -> ../session/session_manager.ts",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("the layer check catches a violating fixture", async () => {
