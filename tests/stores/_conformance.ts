@@ -184,7 +184,7 @@ function randomId(): string {
 
 /**
  * Registers the credential-store conformance tests for one store
- * (`CredentialStore`, DESIGN.md §8 and §9).
+ * (`CredentialStore`, as docs/stores.md describes it).
  *
  * @param name The store's name, for test names.
  * @param make Makes the store; the tables may hold rows of earlier runs, so
