@@ -122,6 +122,88 @@ Deno.test("the neutral-room check catches a room importing a layer", async () =>
   }
 });
 
+/**
+ * The import cycles among the files under `dirs` (relative imports outside
+ * comments, type imports included), each as the chain of files that closes
+ * it.
+ */
+export async function importCycles(
+  root: string,
+  dirs: string[],
+): Promise<string[][]> {
+  const edges = new Map<string, string[]>();
+  for (const dir of dirs) {
+    for await (const file of walk(join(root, dir))) {
+      if (file.includes("node_modules")) continue;
+      // Code only: the lines of comments (examples import their own file).
+      const text = (await Deno.readTextFile(file)).split("\n")
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join("\n");
+      const targets: string[] = [];
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3];
+        if (spec.startsWith(".")) targets.push(resolve(dirname(file), spec));
+      }
+      edges.set(file, targets);
+    }
+  }
+  const cycles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!edges.has(next)) continue;
+      if (state.get(next) === "open") {
+        cycles.push(
+          [...path.slice(path.indexOf(next)), next].map((f) =>
+            relative(root, f)
+          ),
+        );
+      } else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...edges.keys()].sort()) {
+    if (!state.has(file)) visit(file);
+  }
+  return cycles;
+}
+
+Deno.test("no import cycle among the library's files (lib/, stores/, packages/)", async () => {
+  assert.deepEqual(
+    await importCycles(root, ["lib", "stores", "packages"]),
+    [],
+  );
+});
+
+Deno.test("the cycle check catches a fixture's circle (as stores/sql/migrations.ts and lifecycle_migrations.ts once were)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "stores/sql"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/migrations.ts"),
+      'import { b } from "./lifecycle_migrations.ts";\nexport const a = 1;\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/lifecycle_migrations.ts"),
+      'import type { a } from "./migrations.ts";\nexport const b = 2;\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/mod.ts"),
+      'export * from "./migrations.ts";\n',
+    );
+    assert.deepEqual(await importCycles(dir, ["stores"]), [[
+      "stores/sql/lifecycle_migrations.ts",
+      "stores/sql/migrations.ts",
+      "stores/sql/lifecycle_migrations.ts",
+    ]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the layer check catches a violating fixture", async () => {
   const dir = await Deno.makeTempDir();
   try {
