@@ -21,7 +21,8 @@ export interface LoginThrottleOptions {
    * after which every such attempt on it is refused, the right password
    * included, until {@linkcode LoginThrottle.reset} (or a success before
    * the stop). A trusted browser (see `devices`) is never held by it. 1–100;
-   * default 100 (SECURITY item 45, NIST SP 800-63B).
+   * default 100 (NIST SP 800-63B; docs/security.md, "Strangers cannot lock
+   * the owner out").
    */
   hardStop?: number;
   /** Failures before any delay starts (per account and per pair); default 3. */
