@@ -19,6 +19,20 @@ import { record, startSession } from "./lifecycle.ts";
 import { type AppHonoContext, type AppModule, settingsOf } from "./module.ts";
 
 /**
+ * Whether the environment turns every sign-in method beside the password
+ * off (`SIGN_IN_METHODS=off`: password only), whatever their own settings
+ * say.
+ *
+ * @param env The environment.
+ * @returns `true` when they are all off.
+ */
+export function allMethodsOff(
+  env: Record<string, string | undefined>,
+): boolean {
+  return env.SIGN_IN_METHODS === "off";
+}
+
+/**
  * Something a sign-in method did, for the log: its `type` (`login`,
  * `login_failed`, `totp_enabled`, …) and plain fields (`method`,
  * `subject`, `reason`, …). No token, code or secret is ever in one.

@@ -5,7 +5,8 @@
  * confirm a user without a password.
  *
  * Settings (environment variables): `OIDC_ISSUER`, `OIDC_CLIENT_ID`,
- * `OIDC_CLIENT_SECRET` — on when the issuer is set; `OIDC_PROVIDER_ID` (in
+ * `OIDC_CLIENT_SECRET` — on when the issuer is set (and
+ * `SIGN_IN_METHODS` is not `off`); `OIDC_PROVIDER_ID` (in
  * URLs, default `oidc`), `OIDC_PROVIDER_NAME` (on the button, default
  * `OpenID Connect`), `OIDC_ALLOW_HTTP=true` only for a development
  * provider on 127.0.0.1. The callback to register at the provider is
@@ -17,7 +18,7 @@
 import { identityLifecyclePart, OidcClient } from "@portcullis/oidc";
 import { SQLIdentityStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
-import { purposeSigner, whenOn } from "../../sign_in_methods.ts";
+import { allMethodsOff, purposeSigner, whenOn } from "../../sign_in_methods.ts";
 import { confirmLink } from "./link.ts";
 import { oidcCallback, type OidcSettings, oidcStart } from "./routes.ts";
 import { oidcReauth } from "./reauth.ts";
@@ -32,7 +33,7 @@ export const oidc: AppModule<OidcSettings> = {
   name: "oidc",
   setup({ env, db, secret, appOrigin, now }) {
     const issuer = env.OIDC_ISSUER;
-    if (!issuer) return null;
+    if (!issuer || allMethodsOff(env)) return null;
     const id = env.OIDC_PROVIDER_ID ?? "oidc";
     const client = new OidcClient({
       provider: {

@@ -3,7 +3,8 @@
  * `/login` (a one-tap button above the other ways), and a way to confirm
  * a user without a password.
  *
- * Settings (environment variables): `PASSKEYS` — `on` (default) or `off`;
+ * Settings (environment variables): `PASSKEYS` — `on` (default) or `off`
+ * (`SIGN_IN_METHODS=off` turns it off too);
  * `PASSKEYS_RP_ID` — the relying party id (default: `APP_ORIGIN`'s host
  * name); `PASSKEYS_RP_NAME` (default `Portcullis`). Its table (`passkeys`)
  * is in the app's SQL migrations; challenges wait in the single-use token
@@ -18,7 +19,7 @@ import {
 import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
-import { purposeSigner, whenOn } from "../../sign_in_methods.ts";
+import { allMethodsOff, purposeSigner, whenOn } from "../../sign_in_methods.ts";
 import * as routes from "./routes.ts";
 import {
   passkeyLoginButton,
@@ -30,7 +31,7 @@ import {
 export const passkeys: AppModule<routes.PasskeysSettings> = {
   name: "passkeys",
   setup({ env, db, secret, appOrigin, now = Date.now }) {
-    if ((env.PASSKEYS ?? "on") === "off") return null;
+    if (allMethodsOff(env) || (env.PASSKEYS ?? "on") === "off") return null;
     const store = new SQLPasskeyStore(db);
     const tokens = new SQLVerificationTokenStore(db);
     const authenticator = new PasskeyAuthenticator({

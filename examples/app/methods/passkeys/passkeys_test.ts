@@ -233,4 +233,7 @@ Deno.test("passkeys: the login page offers the button and serves its script; off
   });
   assert.doesNotMatch(page.text, /passkey/);
   off.close();
+  const none = await startTestApp({ SIGN_IN_METHODS: "off" });
+  assert.equal((await none.call("GET", "/assets/passkeys.js")).res.status, 404);
+  none.close();
 });

@@ -2,7 +2,8 @@
  * TOTP as a second factor after the password (`@portcullis/totp`): the
  * code step at `/login/totp`, enrolment and removal on `/account`.
  *
- * Settings (environment variables): `TOTP` — `on` (default) or `off`;
+ * Settings (environment variables): `TOTP` — `on` (default) or `off`
+ * (`SIGN_IN_METHODS=off` turns it off too);
  * `TOTP_ISSUER` — the site's name authenticator apps show (default
  * `Portcullis`). Its tables are in the app's SQL migrations.
  *
@@ -11,9 +12,9 @@
 import { SQLCredentialStore, SQLTotpStore } from "@portcullis/sql";
 import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
 import { totpLifecyclePart } from "@portcullis/totp/lifecycle";
-import type { AppModule } from "../../module.ts";
-import { settingsOf } from "../../module.ts";
+import { type AppModule, settingsOf } from "../../module.ts";
 import {
+  allMethodsOff,
   purposeKeyList,
   purposeSigner,
   whenOn,
@@ -33,7 +34,7 @@ import { totpSection } from "./views/auth/totp.ts";
 export const totp: AppModule<TotpSettings> = {
   name: "totp",
   setup({ env, db, secret, now }) {
-    if ((env.TOTP ?? "on") === "off") return null;
+    if (allMethodsOff(env) || (env.TOTP ?? "on") === "off") return null;
     const users = new SQLCredentialStore(db);
     const store = new SQLTotpStore(db);
     const authenticator = new TotpAuthenticator({

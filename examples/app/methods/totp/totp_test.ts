@@ -165,4 +165,11 @@ Deno.test("TOTP: off, its routes answer 404 and the account page has no section"
   assert.equal(account.res.status, 200);
   assert.doesNotMatch(account.text, /totp/);
   app.close();
+  // SIGN_IN_METHODS=off: every method beside the password off.
+  const none = await startTestApp({ SIGN_IN_METHODS: "off" });
+  assert.equal(
+    (await none.call("POST", "/login/totp", { code: "123456" })).res.status,
+    404,
+  );
+  none.close();
 });
