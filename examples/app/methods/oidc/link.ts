@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { currentUser, errorResponse } from "@portcullis/auth";
+import { currentUser } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { hasPassword } from "../../reauth.ts";
-import { readBody } from "../../request_body.ts";
+import { bodyOrBadRequest } from "../../request_body.ts";
 import { page, redirect, tooManyRequests } from "../../respond.ts";
 import {
   passwordCheckLimits,
@@ -54,10 +54,8 @@ export async function confirmLink(
   oidc: OidcSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const cookie = linkCookie(ctx);
   const value = cookie.read(req);
   const payload = value === null ? null : await oidc.linkSigner.verify(value);

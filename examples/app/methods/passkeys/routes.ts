@@ -14,7 +14,11 @@ import type { PasskeyAuthenticator } from "@portcullis/passkeys";
 import type { SQLPasskeyStore } from "@portcullis/sql";
 import { type AppContext, limit } from "../../context.ts";
 import { record, refuseUnverified } from "../../lifecycle.ts";
-import { MAX_BODY_BYTES, readBody, readBytes } from "../../request_body.ts";
+import {
+  bodyOrBadRequest,
+  MAX_BODY_BYTES,
+  readBytes,
+} from "../../request_body.ts";
 import { json, redirect, tooManyRequests } from "../../respond.ts";
 import {
   passwordCheckLimits,
@@ -305,10 +309,8 @@ async function change(
 ): Promise<Response> {
   const subject = signedInSubject(req);
   if (subject instanceof Response) return subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const done = await act(subject, body.fields);
   if (done instanceof Response) return done;
   if (done === null) {

@@ -15,7 +15,7 @@ import type { SQLTotpStore } from "@portcullis/sql";
 import type { TotpAuthenticator } from "@portcullis/totp";
 import { type AppContext, limit } from "../../context.ts";
 import { record, refuseUnverified } from "../../lifecycle.ts";
-import { readBody } from "../../request_body.ts";
+import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import {
   passwordCheckLimits,
@@ -109,10 +109,8 @@ export async function loginTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const cookie = pendingCookie(ctx);
   const value = form ? cookie.read(req) : body.fields.pending ?? null;
@@ -198,10 +196,8 @@ export async function startTotp(
 ): Promise<Response> {
   const subject = signedInSubject(req);
   if (subject instanceof Response) return subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
   const unverified = await refuseUnverified(ctx, req, subject);
@@ -250,10 +246,8 @@ export async function confirmTotp(
 ): Promise<Response> {
   const subject = signedInSubject(req);
   if (subject instanceof Response) return subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const unverified = await refuseUnverified(ctx, req, subject);
   if (unverified) return unverified;
   const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
@@ -293,10 +287,8 @@ export async function disableTotp(
 ): Promise<Response> {
   const subject = signedInSubject(req);
   if (subject instanceof Response) return subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
   const wait = await ctx.limiter.take([
     perAccount,
