@@ -48,7 +48,10 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
-import type { DeviceBoundOptions } from "@portcullis/auth/http";
+import type {
+  DeviceBoundOptions,
+  IdentityOptions,
+} from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
@@ -139,9 +142,10 @@ export interface AppDeps {
    */
   settings?: ModuleSettings;
   /**
-   * Device-bound browser sessions (DBSC), on by default: a browser able to
-   * bind (Chromium over https) renews a 10-minute cookie with its key, so a
-   * copied cookie dies within minutes. `false` turns it off.
+   * Device-bound browser sessions (DBSC), on while `methods/device_bound`
+   * is in `modules.ts`: a browser able to bind (Chromium over https) renews
+   * a 10-minute cookie with its key, so a copied cookie dies within
+   * minutes. Options here override the module's; `false` turns it off.
    */
   deviceBound?: DeviceBoundOptions | false;
 }
@@ -363,14 +367,21 @@ export function createApp(deps: AppDeps): AppHono {
       : registry.seen(identity, req.headers.get("user-agent"));
     if (touch !== null) deferWith(rest, touch);
   });
+  // What the modules add to the identity middleware (device-bound
+  // sessions), under the app's own options.
+  const added: Partial<IdentityOptions> = Object.assign(
+    {},
+    ...deps.modules.map((m) => m.identityOptions?.(ctx)),
+  );
   app.use(honoMiddleware(identityMiddleware(deps.sessions, {
+    ...added,
     cookie: { secure },
     crossOrigin: { appOrigin },
     isVerified: async (subject) =>
       ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
-    deviceBound: deps.deviceBound === false
+    deviceBound: deps.deviceBound === false || added.deviceBound === undefined
       ? undefined
-      : { store: deps.kv, registry, now, ...deps.deviceBound },
+      : { ...added.deviceBound, ...deps.deviceBound },
     securityEvents: events,
   })));
   app.use(async (c, next) => {
