@@ -208,9 +208,7 @@ export class DeviceBoundSessions {
       });
     }
     const record = await this.#keys.get(id);
-    if (record === null) {
-      return this.#refuse(req, null, "unknown_session", 401);
-    }
+    if (record === null) return this.#end(req, id, null, "unknown_session");
     const proof = await this.#keys.checkProof("dbsc.refresh", jwt, record);
     if (!proof.ok) return this.#refuse(req, record.s, proof.reason);
     if (proof.id !== id) return this.#refuse(req, record.s, "challenge");
@@ -223,7 +221,7 @@ export class DeviceBoundSessions {
       session,
     );
     if (record.e <= nowS || !(await this.bound.isLive(fresh.identity))) {
-      return this.#refuse(req, record.s, "revoked", 401);
+      return this.#end(req, id, record.s, "revoked");
     }
     this.#hook?.({ type: "session_refreshed", subject: record.s, req });
     return this.#instructions(req, fresh.identity, fresh.token, false);
@@ -258,6 +256,31 @@ export class DeviceBoundSessions {
         credentials,
       }),
       { status: 200, headers },
+    );
+  }
+
+  /**
+   * The answer to a refresh refused for good (a revoked session, its
+   * absolute lifetime passed, an unknown id): the draft's session
+   * instructions with `"continue": false`, so the browser ends the session
+   * and stops trying, and no cookie.
+   */
+  #end(
+    req: Request,
+    id: string,
+    subject: string | null,
+    reason: string,
+  ): Response {
+    this.#hook?.({ type: "binding_proof_refused", subject, reason, req });
+    return new Response(
+      JSON.stringify({ session_identifier: id, continue: false }),
+      {
+        status: 200,
+        headers: {
+          "content-type": "application/json",
+          "cache-control": "no-store",
+        },
+      },
     );
   }
 
