@@ -16,7 +16,8 @@
  *
  * Chromium takes part only with
  * `--enable-features=DeviceBoundSessions,EnableBoundSessionCredentialsSoftwareKeysForManualTesting`
- * (a software key, for tests: no hardware guarantee).
+ * (a software key, for tests: no hardware guarantee); its signing quota is
+ * turned off here (see `FEATURES`).
  */
 import assert from "node:assert/strict";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
