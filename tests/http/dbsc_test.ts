@@ -516,7 +516,8 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
   );
   assert.equal(res.status, 400);
   await res.body?.cancel();
-  // A challenge issued for another session id.
+  // A challenge issued for another session id, signed by the right key:
+  // no cookie, a fresh challenge for this session instead.
   res = await refresh(
     app,
     id,
@@ -525,9 +526,8 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
       typ: "dbsc+jwt",
     }),
   );
-  assert.equal(res.status, 400);
-  await res.body?.cancel();
-  // Replay of one good proof.
+  assertRechallenged(res, id);
+  // Replay of one good proof: the same.
   const good = await proof(key, { jti: await challenge(id) }, {
     alg: "ES256",
     typ: "dbsc+jwt",
@@ -536,9 +536,7 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
   assert.equal(res.status, 200);
   await res.body?.cancel();
   res = await refresh(app, id, good);
-  assert.equal(res.status, 400);
-  assert.equal(res.headers.getSetCookie().length, 0);
-  await res.body?.cancel();
+  assertRechallenged(res, id);
   // A malformed or unknown id.
   res = await refresh(app, "../etc");
   assert.equal(res.status, 400);
@@ -553,6 +551,53 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
   );
   await assertEnded(res, "B".repeat(30));
   assert.ok(app.seen.includes("binding_proof_refused:null"));
+});
+
+/**
+ * Asserts a 403 that carries a fresh refresh challenge for `id` and no
+ * cookie: the proof was the session's own key over a stale challenge.
+ */
+function assertRechallenged(res: Response, id: string): void {
+  assert.equal(res.status, 403);
+  assert.match(
+    res.headers.get("secure-session-challenge") ?? "",
+    new RegExp(`^"[^"]+";id="${id}"$`),
+  );
+  assert.equal(res.headers.getSetCookie().length, 0);
+}
+
+Deno.test("a proof by the session's key over an expired challenge gets a new challenge, and signing that one renews", async () => {
+  const app = makeDbscApp();
+  const { id, key, bound } = await bind(app);
+  const first = await refresh(app, id);
+  const stale = /^"([^"]+)"/.exec(
+    first.headers.get("secure-session-challenge")!,
+  )![1];
+  app.clock.advance(121); // the challenge lives 120 s
+  const res = await refresh(
+    app,
+    id,
+    await proof(key, { jti: stale }, { alg: "ES256", typ: "dbsc+jwt" }),
+  );
+  assertRechallenged(res, id);
+  const again = /^"([^"]+)"/.exec(
+    res.headers.get("secure-session-challenge")!,
+  )![1];
+  assert.notEqual(again, stale);
+  assert.ok(app.seen.includes("binding_proof_refused:alice"));
+  // The session stands: the old bound cookie still works inside its life,
+  // and a proof over the new challenge renews.
+  const still = await me(app, `__Host-session-bound=${bound}`);
+  assert.equal(still.status, 200);
+  await still.body?.cancel();
+  const ok = await refresh(
+    app,
+    id,
+    await proof(key, { jti: again }, { alg: "ES256", typ: "dbsc+jwt" }),
+  );
+  assert.equal(ok.status, 200);
+  assert.ok(cookieOf(ok, "__Host-session-bound"));
+  await ok.body?.cancel();
 });
 
 Deno.test("a revoked session never refreshes: logout, revokeAll, absolute lifetime", async () => {
