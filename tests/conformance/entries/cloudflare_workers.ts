@@ -39,6 +39,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 interface Env {
   AUTH_SECRET: string;
@@ -82,6 +83,7 @@ async function build(env: Env): Promise<AppHono> {
     clientAddress: (req) => req.headers.get("cf-connecting-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env: settings(env),

@@ -28,6 +28,7 @@ import {
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 /** The bindings the entry reads. */
 export type Env = Record<string, string | undefined>;
@@ -38,7 +39,8 @@ export type Env = Record<string, string | undefined>;
  * @param env `AUTH_SECRET`, `APP_ORIGIN`, `DATABASE_URL` (`file:…` or
  * `libsql://…`), `DATABASE_AUTH_TOKEN`, `KV_PATH`, `RESEND_API_KEY`,
  * `RESEND_BASE_URL`, `MAIL_FROM`, and the sign-in methods' settings
- * (`TOTP`, `PASSKEYS`, `OIDC_*`; see each module's `mod.ts` under examples/app/methods/).
+ * (`TOTP`, `PASSKEYS`, `OIDC_*`; see each module's `mod.ts` under
+ * examples/app/methods/), and `DBSC_COOKIE_LIFETIME` (_device_bound.ts).
  * @param overrides Parts to use instead of the defaults (the conformance
  * hasher and limits).
  * @returns The app's handler.
@@ -80,6 +82,7 @@ export async function createDenoApp(
       secret: overrides.secret ?? secret,
       appOrigin: env.APP_ORIGIN,
     }),
+    deviceBound: deviceBoundFromEnv(env),
     ...overrides,
   });
 }

@@ -33,6 +33,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 const env = process.env;
 const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
@@ -56,6 +57,7 @@ const app = withHasherReport(
         ?.hostname ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     modules: MODULES,
     settings: await setupModules(MODULES, {
       env,
