@@ -24,7 +24,8 @@ import {
 } from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
-import { type AppDeps, appRoutes, createApp } from "../../examples/app/app.ts";
+import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { appRoutes } from "../../examples/app/http.ts";
 import { MODULES } from "../../examples/app/modules.ts";
 import { type AppModule, setupModules } from "../../examples/app/module.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
