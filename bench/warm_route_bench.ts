@@ -37,6 +37,8 @@ import {
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
+import { verifyToken } from "../lib/session/signed_token.ts";
+import { decodeBase64Url } from "../lib/_common/base64url.ts";
 
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -105,6 +107,19 @@ async function serve(): Promise<void> {
       throw new Error("the raw verify failed");
     }
   };
+  const keys = await secret.keys("session");
+  const sessionPrefix = new TextEncoder().encode("session:");
+  // Any check of a token presented as a string: its bytes, then verify.
+  const floorVerify = async (t: string) => {
+    const dot = t.lastIndexOf(".");
+    const input = new Uint8Array(sessionPrefix.length + dot);
+    input.set(sessionPrefix);
+    for (let k = 0; k < dot; k++) input[8 + k] = t.charCodeAt(k);
+    const mac = decodeBase64Url(t.slice(dot + 1)) as Uint8Array<ArrayBuffer>;
+    if (!(await crypto.subtle.verify("HMAC", keys.current.key, mac, input))) {
+      throw new Error("the floor verify failed");
+    }
+  };
   const calibrate = async (): Promise<Response> => {
     const perCall: number[] = [];
     for (let r = -3; r < 30; r++) {
@@ -132,6 +147,35 @@ async function serve(): Promise<void> {
   const mwStale = guarded(stale);
   const mwAwaited = guarded(awaited);
   const mwCold = guarded(cold);
+  // BEFORE=<path of another checkout's mod.ts>: the same two routes built
+  // from that version of the library, in this process, so that a change is
+  // compared within one run.
+  let mwBefore = mwExact, mwColdBefore = mwCold;
+  if (env.BEFORE) {
+    const old = await import(env.BEFORE);
+    const oldKv = new old.MemoryKV();
+    const oldSecret = old.SecretProvider.fromValue(SECRET);
+    const oldExact = new old.SessionManager({
+      secret: oldSecret,
+      store: new old.KVSessionStore(oldKv),
+    });
+    const oldCold = new old.SessionManager({
+      secret: oldSecret,
+      store: new old.KVSessionStore(oldKv),
+      cacheSize: 0,
+    });
+    if ((await oldExact.resolve(token))?.subject !== subject) {
+      throw new Error("the BEFORE library does not take this token");
+    }
+    const oldGuarded = (m: unknown) =>
+      old.compose(
+        [old.identityMiddleware(m, { onEvent: () => {} })],
+        (req: Request) =>
+          old.requireAuthenticated(req) ?? me(old.currentUser(req)!),
+      );
+    mwBefore = oldGuarded(oldExact);
+    mwColdBefore = oldGuarded(oldCold);
+  }
   const bare = identityMiddleware(exact, { onEvent: () => {} });
   const inner = (req: Request) =>
     requireAuthenticated(req) ?? me(currentUser(req)!);
@@ -181,11 +225,28 @@ async function serve(): Promise<void> {
     "/mw-awaited": (req) => Promise.resolve(mwAwaited(req)),
     "/mw-cookie": (req) => Promise.resolve(mwExact(req)),
     "/mw-cookie-cold": (req) => Promise.resolve(mwCold(req)),
+    "/mw-cookie-before": (req) => Promise.resolve(mwBefore(req)),
+    "/mw-cookie-cold-before": (req) => Promise.resolve(mwColdBefore(req)),
     "/raw-verify": async () => {
       await rawVerify();
       return me(subject);
     },
     "/calibrate": calibrate,
+    // The cold route, one step at a time (cookie, cache off).
+    "/cold-floor": async (req) => {
+      await floorVerify(cookie.read(req)!);
+      return me(subject);
+    },
+    "/cold-verify-token": async (req) => {
+      if ((await verifyToken(keys, "session", cookie.read(req)!)) === null) {
+        throw new Error("verifyToken refused");
+      }
+      return me(subject);
+    },
+    "/cold-resolve": async (req) => {
+      const id = await cold.resolve(cookie.read(req)!);
+      return me(id!.subject);
+    },
   };
   const handler = (req: Request): Promise<Response> => {
     const url = req.url;
@@ -247,6 +308,17 @@ const VARIANTS: [string, string, "bearer" | "cookie" | null][] = [
   ],
   ["/raw-verify", "bare handler + one raw WebCrypto verify", null],
   [
+    "/cold-floor",
+    "cookie + verify of bytes built from the token (the floor)",
+    "cookie",
+  ],
+  ["/cold-verify-token", "cookie + verifyToken (shape, base64url)", "cookie"],
+  [
+    "/cold-resolve",
+    "cookie + cold resolve (payload, expiry, denylist read)",
+    "cookie",
+  ],
+  [
     "/mw-cookie-cold",
     "the whole route, cookie, verified-token cache off (cold)",
     "cookie",
@@ -259,10 +331,28 @@ const TARGET_PATHS = [
   "/mw-cookie",
   "/mw-cookie-cold",
   "/raw-verify",
+  "/cold-floor",
+  "/cold-verify-token",
+  "/cold-resolve",
 ];
-const RUN = env.SET === "targets"
-  ? VARIANTS.filter(([p]) => TARGET_PATHS.includes(p))
-  : VARIANTS;
+const BEFORE_VARIANTS: typeof VARIANTS = env.BEFORE
+  ? [
+    [
+      "/mw-cookie-before",
+      "the whole route, cookie: BEFORE's library",
+      "cookie",
+    ],
+    [
+      "/mw-cookie-cold-before",
+      "the whole route, cookie, cold: BEFORE's library",
+      "cookie",
+    ],
+  ]
+  : [];
+const RUN =
+  (env.SET === "targets"
+    ? VARIANTS.filter(([p]) => TARGET_PATHS.includes(p))
+    : VARIANTS).concat(BEFORE_VARIANTS);
 
 async function orchestrate(): Promise<void> {
   const { freePort, spawnServer, waitForHttp } = await import(
@@ -375,6 +465,26 @@ async function orchestrate(): Promise<void> {
         calibrated.fastest.toFixed(2)
       } µs) | ${c[coldAt] <= limit ? "met" : "**not met**"} |`,
     );
+    const warmBefore = at("/mw-cookie-before");
+    const coldBefore = at("/mw-cookie-cold-before");
+    if (warmBefore >= 0 && coldBefore >= 0) {
+      verdicts.push(
+        `| ${runtime.name} | BEFORE's library, warm, cookie | ${
+          (b[warmBefore] / b[bare]).toFixed(2)
+        }× (best rounds; ${
+          (med(samples[warmBefore]) / med(samples[bare])).toFixed(2)
+        }× median rounds; CPU ${(c[bare] / c[warmBefore]).toFixed(2)}×) | ${
+          b[warmBefore] / b[bare] >= 0.85 ? "met" : "**not met**"
+        } |`,
+        `| ${runtime.name} | BEFORE's library, cold, cookie | ${
+          c[coldBefore].toFixed(2)
+        } ≤ ${limit.toFixed(2)} (${
+          ((c[coldBefore] - c[bare]) / verify).toFixed(2)
+        } verifies over bare) | ${
+          c[coldBefore] <= limit ? "met" : "**not met**"
+        } |`,
+      );
+    }
     RUN.forEach(([path, name], i) => {
       rows.push(
         `| ${runtime.name} | ${name} (\`${path}\`) | ${c[i].toFixed(2)} | ${
