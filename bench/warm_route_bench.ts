@@ -37,7 +37,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
-import { verifyToken } from "../lib/session/signed_token.ts";
+import { verifyToken } from "../lib/tokens/signed_token.ts";
 import { decodeBase64Url } from "../lib/_common/base64url.ts";
 
 // deno-lint-ignore no-explicit-any

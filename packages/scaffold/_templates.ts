@@ -124,7 +124,7 @@ export const PACKAGE_EXPORTS: Readonly<
   "@portcullis/auth": {
     ".": "mod.ts",
     "./sessions": "lib/session/mod.ts",
-    "./tokens": "lib/session/tokens.ts",
+    "./tokens": "lib/tokens/tokens.ts",
     "./passwords": "lib/authn/mod.ts",
     "./verification": "lib/verification/mod.ts",
     "./http": "lib/http/mod.ts",

@@ -27,6 +27,7 @@ import {
 } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 /** The bindings the entry reads. */
 export type Env = Record<string, string | undefined>;
@@ -37,7 +38,8 @@ export type Env = Record<string, string | undefined>;
  * @param env `AUTH_SECRET`, `APP_ORIGIN`, `DATABASE_URL` (`file:…` or
  * `libsql://…`), `DATABASE_AUTH_TOKEN`, `KV_PATH`, `RESEND_API_KEY`,
  * `RESEND_BASE_URL`, `MAIL_FROM`, and the sign-in methods' settings
- * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts).
+ * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts), and
+ * `DBSC_COOKIE_LIFETIME` (_device_bound.ts).
  * @param overrides Parts to use instead of the defaults (the conformance
  * hasher and limits).
  * @returns The app's handler.
@@ -78,6 +80,7 @@ export async function createDenoApp(
       secret: overrides.secret ?? secret,
       appOrigin: env.APP_ORIGIN,
     }),
+    deviceBound: deviceBoundFromEnv(env),
     ...overrides,
   });
 }

@@ -32,6 +32,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 interface FetchEventLike {
   request: Request;
@@ -63,6 +64,7 @@ async function build(env: Env): Promise<App> {
     clientAddress: (req) => req.headers.get("x-real-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     signInMethods: signInMethodsFromEnv({
       env,
       db,
