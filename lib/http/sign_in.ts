@@ -166,7 +166,7 @@ export async function signOut(req: Request): Promise<SignOutResult> {
       "signOut needs identityMiddleware to run for this request first",
     );
   }
-  const { manager, cookie, parts } = state.context;
+  const { manager, cookie } = state.context;
   if (state.session.kind === "unavailable") {
     throw storeUnavailable("signed out");
   }
