@@ -175,7 +175,7 @@ export function identify(
       return state.changed || !renewable
         ? out
         : Promise.resolve(out).then((r) =>
-          renewed(r, (session as { identity: Identity }).identity, state)
+          renewed(r, (session as { identity: Identity }).identity)
         );
     });
   }
@@ -183,7 +183,6 @@ export function identify(
   async function renewed(
     response: Response,
     identity: Identity,
-    state: RequestState,
   ): Promise<Response> {
     let fresh;
     try {
