@@ -5,22 +5,23 @@
  * each runtime's entry builds the stores and passes them in (`main.ts` is
  * Deno's).
  *
- * Routes: every one is in `routes/route_table.ts`, the router's only
- * source, and `docs/http_contract.md` documents each (a test holds the two
- * together): the pages and the notes API, email verification (left out by
- * `--no-verification`), the account lifecycle (password reset, email
- * change, deletion, sessions, activity), and the sign-in methods beside the
+ * A Hono app: the shared pages (`routes/pages.ts`), then each module's
+ * routes (`modules.ts` lists the modules, `module.ts` is their contract),
+ * behind the answers of `http.ts` (errors, security headers, 415, 405),
+ * one body cap, and the portcullis identity middleware (sessions,
+ * cross-origin protection, device-bound sessions) through the Hono adapter. `docs/http_contract.md` documents every route
+ * (a test reads them from the Hono app): the pages and the notes API, email
+ * verification, the account lifecycle (password reset, email change,
+ * deletion, sessions, activity), and the sign-in methods beside the
  * password (TOTP, OpenID Connect, passkeys), whose routes answer 404 while
- * `signInMethods` leaves them off.
+ * their settings leave them off.
  *
  * @module
  */
+import { Hono } from "hono";
 import {
-  AuthError,
-  compose,
   type CredentialStore,
   currentIdentity,
-  errorResponse,
   identityMiddleware,
   type KeyValueStore,
   KVSessionStore,
@@ -31,10 +32,8 @@ import {
   type SessionManager,
   type SessionStore,
 } from "@portcullis/auth";
-import {
-  accountLifecycle,
-  passwordLifecyclePart,
-} from "@portcullis/auth/passwords";
+import { honoMiddleware } from "@portcullis/auth/adapters/hono";
+import { accountLifecycle } from "@portcullis/auth/passwords";
 import {
   OneTimeTokens,
   type VerificationTokenStore,
@@ -46,15 +45,29 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
-import type { DeviceBoundOptions } from "@portcullis/auth/http";
+import type {
+  DeviceBoundOptions,
+  IdentityOptions,
+} from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { acceptedBody, capBody } from "./request_body.ts";
+import { bodyCaps } from "./request_body.ts";
+import {
+  acceptedBodies,
+  answerErrors,
+  appRoutes,
+  extraOf,
+  methodNotAllowed,
+  securityHeaders,
+} from "./http.ts";
 import type { Mailer } from "./mailer.ts";
-import { notePolicy, NoteStore } from "./notes.ts";
-import { dispatch } from "./routes/route_table.ts";
+import { notePolicy, NoteStore } from "./methods/password/notes.ts";
+import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
+
+export type { AppHono };
+import { mountPages } from "./routes/pages.ts";
 import {
   purposeSigner,
   signInMethods,
@@ -132,15 +145,24 @@ export interface AppDeps {
    */
   signInMethods?: SignInMethodsDeps;
   /**
-   * Device-bound browser sessions (DBSC), on by default: a browser able to
-   * bind (Chromium over https) renews a 10-minute cookie with its key, so a
-   * copied cookie dies within minutes. `false` turns it off.
+   * The app's modules, one per sign-in method: `MODULES` of `modules.ts`,
+   * the project's one list of them.
+   */
+  modules: readonly AppModule[];
+  /**
+   * What each module's `setup` built from configuration
+   * (`setupModules(MODULES, …)` of `module.ts`); a module without settings
+   * here is off. Default: none.
+   */
+  settings?: ModuleSettings;
+  /**
+   * Device-bound browser sessions (DBSC), on while `methods/device_bound`
+   * is in `modules.ts`: a browser able to bind (Chromium over https) renews
+   * a 10-minute cookie with its key, so a copied cookie dies within
+   * minutes. Options here override the module's; `false` turns it off.
    */
   deviceBound?: DeviceBoundOptions | false;
 }
-
-/** The app: a Web-standard handler. */
-export type App = (req: Request, ...rest: unknown[]) => Promise<Response>;
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
@@ -166,20 +188,17 @@ export const DEFAULT_LIMITS: RateLimits = {
  * Builds the app from its parts.
  *
  * @param deps The stores, the mailer, the origin and the options.
- * @returns The handler: `(req, ...rest) => Promise<Response>`.
+ * @returns The Hono app; serve `app.fetch`.
  * @throws {TypeError} When `appOrigin` is not `scheme://host[:port]`.
  *
  * @example Usage
  * ```ts ignore
- * const app = createApp({ sessions, secret, credentials, tokens, kv, mailer, appOrigin: "http://localhost:8000" });
- * Deno.serve(app);
+ * const app = createApp({ sessions, secret, credentials, tokens, kv, mailer, appOrigin: "http://localhost:8000", modules: MODULES });
+ * Deno.serve(app.fetch);
  * ```
  */
-export function createApp(deps: AppDeps): App {
-  const appOrigin = checkOrigin(deps.appOrigin);
-  // Served over https: tell browsers to use nothing else for a year, so a
-  // first plain-HTTP request cannot be downgraded (the cross-origin check
-  // relies on it too).
+export function createApp(deps: AppDeps): AppHono {
+  const appOrigin = deps.appOrigin;
   const hsts = appOrigin.startsWith("https:");
   const now = deps.now ?? Date.now;
   const log = deps.log ?? console.log;
@@ -240,7 +259,7 @@ export function createApp(deps: AppDeps): App {
     now,
   });
   const methods = signInMethods(deps.signInMethods, log, secure);
-  const ctx: AppContext = {
+  const parts: Omit<AppContext, "lifecycle"> = {
     sessions: deps.sessions,
     credentials: deps.credentials,
     passwords: new PasswordAuthenticator({
@@ -276,14 +295,18 @@ export function createApp(deps: AppDeps): App {
     defer,
     methods,
     reauth: new Reauth(purposeSigner(deps.secret, "reauth"), secure, now),
-    // Every credential of an account belongs to it: the password (and the
-    // account record) and each method that is on take part in one
-    // lifecycle, so no route can forget a method.
-    lifecycle: accountLifecycle([
-      passwordLifecyclePart(deps.credentials),
-      ...methods.lifecycleParts,
-    ]),
+    modules: deps.modules,
+    settings: deps.settings ?? new Map(),
   };
+  // Every credential of an account belongs to it: the password (and the
+  // account record) and each module that is on take part in one
+  // lifecycle, so no route can forget a method. (A module's part reads
+  // only the context's stores and settings.)
+  const ctx: AppContext = Object.assign(parts, {
+    lifecycle: accountLifecycle(
+      deps.modules.flatMap((m) => m.lifecycle?.(parts as AppContext) ?? []),
+    ),
+  });
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
     log(
@@ -291,74 +314,49 @@ export function createApp(deps: AppDeps): App {
     );
   }
 
-  const router = (req: Request): Promise<Response> | Response => {
-    const path = new URL(req.url).pathname;
-    const method = req.method === "HEAD" ? "GET" : req.method;
-    if (
-      (method === "POST" || method === "PUT" || method === "PATCH") &&
-      !acceptedBody(req)
-    ) {
-      return errorResponse(
-        req,
-        415,
-        "unsupported_media_type",
-        "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
-      );
-    }
-    return dispatch(ctx, req, path, method);
-  };
-
-  const handler = compose<unknown[]>([
-    identityMiddleware(deps.sessions, {
-      cookie: { secure },
-      crossOrigin: { appOrigin },
-      isVerified: async (subject) =>
-        ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
-      deviceBound: deps.deviceBound === false
-        ? undefined
-        : { store: deps.kv, registry, now, ...deps.deviceBound },
-      securityEvents: events,
-    }),
-  ], router);
-
-  return async (incoming, ...rest) => {
-    // Every body passes one cap before any route sees it: over the cap,
-    // 413 without reading on; within it, the route gets the bytes read.
-    const req = await capBody(incoming);
-    if (req instanceof Response) return withSecurityHeaders(req, hsts);
+  const app: AppHono = new Hono();
+  answerErrors(app, log);
+  app.use(...securityHeaders(hsts));
+  // Every body passes the caps before any route sees it.
+  app.use(...bodyCaps());
+  app.use(async (c, next) => {
+    const req = c.req.raw;
+    const rest = extraOf(c);
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
     if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
-    let res: Response;
-    try {
-      res = await handler(req, ...rest);
-      // "My sessions": at most one deferred write per session an hour, no
-      // store round trip on this request.
-      const identity = currentIdentity(req);
-      const touch = identity === null
-        ? null
-        : registry.seen(identity, req.headers.get("user-agent"));
-      if (touch !== null) deferWith(rest, touch);
-    } catch (error) {
-      if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
-        log(`store unavailable: ${error.message}`);
-        res = errorResponse(
-          req,
-          503,
-          "unavailable",
-          "The service is temporarily unavailable, try again shortly",
-          { "retry-after": "5" },
-        );
-      } else {
-        log(
-          `unexpected error on ${req.method} ${new URL(req.url).pathname}: ${
-            (error as Error)?.message
-          }`,
-        );
-        res = errorResponse(req, 500, "internal", "Something went wrong");
-      }
-    }
-    return withSecurityHeaders(res, hsts);
-  };
+    await next();
+    // "My sessions": at most one deferred write per session an hour, no
+    // store round trip on this request.
+    const identity = currentIdentity(req);
+    const touch = identity === null
+      ? null
+      : registry.seen(identity, req.headers.get("user-agent"));
+    if (touch !== null) deferWith(rest, touch);
+  });
+  // What the modules add to the identity middleware (device-bound
+  // sessions), under the app's own options.
+  const added: Partial<IdentityOptions> = Object.assign(
+    {},
+    ...deps.modules.map((m) => m.identityOptions?.(ctx)),
+  );
+  app.use(honoMiddleware(identityMiddleware(deps.sessions, {
+    ...added,
+    cookie: { secure },
+    crossOrigin: { appOrigin },
+    isVerified: async (subject) =>
+      ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
+    deviceBound: deps.deviceBound === false || added.deviceBound === undefined
+      ? undefined
+      : { ...added.deviceBound, ...deps.deviceBound },
+    securityEvents: events,
+  })));
+  app.use(acceptedBodies);
+  const routes: AppHono = new Hono();
+  mountPages(routes, ctx);
+  for (const module of deps.modules) module.routes?.(routes, ctx);
+  app.use(methodNotAllowed(appRoutes(routes)));
+  app.route("/", routes);
+  return app;
 }
 
 function defaultClientAddress(
@@ -368,57 +366,4 @@ function defaultClientAddress(
   const info = rest[0] as { remoteAddr?: { hostname?: unknown } } | undefined;
   const host = info?.remoteAddr?.hostname;
   return typeof host === "string" ? host : null;
-}
-
-function withSecurityHeaders(res: Response, hsts: boolean): Response {
-  // Set the headers in place: re-wrapping the body in a new Response would
-  // turn it into a stream and cost the server its fast path. Responses with
-  // immutable headers (Response.redirect, fetch results) are re-wrapped.
-  try {
-    setSecurityHeaders(res.headers, hsts);
-    return res;
-  } catch {
-    const headers = new Headers(res.headers);
-    setSecurityHeaders(headers, hsts);
-    return new Response(res.body, {
-      status: res.status,
-      statusText: res.statusText,
-      headers,
-    });
-  }
-}
-
-function setSecurityHeaders(headers: Headers, hsts: boolean): void {
-  headers.set("x-content-type-options", "nosniff");
-  if (hsts) headers.set("strict-transport-security", "max-age=31536000");
-  headers.set("x-frame-options", "DENY");
-  if (!headers.has("referrer-policy")) {
-    headers.set("referrer-policy", "same-origin");
-  }
-  if ((headers.get("content-type") ?? "").startsWith("text/html")) {
-    headers.set(
-      "content-security-policy",
-      // script-src and connect-src 'self': the passkey pages load the
-      // app's own /assets/passkeys.js, which posts to the app.
-      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    );
-  }
-}
-
-function checkOrigin(origin: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(origin);
-  } catch {
-    // reported below
-  }
-  if (
-    url === null || (url.protocol !== "https:" && url.protocol !== "http:") ||
-    url.origin !== origin
-  ) {
-    throw new TypeError(
-      `appOrigin must be scheme://host[:port] with no path or trailing slash: received "${origin}"`,
-    );
-  }
-  return origin;
 }

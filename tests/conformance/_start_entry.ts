@@ -116,11 +116,12 @@ async function startDeno(o: EntryOptions): Promise<RunningEntry> {
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     const app = withHasherReport(
-      await createDenoApp({
+      (await createDenoApp({
         ...o.settings,
         DATABASE_URL: `file:${o.dir}/app.db`,
         KV_PATH: `${o.dir}/kv.sqlite3`,
-      }, { hasher, limits: CONFORMANCE_LIMITS, log: (l) => logs.push(l) }),
+      }, { hasher, limits: CONFORMANCE_LIMITS, log: (l) => logs.push(l) }))
+        .fetch,
       hasher,
     );
     server = Deno.serve(

@@ -13,19 +13,16 @@ import {
   signOut,
 } from "@portcullis/auth";
 import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
-import { type AppContext, limit } from "../context.ts";
-import { readBody } from "../request_body.ts";
-import { record, startSession, subjectOfEmail } from "../lifecycle.ts";
-import { json, page, redirect, tooManyRequests } from "../respond.ts";
-import { accountPage } from "../views/auth/account.ts";
-import { loginPage } from "../views/auth/login.ts";
-import { registerPage } from "../views/auth/register.ts";
-// [verification] begin
-import { sendVerificationLink } from "./verify.ts";
-// [verification] end
-import { secondFactorStep } from "./totp.ts";
-import { hasPassword } from "../reauth.ts";
-import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { bodyOrBadRequest } from "../../request_body.ts";
+import { record, startSession, subjectOfEmail } from "../../lifecycle.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import { accountPageWithError } from "../../routes/pages.ts";
+import { loginPage } from "../../views/auth/login.ts";
+import { registerPage } from "./views/auth/register.ts";
+import { hasPassword } from "../../reauth.ts";
+import { passwordAdvice } from "./password_advice.ts";
+import { passwordLogin, trustThisDevice } from "./password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 const NO_PASSWORD_YET =
@@ -36,10 +33,8 @@ export async function register(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
@@ -72,16 +67,15 @@ export async function register(
   const session = await startSession(ctx, req, result.subject);
   await record(ctx, "registered", result.subject, req);
   const welcome = ["Your account is ready."];
-  // [verification] begin
+  // The stored (normalised) address, for the modules' mail.
   const user = await ctx.credentials.findById(result.subject);
-  if (user !== null) {
-    welcome.push(
-      await sendVerificationLink(ctx, user.id, user.email)
-        ? "Check your inbox for a link to verify your email address."
-        : "The verification email could not be sent: ask for a new one from your account page.",
-    );
+  for (const m of user === null ? [] : ctx.modules) {
+    const line = await m.afterRegister?.(ctx, {
+      subject: user!.id,
+      email: user!.email,
+    });
+    if (line) welcome.push(line);
   }
-  // [verification] end
   if (form) {
     return redirect("/", [
       session.setCookie,
@@ -109,10 +103,8 @@ export async function register(
  * wrong password (`signIn` re-checks it).
  */
 export async function login(ctx: AppContext, req: Request): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
@@ -131,12 +123,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     : null;
   if (result.kind === "ok" && current) {
     // With TOTP on, the password alone issues no session.
-    const secondFactor = await secondFactorStep(
-      ctx,
-      result.subject,
-      next,
-      form,
-    );
+    const secondFactor = await afterPassword(ctx, result.subject, next, form);
     if (secondFactor !== null) {
       if (device !== null) secondFactor.headers.append("set-cookie", device);
       return secondFactor;
@@ -225,27 +212,14 @@ export async function changePassword(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const user = await ctx.credentials.findById(subject);
   const refuse = (status: number, code: string, message: string) => {
     if (!form) return json({ error: code, message }, status);
-    return page(
-      accountPage({
-        email: user?.email ?? "",
-        verified: (user?.verifiedAt ?? 0) > 0,
-        passwordless: user !== null && !hasPassword(user),
-        flash: null,
-        error: message,
-      }),
-      status,
-    );
+    return accountPageWithError(ctx, subject, message, status);
   };
   if (user !== null && !hasPassword(user)) {
     // Nothing to change: the first password comes through a mailed link
@@ -311,16 +285,21 @@ export async function changePassword(
 
 /** What to tell a user whose email or new password was refused. */
 function advice(reason: RegisterRejectionReason | undefined): string {
-  switch (reason) {
-    case "emailInvalid":
-      return "Enter a valid email address";
-    case "passwordCommon":
-      return "That password is too common: choose another";
-    case "passwordTooLong":
-      return "That password is too long";
-    case "passwordMalformed":
-      return "That password holds characters that cannot be stored";
-    default:
-      return "Passwords need at least 8 characters";
+  return reason === "emailInvalid"
+    ? "Enter a valid email address"
+    : passwordAdvice(reason);
+}
+
+/** The modules' steps after a right password: the first answer, or `null`. */
+async function afterPassword(
+  ctx: AppContext,
+  subject: string,
+  next: string,
+  form: boolean,
+): Promise<Response | null> {
+  for (const m of ctx.modules) {
+    const answer = await m.afterPassword?.(ctx, subject, next, form);
+    if (answer) return answer;
   }
+  return null;
 }

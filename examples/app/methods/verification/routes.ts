@@ -6,23 +6,18 @@
  *
  * @module
  */
-import {
-  currentUser,
-  errorResponse,
-  requireAuthenticated,
-  safeNextPath,
-} from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
-import { type AppContext, limit } from "../context.ts";
-import { isFormPost, readBody } from "../request_body.ts";
-import { page, redirect, tooManyRequests } from "../respond.ts";
-import { messagePage } from "../views/auth/message.ts";
-import { confirmVerifyPage } from "../views/auth/confirm_verify.ts";
-import { verifyEmail } from "../views/emails/verify_email.ts";
-import { setPasswordEmail } from "../views/emails/reset_password.ts";
-import { proveAddress, record } from "../lifecycle.ts";
-import { hasPassword } from "../reauth.ts";
-import { mailResetLink } from "./password.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { isFormPost, readBody } from "../../request_body.ts";
+import { page, redirect, tooManyRequests } from "../../respond.ts";
+import { messagePage } from "../../views/auth/message.ts";
+import { confirmVerifyPage } from "./views/auth/confirm_verify.ts";
+import { verifyEmail } from "./views/emails/verify_email.ts";
+import { setPasswordEmail } from "../password/views/emails/reset_password.ts";
+import { proveAddress, record } from "../../lifecycle.ts";
+import { hasPassword } from "../../reauth.ts";
+import { mailResetLink } from "../password/reset.ts";
 
 /** The purpose verification tokens are minted for. */
 export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;
@@ -278,8 +273,6 @@ async function refused(
  * address.
  */
 export async function resend(ctx: AppContext, req: Request): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentUser(req)!;
   const body = await readBody(req);
   const back = safeNextPath(body?.fields.next);

@@ -9,7 +9,6 @@ import {
   currentUser,
   errorResponse,
   normalizeEmail,
-  requireAuthenticated,
   signOut,
 } from "@portcullis/auth";
 import {
@@ -17,44 +16,49 @@ import {
   EMAIL_VERIFICATION_PURPOSE,
   PASSWORD_RESET_PURPOSE,
 } from "@portcullis/auth/verification";
-import { type AppContext, limit } from "../context.ts";
-import { proveAddress, record } from "../lifecycle.ts";
-import { type ParsedBody, readBody } from "../request_body.ts";
-import { json, page, redirect, tooManyRequests } from "../respond.ts";
-import { accountPage } from "../views/auth/account.ts";
-import { confirmEmailChangePage } from "../views/auth/confirm_email_change.ts";
-import { messagePage } from "../views/auth/message.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { proveAddress, record } from "../../lifecycle.ts";
+import {
+  bodyOrBadRequest,
+  type ParsedBody,
+  readBody,
+} from "../../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import { accountPageWithError } from "../../routes/pages.ts";
+import { confirmEmailChangePage } from "./views/auth/confirm_email_change.ts";
+import { messagePage } from "../../views/auth/message.ts";
 import {
   changeEmailEmail,
   emailChangedNotice,
-} from "../views/emails/change_email.ts";
-import { strictOrigin } from "./password.ts";
+} from "./views/emails/change_email.ts";
+import { strictOrigin } from "./reset.ts";
 import {
   passwordCheckLimits,
   REAUTH_REQUIRED,
   recheck,
   WRONG_PASSWORD,
-} from "./recheck.ts";
-import { hasPassword } from "../reauth.ts";
+} from "../../routes/recheck.ts";
+import { hasPassword } from "../../reauth.ts";
 
 const REFUSED =
   "The confirmation link is unknown, was already used, or has expired. Ask for a new one from your account page.";
 const TAKEN = "That email is already registered";
 
 /**
- * Re-checks the signed-in user before an email change or a deletion: the
- * password (counted per account and per address, as at
+ * Reads the body and re-checks the signed-in user before an email change
+ * or a deletion: the password (counted per account and per address, as at
  * `POST /account/password`), or a fresh re-authentication (the only way
- * for an account without a password). The user's email when it passes,
- * else the answer: 401 (wrong password), 403 (re-authentication needed),
- * or 429.
+ * for an account without a password). The user, the body and the user's
+ * email when it passes, else the answer: 400 (unreadable body), 401 (wrong
+ * password), 403 (re-authentication needed), or 429.
  */
 async function checkUser(
   ctx: AppContext,
   req: Request,
-  subject: string,
-  body: ParsedBody,
-): Promise<{ email: string } | Response> {
+): Promise<{ subject: string; body: ParsedBody; email: string } | Response> {
+  const subject = currentUser(req)!;
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const outcome = await recheck(
     ctx,
     req,
@@ -62,7 +66,7 @@ async function checkUser(
     body.fields.password,
     passwordCheckLimits(ctx, req, subject),
   );
-  if (outcome.kind === "ok") return { email: outcome.email };
+  if (outcome.kind === "ok") return { subject, body, email: outcome.email };
   if (outcome.kind === "throttled") {
     return tooManyRequests(req, outcome.retryAfterSeconds);
   }
@@ -89,17 +93,7 @@ async function refuse(
   if (body.kind !== "form") {
     return json({ error: r.code, message: r.message }, r.status);
   }
-  const user = await ctx.credentials.findById(subject);
-  return page(
-    accountPage({
-      email: user?.email ?? "",
-      verified: (user?.verifiedAt ?? 0) > 0,
-      passwordless: user !== null && !hasPassword(user),
-      flash: null,
-      error: r.message,
-    }),
-    r.status,
-  );
+  return await accountPageWithError(ctx, subject, r.message, r.status);
 }
 
 /**
@@ -114,15 +108,9 @@ export async function changeEmail(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
-  const subject = currentUser(req)!;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
-  const checked = await checkUser(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req);
   if (checked instanceof Response) return checked;
+  const { subject, body } = checked;
   let email: string;
   try {
     email = normalizeEmail(body.fields.email ?? "");
@@ -390,15 +378,9 @@ export async function deleteAccount(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
-  const subject = currentUser(req)!;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
-  const checked = await checkUser(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req);
   if (checked instanceof Response) return checked;
+  const { subject, body } = checked;
   await ctx.sessions.revokeAll(subject);
   // Browsers trusted for this address stop being trusted: whoever
   // registers it next starts with none.
