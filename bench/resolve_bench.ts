@@ -5,15 +5,22 @@
 //
 // "Cold" resolves tokens this manager has never seen (a fresh token each
 // call, verified-token cache off); "warm" resolves a token seen before. Both
-// use the in-memory store, so the denylist is checked on every call.
+// use the in-memory store, so the denylist is checked on every call. The two
+// "identityMiddleware" rows run the whole per-request path (compose, the
+// middleware, requireAuthenticated) over the same Request objects, answering
+// one shared Response: the path's own cost, without a server's.
 import { jwtVerify, SignJWT } from "jose";
 import { parseSigned } from "hono/utils/cookie";
 import { serializeSigned } from "hono/utils/cookie";
 import {
   BearerTransport,
+  compose,
   CookieTransport,
+  currentUser,
+  identityMiddleware,
   KVSessionStore,
   MemoryKV,
+  requireAuthenticated,
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
@@ -113,6 +120,29 @@ Deno.bench({ name: "portcullis Bearer, warm", group: "resolve" }, async () => {
     throw new Error("bad");
   }
 });
+
+const OK = new Response(null);
+const guarded = (m: SessionManager) =>
+  compose(
+    [identityMiddleware(m, { onEvent: () => {} })],
+    (req) => requireAuthenticated(req) ?? (currentUser(req) ? OK : OK),
+  );
+const mwWarm = guarded(warm);
+const mwCold = guarded(cold);
+
+Deno.bench(
+  { name: "identityMiddleware + compose, cookie, warm", group: "resolve" },
+  async () => {
+    if ((await mwWarm(warmCookie)) !== OK) throw new Error("bad");
+  },
+);
+
+Deno.bench(
+  { name: "identityMiddleware + compose, cookie, cold", group: "resolve" },
+  async () => {
+    if ((await mwCold(cookieRequests[next()])) !== OK) throw new Error("bad");
+  },
+);
 
 Deno.bench(
   { name: "portcullis token only, warm", group: "resolve" },

@@ -7,7 +7,20 @@
  *
  * ```sh
  * deno run -A bench/warm_route_bench.ts     # ROUNDS=3 SECONDS=3 ONLY=deno|bun
+ * SET=targets deno run -A bench/warm_route_bench.ts   # the issue 19 targets only
  * ```
+ *
+ * Either way it ends with issue 19's two targets and their verdicts, per
+ * runtime, from the same run:
+ *
+ * - warm: the whole cookie route's requests per second ≥ 0.85× the bare
+ *   handler's (`/mw-cookie` against `/bare`);
+ * - cold: the whole cookie route with the verified-token cache off
+ *   (`/mw-cookie-cold`, the MAC checked on every request) costs at most the
+ *   bare handler's server CPU per request + 1.3 × one raw WebCrypto HMAC
+ *   verify, the verify timed in the server process itself after the HTTP
+ *   runs (`/calibrate`: batches of sequential calls over fixed buffers, the
+ *   median batch's wall time per call, as `cold_floor_bench.ts` step 1).
  *
  * @module
  */
@@ -24,6 +37,8 @@ import {
   SecretProvider,
   SessionManager,
 } from "../mod.ts";
+import { verifyToken } from "../lib/tokens/signed_token.ts";
+import { decodeBase64Url } from "../lib/_common/base64url.ts";
 
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -67,8 +82,58 @@ async function serve(): Promise<void> {
     store: new KVSessionStore(kv),
     revocationStaleness: 60,
   });
+  // The verified-token cache off: the MAC is checked on every request.
+  const cold = new SessionManager({
+    secret,
+    store: new KVSessionStore(kv),
+    cacheSize: 0,
+  });
   const token = await exact.issue(subject);
   for (const m of [exact, awaited, stateless, stale]) await m.resolve(token);
+  // One raw verify over fixed buffers: what the cold target is counted in.
+  const key = await crypto.subtle.importKey(
+    "raw",
+    Uint8Array.from(atob(SECRET), (c) => c.charCodeAt(0)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign", "verify"],
+  );
+  const message = new TextEncoder().encode(`session:${token}`);
+  const tag = new Uint8Array(
+    await crypto.subtle.sign("HMAC", key, message),
+  );
+  const rawVerify = async () => {
+    if (!(await crypto.subtle.verify("HMAC", key, tag, message))) {
+      throw new Error("the raw verify failed");
+    }
+  };
+  const keys = await secret.keys("session");
+  const sessionPrefix = new TextEncoder().encode("session:");
+  // Any check of a token presented as a string: its bytes, then verify.
+  const floorVerify = async (t: string) => {
+    const dot = t.lastIndexOf(".");
+    const input = new Uint8Array(sessionPrefix.length + dot);
+    input.set(sessionPrefix);
+    for (let k = 0; k < dot; k++) input[8 + k] = t.charCodeAt(k);
+    const mac = decodeBase64Url(t.slice(dot + 1)) as Uint8Array<ArrayBuffer>;
+    if (!(await crypto.subtle.verify("HMAC", keys.current.key, mac, input))) {
+      throw new Error("the floor verify failed");
+    }
+  };
+  const calibrate = async (): Promise<Response> => {
+    const perCall: number[] = [];
+    for (let r = -3; r < 30; r++) {
+      const t0 = performance.now();
+      for (let k = 0; k < 500; k++) await rawVerify();
+      if (r >= 0) perCall.push(((performance.now() - t0) * 1000) / 500);
+    }
+    perCall.sort((a, b) => a - b);
+    return Response.json({
+      median: perCall[perCall.length >> 1],
+      fastest: perCall[0],
+      calls: 33 * 500,
+    });
+  };
   const bearer = new BearerTransport();
   const cookie = new CookieTransport();
   const STATE = Symbol("state");
@@ -81,6 +146,36 @@ async function serve(): Promise<void> {
   const mwStateless = guarded(stateless);
   const mwStale = guarded(stale);
   const mwAwaited = guarded(awaited);
+  const mwCold = guarded(cold);
+  // BEFORE=<path of another checkout's mod.ts>: the same two routes built
+  // from that version of the library, in this process, so that a change is
+  // compared within one run.
+  let mwBefore = mwExact, mwColdBefore = mwCold;
+  if (env.BEFORE) {
+    const old = await import(env.BEFORE);
+    const oldKv = new old.MemoryKV();
+    const oldSecret = old.SecretProvider.fromValue(SECRET);
+    const oldExact = new old.SessionManager({
+      secret: oldSecret,
+      store: new old.KVSessionStore(oldKv),
+    });
+    const oldCold = new old.SessionManager({
+      secret: oldSecret,
+      store: new old.KVSessionStore(oldKv),
+      cacheSize: 0,
+    });
+    if ((await oldExact.resolve(token))?.subject !== subject) {
+      throw new Error("the BEFORE library does not take this token");
+    }
+    const oldGuarded = (m: unknown) =>
+      old.compose(
+        [old.identityMiddleware(m, { onEvent: () => {} })],
+        (req: Request) =>
+          old.requireAuthenticated(req) ?? me(old.currentUser(req)!),
+      );
+    mwBefore = oldGuarded(oldExact);
+    mwColdBefore = oldGuarded(oldCold);
+  }
   const bare = identityMiddleware(exact, { onEvent: () => {} });
   const inner = (req: Request) =>
     requireAuthenticated(req) ?? me(currentUser(req)!);
@@ -129,6 +224,29 @@ async function serve(): Promise<void> {
     "/mw-stale": (req) => Promise.resolve(mwStale(req)),
     "/mw-awaited": (req) => Promise.resolve(mwAwaited(req)),
     "/mw-cookie": (req) => Promise.resolve(mwExact(req)),
+    "/mw-cookie-cold": (req) => Promise.resolve(mwCold(req)),
+    "/mw-cookie-before": (req) => Promise.resolve(mwBefore(req)),
+    "/mw-cookie-cold-before": (req) => Promise.resolve(mwColdBefore(req)),
+    "/raw-verify": async () => {
+      await rawVerify();
+      return me(subject);
+    },
+    "/calibrate": calibrate,
+    // The cold route, one step at a time (cookie, cache off).
+    "/cold-floor": async (req) => {
+      await floorVerify(cookie.read(req)!);
+      return me(subject);
+    },
+    "/cold-verify-token": async (req) => {
+      if ((await verifyToken(keys, "session", cookie.read(req)!)) === null) {
+        throw new Error("verifyToken refused");
+      }
+      return me(subject);
+    },
+    "/cold-resolve": async (req) => {
+      const id = await cold.resolve(cookie.read(req)!);
+      return me(id!.subject);
+    },
   };
   const handler = (req: Request): Promise<Response> => {
     const url = req.url;
@@ -188,7 +306,53 @@ const VARIANTS: [string, string, "bearer" | "cookie" | null][] = [
     "the same, Bearer, exact over a store read only by promise (every request awaits it)",
     "bearer",
   ],
+  ["/raw-verify", "bare handler + one raw WebCrypto verify", null],
+  [
+    "/cold-floor",
+    "cookie + verify of bytes built from the token (the floor)",
+    "cookie",
+  ],
+  ["/cold-verify-token", "cookie + verifyToken (shape, base64url)", "cookie"],
+  [
+    "/cold-resolve",
+    "cookie + cold resolve (payload, expiry, denylist read)",
+    "cookie",
+  ],
+  [
+    "/mw-cookie-cold",
+    "the whole route, cookie, verified-token cache off (cold)",
+    "cookie",
+  ],
 ];
+// SET=targets: only what the two targets need, beside the header read.
+const TARGET_PATHS = [
+  "/bare",
+  "/parse-cookie",
+  "/mw-cookie",
+  "/mw-cookie-cold",
+  "/raw-verify",
+  "/cold-floor",
+  "/cold-verify-token",
+  "/cold-resolve",
+];
+const BEFORE_VARIANTS: typeof VARIANTS = env.BEFORE
+  ? [
+    [
+      "/mw-cookie-before",
+      "the whole route, cookie: BEFORE's library",
+      "cookie",
+    ],
+    [
+      "/mw-cookie-cold-before",
+      "the whole route, cookie, cold: BEFORE's library",
+      "cookie",
+    ],
+  ]
+  : [];
+const RUN =
+  (env.SET === "targets"
+    ? VARIANTS.filter(([p]) => TARGET_PATHS.includes(p))
+    : VARIANTS).concat(BEFORE_VARIANTS);
 
 async function orchestrate(): Promise<void> {
   const { freePort, spawnServer, waitForHttp } = await import(
@@ -198,12 +362,15 @@ async function orchestrate(): Promise<void> {
   const rounds = Number(env.ROUNDS ?? 3);
   const seconds = Number(env.SECONDS ?? 3);
   const pin = navigator.hardwareConcurrency >= 2;
-  const bunPath = new TextDecoder().decode(
-    (await new Deno.Command("npx", {
-      args: ["-y", "bun@1.4.5", "-e", "console.log(process.execPath)"],
-      stderr: "null",
-    }).output()).stdout,
-  ).trim().split("\n").at(-1)!;
+  const localBun = "node_modules/.bin/bun";
+  const bunPath = (await Deno.stat(localBun).then(() => true, () => false))
+    ? localBun
+    : new TextDecoder().decode(
+      (await new Deno.Command("npx", {
+        args: ["-y", "bun@1.4.5", "-e", "console.log(process.execPath)"],
+        stderr: "null",
+      }).output()).stdout,
+    ).trim().split("\n").at(-1)!;
   const runtimes = [
     {
       name: `Deno ${Deno.version.deno}`,
@@ -215,6 +382,7 @@ async function orchestrate(): Promise<void> {
     env.ONLY === undefined || r.name.toLowerCase().startsWith(env.ONLY)
   );
   const rows: string[] = [];
+  const verdicts: string[] = [];
   for (const runtime of runtimes) {
     const port = freePort();
     const server = spawnServer(
@@ -239,7 +407,7 @@ async function orchestrate(): Promise<void> {
         ? [{ cookie: `__Host-session=${token}` }]
         : [];
     const core = pin ? 1 : undefined;
-    for (const [path, , kind] of VARIANTS) {
+    for (const [path, , kind] of RUN) {
       await runWrk({
         url: base + path,
         connections: 50,
@@ -248,12 +416,12 @@ async function orchestrate(): Promise<void> {
         core,
       });
     }
-    const samples = VARIANTS.map(() => [] as number[]);
-    const cpu = VARIANTS.map(() => [] as number[]);
+    const samples = RUN.map(() => [] as number[]);
+    const cpu = RUN.map(() => [] as number[]);
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < VARIANTS.length; k++) {
-        const i = (k + r) % VARIANTS.length;
-        const [path, , kind] = VARIANTS[i];
+      for (let k = 0; k < RUN.length; k++) {
+        const i = (k + r) % RUN.length;
+        const [path, , kind] = RUN[i];
         const res = await runMetered(server.child.pid, {
           url: base + path,
           connections: 50,
@@ -265,10 +433,59 @@ async function orchestrate(): Promise<void> {
         cpu[i].push(res.cpuUs);
       }
     }
+    // One raw verify, in this server process, after its HTTP runs.
+    const calibrated = await (await fetch(base + "/calibrate")).json() as {
+      median: number;
+      fastest: number;
+    };
     await server.stop();
     const b = samples.map(best);
     const c = cpu.map(least);
-    VARIANTS.forEach(([path, name], i) => {
+    const at = (p: string) => RUN.findIndex(([path]) => path === p);
+    const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+    const bare = at("/bare"), warm = at("/mw-cookie");
+    const coldAt = at("/mw-cookie-cold"), raw = at("/raw-verify");
+    const warmRatio = b[warm] / b[bare];
+    const warmMedian = med(samples[warm]) / med(samples[bare]);
+    const verify = calibrated.median;
+    const limit = c[bare] + 1.3 * verify;
+    verdicts.push(
+      `| ${runtime.name} | warm, cookie: req/s × bare ≥ 0.85 | ${
+        warmRatio.toFixed(2)
+      }× (best rounds; ${warmMedian.toFixed(2)}× median rounds; CPU ${
+        (c[bare] / c[warm]).toFixed(2)
+      }×) | ${warmRatio >= 0.85 ? "met" : "**not met**"} |`,
+      `| ${runtime.name} | cold, cookie: CPU µs/req ≤ bare + 1.3 × raw verify | ${
+        c[coldAt].toFixed(2)
+      } ≤ ${c[bare].toFixed(2)} + 1.3 × ${verify.toFixed(2)} = ${
+        limit.toFixed(2)
+      } (${((c[coldAt] - c[bare]) / verify).toFixed(2)} verifies over bare; ${
+        ((c[raw] - c[bare]) / verify).toFixed(2)
+      } for the bare handler + one raw verify over HTTP; fastest verify batch ${
+        calibrated.fastest.toFixed(2)
+      } µs) | ${c[coldAt] <= limit ? "met" : "**not met**"} |`,
+    );
+    const warmBefore = at("/mw-cookie-before");
+    const coldBefore = at("/mw-cookie-cold-before");
+    if (warmBefore >= 0 && coldBefore >= 0) {
+      verdicts.push(
+        `| ${runtime.name} | BEFORE's library, warm, cookie | ${
+          (b[warmBefore] / b[bare]).toFixed(2)
+        }× (best rounds; ${
+          (med(samples[warmBefore]) / med(samples[bare])).toFixed(2)
+        }× median rounds; CPU ${(c[bare] / c[warmBefore]).toFixed(2)}×) | ${
+          b[warmBefore] / b[bare] >= 0.85 ? "met" : "**not met**"
+        } |`,
+        `| ${runtime.name} | BEFORE's library, cold, cookie | ${
+          c[coldBefore].toFixed(2)
+        } ≤ ${limit.toFixed(2)} (${
+          ((c[coldBefore] - c[bare]) / verify).toFixed(2)
+        } verifies over bare) | ${
+          c[coldBefore] <= limit ? "met" : "**not met**"
+        } |`,
+      );
+    }
+    RUN.forEach(([path, name], i) => {
       rows.push(
         `| ${runtime.name} | ${name} (\`${path}\`) | ${c[i].toFixed(2)} | ${
           (c[i] - c[0]).toFixed(2)
@@ -288,6 +505,13 @@ read from /proc/<pid>/task/*/schedstat around each run.
 | runtime | route | server CPU µs per request (lowest) | µs over bare | capacity × bare (CPU) | req/s (best) | × bare (req/s) |
 |---|---|---|---|---|---|---|
 ${rows.join("\n")}
+
+Issue 19 targets (same run; a raw verify timed in the server process after
+its HTTP runs: median of 30 batches of 500 sequential calls):
+
+| runtime | target | measured | verdict |
+|---|---|---|---|
+${verdicts.join("\n")}
 `);
 }
 

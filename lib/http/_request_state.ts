@@ -3,13 +3,19 @@
 // original Request on.
 import { AuthError } from "../auth_error.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
-import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type {
+  Identity,
+  SessionManager,
+  SessionParts,
+} from "../session/session_manager.ts";
 import type { DpopVerifier } from "../session/dpop_proof.ts";
 import type { AuthEvent } from "./auth_event.ts";
 import type { DeviceBoundSessions } from "./device_bound_sessions.ts";
 
 export interface IdentityContext {
   manager: SessionManager;
+  /** The manager's warm path and minting, resolved once. */
+  parts: SessionParts;
   cookie: CookieTransport | null;
   isVerified?: (subject: string, req: Request) => boolean | Promise<boolean>;
   emit: (event: AuthEvent) => void;

@@ -10,10 +10,10 @@ import {
 } from "../session/cookie_transport.ts";
 import type { KeyValueStore } from "../kv/key_value_store.ts";
 import { SecretProvider } from "../secrets/secret_provider.ts";
-import { SessionManager } from "../session/session_manager.ts";
+import { SessionManager, sessionParts } from "../session/session_manager.ts";
 import { KVSessionStore } from "../session/session_store.ts";
 import type { IdentityContext } from "./_request_state.ts";
-import { handle } from "./_identify.ts";
+import { type Identify, identify } from "./_identify.ts";
 import {
   type Bindings,
   bindingsFrom,
@@ -129,10 +129,11 @@ export function identityMiddleware(
   options: IdentityOptions = {},
 ): Middleware {
   if (managerOrOptions instanceof SessionManager) {
-    const context = makeContext(managerOrOptions, options, null);
-    const csrf = new CrossOriginProtection(options.crossOrigin);
-    return (req, next) =>
-      handle(req, next, context, csrf, options.bearer !== false);
+    return identify(
+      makeContext(managerOrOptions, options, null),
+      new CrossOriginProtection(options.crossOrigin),
+      options.bearer !== false,
+    );
   }
   return installable(managerOrOptions ?? {});
 }
@@ -190,6 +191,7 @@ function makeContext(
   }
   return {
     manager,
+    parts: sessionParts(manager),
     cookie,
     isVerified: options.isVerified,
     emit,
@@ -202,24 +204,30 @@ function installable(options: InstallableIdentityOptions): Middleware {
   const secretName = options.secretName ?? "AUTH_SECRET";
   const choice = options.store ?? "deno-kv";
   checkStoreChoice(choice); // at startup, not on the first request
-  const built = new WeakMap<
-    object,
-    Promise<[IdentityContext, CrossOriginProtection]>
-  >();
+  // One per set of bindings (Cloudflare passes its env per request; other
+  // runtimes read the process's): being built, then built.
+  const building = new WeakMap<object, Promise<Identify>>();
+  const built = new WeakMap<object, Identify>();
   const processKey = {};
-  return async (req, next, ...rest) => {
+  return (req, next, ...rest) => {
     const env = bindingsFrom(rest, secretName);
     const key = env ?? processKey;
-    let ready = built.get(key);
+    const run = built.get(key);
+    if (run !== undefined) {
+      try {
+        return run(req, next);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    let ready = building.get(key);
     if (ready === undefined) {
       ready = build(options, secretName, choice, env);
-      built.set(key, ready);
+      building.set(key, ready);
+      ready.then((r) => built.set(key, r), () => {});
     }
-    let context: IdentityContext, csrf: CrossOriginProtection;
-    try {
-      [context, csrf] = await ready;
-    } catch (error) {
-      built.delete(key);
+    return ready.then((r) => r(req, next), (error) => {
+      building.delete(key);
       logAuthEvent({
         type: "misconfigured",
         message: (error as Error).message,
@@ -230,8 +238,7 @@ function installable(options: InstallableIdentityOptions): Middleware {
         "misconfigured",
         "Authentication is not configured on this server",
       );
-    }
-    return handle(req, next, context, csrf, options.bearer !== false);
+    });
   };
 }
 
@@ -240,7 +247,7 @@ async function build(
   secretName: string,
   choice: "deno-kv" | "memory" | KeyValueStore,
   env: Bindings | null,
-): Promise<[IdentityContext, CrossOriginProtection]> {
+): Promise<Identify> {
   const secret = SecretProvider.fromEnv(secretName, env ? { env } : {});
   const kv = await openStore(choice);
   const manager = new SessionManager({
@@ -251,5 +258,9 @@ async function build(
   const appOrigin = options.crossOrigin?.appOrigin ??
     readBinding(env, "APP_ORIGIN");
   const csrf = new CrossOriginProtection({ ...options.crossOrigin, appOrigin });
-  return [makeContext(manager, options, kv), csrf];
+  return identify(
+    makeContext(manager, options, kv),
+    csrf,
+    options.bearer !== false,
+  );
 }

@@ -52,21 +52,28 @@ export function compose<A extends unknown[]>(
   middleware: readonly Middleware<A>[],
   handler: Handler<A>,
 ): Handler<A> {
-  const last = middleware.length;
-  return (req: Request, ...rest: A): Promise<Response> => {
-    // No async frames here: this wraps every request.
-    const dispatch = (i: number, r: Request): Promise<Response> => {
+  // The chain is built once: each link calls its middleware with a `next`
+  // bound to the rest of the chain. No async frames: this wraps every
+  // request.
+  let chain = (r: Request, rest: A): Promise<Response> => {
+    try {
+      return Promise.resolve(handler(r, ...rest));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  for (let i = middleware.length - 1; i >= 0; i--) {
+    const link = middleware[i], inner = chain;
+    chain = (r, rest) => {
       try {
         return Promise.resolve(
-          i === last
-            ? handler(r, ...rest)
-            : middleware[i](r, (next?: Request) =>
-              dispatch(i + 1, next ?? r), ...rest),
+          link(r, (next?: Request) => inner(next ?? r, rest), ...rest),
         );
       } catch (error) {
         return Promise.reject(error);
       }
     };
-    return dispatch(0, req);
-  };
+  }
+  const run = chain;
+  return (req: Request, ...rest: A): Promise<Response> => run(req, rest);
 }

@@ -3,10 +3,7 @@
  *
  * @module
  */
-import {
-  ISSUE_SESSION,
-  type IssuedSession,
-} from "../session/session_manager.ts";
+import type { IssuedSession } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
 import { BoundSessions } from "../session/bound_sessions.ts";
 import { ANONYMOUS, identityOf, requestStates } from "./_request_state.ts";
@@ -101,7 +98,7 @@ export async function signIn(
       "signIn needs identityMiddleware to run for this request first",
     );
   }
-  const { manager, cookie } = state.context;
+  const { manager, cookie, parts } = state.context;
   const before = state.session;
   if (before.kind === "unavailable") throw storeUnavailable("signed in");
   if (before.kind === "signedIn" && manager.revocable) {
@@ -112,7 +109,7 @@ export async function signIn(
   // the DPoP scheme only (never a cookie).
   const proofKey = state.proofKey;
   const issued = proofKey === undefined
-    ? await manager[ISSUE_SESSION](subject)
+    ? await parts.issue(subject)
     : await BoundSessions.of(manager).mint(
       { kind: "dpop", thumbprint: proofKey },
       subject,

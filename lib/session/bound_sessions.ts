@@ -11,12 +11,11 @@
  */
 import {
   type Identity,
-  ISSUE_SESSION,
   type IssuedSession,
-  PEEK_SESSION,
-  SESSION_KEYS,
   SESSION_PURPOSE,
   type SessionManager,
+  type SessionParts,
+  sessionParts,
 } from "./session_manager.ts";
 import {
   encodeSessionPayload,
@@ -45,6 +44,7 @@ const all = new WeakMap<SessionManager, BoundSessions>();
  */
 export class BoundSessions {
   #manager: SessionManager;
+  #parts: SessionParts;
   #known = new Map<string, Known>();
 
   /**
@@ -64,6 +64,7 @@ export class BoundSessions {
 
   private constructor(manager: SessionManager) {
     this.#manager = manager;
+    this.#parts = sessionParts(manager);
   }
 
   /**
@@ -84,7 +85,7 @@ export class BoundSessions {
   ): Promise<IssuedSession> {
     // A new session takes its jti and start from the manager (the
     // sign-out-everywhere floor included); that ordinary token is dropped.
-    const base = session ?? (await this.#manager[ISSUE_SESSION](subject))
+    const base = session ?? (await this.#parts.issue(subject))
       .identity;
     const identity: Identity = Object.freeze({
       subject,
@@ -94,7 +95,7 @@ export class BoundSessions {
         Math.floor(base.issuedAt / 1000) + this.#manager.lifetimeSeconds,
       binding: binding.kind,
     });
-    const keys = await this.#manager[SESSION_KEYS]();
+    const keys = await this.#parts.keys();
     const token = await signToken(
       keys.current,
       bindingPurpose(binding),
@@ -113,7 +114,7 @@ export class BoundSessions {
   peekDevice(token: string): Identity | null | undefined {
     const known = this.#known.get(token);
     if (known === undefined) return undefined;
-    const live = this.#manager[PEEK_SESSION](known.twin);
+    const live = this.#parts.peek(known.twin);
     return live === undefined
       ? undefined
       : live === null
@@ -142,7 +143,7 @@ export class BoundSessions {
       : `${binding.thumbprint} ${token}`;
     let known = this.#known.get(key);
     if (known === undefined) {
-      const keys = await this.#manager[SESSION_KEYS]();
+      const keys = await this.#parts.keys();
       const payload = await verifyToken(keys, bindingPurpose(binding), token);
       const id = payload === null ? null : parseSessionPayload(payload);
       if (id === null) return null;
@@ -179,7 +180,7 @@ export class BoundSessions {
    * @returns The signed value.
    */
   async signValue(purpose: string, payload: Uint8Array): Promise<string> {
-    const keys = await this.#manager[SESSION_KEYS]();
+    const keys = await this.#parts.keys();
     return signToken(keys.current, valuePurpose(purpose), payload);
   }
 
@@ -194,13 +195,13 @@ export class BoundSessions {
     purpose: string,
     value: string,
   ): Promise<Uint8Array | null> {
-    const keys = await this.#manager[SESSION_KEYS]();
+    const keys = await this.#parts.keys();
     return verifyToken(keys, valuePurpose(purpose), value);
   }
 
   /** The ordinary token of an identity (never handed out). */
   async #twin(identity: Identity): Promise<string> {
-    const keys = await this.#manager[SESSION_KEYS]();
+    const keys = await this.#parts.keys();
     return signToken(
       keys.current,
       SESSION_PURPOSE,

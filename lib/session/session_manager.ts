@@ -9,12 +9,9 @@ import {
   checkSubject,
   encodeSessionPayload,
   type Identity,
-  ISSUE_SESSION,
   type IssuedSession,
   newJti,
   parseSessionPayload,
-  PEEK_SESSION,
-  SESSION_KEYS,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
@@ -34,11 +31,43 @@ import {
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
-export { ISSUE_SESSION, PEEK_SESSION, SESSION_KEYS };
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
 export const SESSION_PURPOSE = "session";
+
+/**
+ * What the HTTP glue and key-bound tokens need of a manager beyond its
+ * public methods, resolved once per manager: plain functions over its
+ * parts, no per-call lookup of a method. Not public API (the entry points
+ * do not export it); obtained with {@linkcode sessionParts}.
+ */
+export interface SessionParts {
+  /**
+   * {@linkcode SessionManager.resolve} without a promise, where memory can
+   * answer: the identity; `null` for a remembered token that expired or is
+   * known revoked; `undefined` when only `resolve` can tell (a token not
+   * seen before, or a store that must be asked).
+   */
+  readonly peek: (token: string) => Identity | null | undefined;
+  /** {@linkcode SessionManager.issue} with the identity the token carries. */
+  readonly issue: (subject: string) => Promise<IssuedSession>;
+  /** The session keys, for tokens bound to a client's key. */
+  readonly keys: () => Promise<PurposeKeys>;
+}
+
+let partsOf: (manager: SessionManager) => SessionParts;
+
+/**
+ * The parts of a manager that are not its public API; for the HTTP glue
+ * and `bound_sessions.ts`.
+ *
+ * @param manager A manager.
+ * @returns Its parts (the same object on every call).
+ */
+export function sessionParts(manager: SessionManager): SessionParts {
+  return partsOf(manager);
+}
 
 /**
  * Issues and resolves session tokens. A token is
@@ -67,6 +96,11 @@ export class SessionManager {
   #store: GuardedStore | null;
   #cache: VerifiedTokenCache;
   #issueFloor = 0;
+  #parts: SessionParts;
+
+  static {
+    partsOf = (manager) => manager.#parts;
+  }
 
   /**
    * Checks the options once; misuse throws here, not per request.
@@ -78,7 +112,23 @@ export class SessionManager {
   constructor(options: SessionManagerOptions) {
     const o = this.#o = checkOptions(options);
     this.#store = o.store && new GuardedStore(o.store, o.storeTimeoutMs);
-    this.#cache = new VerifiedTokenCache(o.cacheSize);
+    const cache = this.#cache = new VerifiedTokenCache(o.cacheSize);
+    const store = this.#store;
+    const now = o.now;
+    this.#parts = Object.freeze({
+      // The warm path of every authenticated request: plain closures over
+      // the cache, the clock and the store, resolved here once.
+      peek: (token: string): Identity | null | undefined => {
+        const id = cache.get(token);
+        if (id === undefined) return undefined;
+        if (now() >= id.expiresAt * 1000) return null;
+        if (store === null) return id;
+        const revoked = store.peek(id.subject, id.jti, id.issuedAt);
+        return revoked === undefined ? undefined : revoked ? null : id;
+      },
+      issue: (subject: string) => this.#issue(subject),
+      keys: () => this.#sessionKeys(),
+    });
   }
 
   /** The token lifetime in seconds. */
@@ -125,17 +175,11 @@ export class SessionManager {
    * @throws {AuthError} `INVALID_SUBJECT` for a subject outside those rules.
    */
   async issue(subject: string): Promise<string> {
-    return (await this[ISSUE_SESSION](subject)).token;
+    return (await this.#issue(subject)).token;
   }
 
-  /**
-   * {@linkcode SessionManager.issue} with the identity the token carries;
-   * for the HTTP glue, not public API.
-   *
-   * @param subject See {@linkcode SessionManager.issue}.
-   * @returns The token and its identity.
-   */
-  [ISSUE_SESSION](subject: string): Promise<IssuedSession> {
+  /** {@linkcode SessionManager.issue} with the identity the token carries. */
+  #issue(subject: string): Promise<IssuedSession> {
     checkSubject(subject);
     const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
     const expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
@@ -167,30 +211,20 @@ export class SessionManager {
     return this.#resolveCold(token);
   }
 
-  /**
-   * {@linkcode SessionManager.resolve} without a promise, where memory can
-   * answer; for the HTTP glue, not public API.
-   *
-   * @param token The presented token.
-   * @returns The identity; `null` for a remembered token that expired or is
-   * known revoked; `undefined` when only `resolve` can tell (a token not
-   * seen before, or a store that must be asked).
-   */
-  [PEEK_SESSION](token: string): Identity | null | undefined {
-    const id = this.#cache.get(token);
-    if (id === undefined) return undefined;
-    if (this.#o.now() >= id.expiresAt * 1000) return null;
-    if (this.#store === null) return id;
-    const revoked = this.#store.peek(id.subject, id.jti, id.issuedAt);
-    return revoked === undefined ? undefined : revoked ? null : id;
-  }
-
   // One async function (fewer microtasks than chained thens); memory first.
   async #resolveCold(token: string): Promise<Identity | null> {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
       return null;
     }
-    const id = await this.#verify(token);
+    // verifyToken and the payload's checks inline (#verify's steps without
+    // its async frame: one promise hop less on the cold path).
+    const payload = await verifyToken(
+      this.#keys ?? await this.#sessionKeys(),
+      SESSION_PURPOSE,
+      token,
+    );
+    if (payload === null) return null;
+    const id = this.#identityOf(payload);
     if (id === null) return null;
     this.#cache.set(token, id);
     if (this.#o.now() >= id.expiresAt * 1000) return null;
@@ -273,8 +307,8 @@ export class SessionManager {
     return this.#mint(subject, jti, issuedAt, expiresAt);
   }
 
-  /** Not public API: the session keys, for key-bound tokens. */
-  async [SESSION_KEYS](): Promise<PurposeKeys> {
+  /** The session keys, for key-bound tokens (see {@linkcode SessionParts}). */
+  async #sessionKeys(): Promise<PurposeKeys> {
     return this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
   }
 
@@ -295,9 +329,13 @@ export class SessionManager {
   }
 
   async #verify(token: string): Promise<Identity | null> {
-    const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
+    const keys = this.#keys ?? await this.#sessionKeys();
     const payload = await verifyToken(keys, SESSION_PURPOSE, token);
-    if (payload === null) return null;
+    return payload === null ? null : this.#identityOf(payload);
+  }
+
+  /** A verified payload's identity, if well formed and within the times. */
+  #identityOf(payload: Uint8Array): Identity | null {
     const identity = parseSessionPayload(payload);
     return identity !== null && withinTimes(identity, this.#o)
       ? identity

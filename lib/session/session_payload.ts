@@ -37,27 +37,6 @@ export interface IssuedSession {
   readonly identity: Identity;
 }
 
-/**
- * Mints a token and answers the identity it carries. Not public API: the
- * HTTP glue (`signIn`) needs the expiry for the cookie and the JSON answer;
- * applications call `issue()` or `signIn()`.
- */
-export const ISSUE_SESSION: unique symbol = Symbol("portcullis.issueSession");
-
-/**
- * Answers a token's identity without a promise when this process can (a
- * verified token it remembers, unexpired, whose revocation state is known
- * in memory). Not public API: the HTTP glue's warm path.
- */
-export const PEEK_SESSION: unique symbol = Symbol("portcullis.peekSession");
-
-/**
- * Answers the manager's session keys, so that tokens bound to a client's
- * key (`bound_sessions.ts`) are signed with them under purposes of their
- * own. Not public API.
- */
-export const SESSION_KEYS: unique symbol = Symbol("portcullis.sessionKeys");
-
 const encoder = new TextEncoder();
 // ignoreBOM: a subject that begins with U+FEFF keeps it (a decoder that
 // stripped it would turn "\uFEFFadmin" into "admin").

@@ -12,6 +12,7 @@ import {
   safeNextPath,
   SecretProvider,
   SessionManager,
+  signOut,
 } from "../../mod.ts";
 import type { KeyValueStore } from "../../mod.ts";
 import { makeManager, SECRET } from "../session/_helpers.ts";
@@ -524,6 +525,52 @@ Deno.test("installable identityMiddleware({ secretName }) on Deno reads Deno.env
     assert.match(await res.text(), /^kv-user-/);
   } finally {
     Deno.env.delete("PORTCULLIS_GATES_SECRET");
+  }
+});
+
+Deno.test("installable identityMiddleware(): a configuration that failed is built again on the next request; one that was built is kept (a revocation through it holds)", async () => {
+  const name = "PORTCULLIS_REBUILD_SECRET";
+  Deno.env.delete(name);
+  const events: string[] = [];
+  const handler = compose(
+    [identityMiddleware({
+      secretName: name,
+      store: "memory",
+      onEvent: (e) => events.push(e.type),
+    })],
+    async (req) => {
+      if (new URL(req.url).pathname === "/out") {
+        await signOut(req);
+        return new Response("out");
+      }
+      return new Response(currentUser(req) ?? "anon");
+    },
+  );
+  const first = await handler(new Request(url("/")));
+  assert.equal(first.status, 500);
+  Deno.env.set(name, SECRET);
+  try {
+    const token = await new SessionManager({
+      secret: SecretProvider.fromValue(SECRET),
+      store: null,
+    }).issue("erin");
+    const auth = { authorization: `Bearer ${token}` };
+    // Two requests while the configuration is being built: both answered.
+    const [a, b] = await Promise.all([
+      handler(new Request(url("/"), { headers: auth })),
+      handler(new Request(url("/"), { headers: auth })),
+    ]);
+    assert.equal(await a.text(), "erin");
+    assert.equal(await b.text(), "erin");
+    const out = await handler(
+      new Request(url("/out"), { method: "POST", headers: auth }),
+    );
+    assert.equal(await out.text(), "out");
+    // The same built configuration (its in-memory denylist) answers next.
+    const after = await handler(new Request(url("/"), { headers: auth }));
+    assert.equal(await after.text(), "anon");
+  } finally {
+    Deno.env.delete(name);
   }
 });
 

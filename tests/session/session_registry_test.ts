@@ -1,4 +1,4 @@
-import { ISSUE_SESSION } from "../../lib/session/session_manager.ts";
+import { sessionParts } from "../../lib/session/session_manager.ts";
 /**
  * SessionRegistry: a subject's live sessions over the key-value store, with
  * revocation through the denylist and no store round trip on an ordinary
@@ -61,12 +61,12 @@ function setup() {
 
 Deno.test("SessionRegistry lists a subject's sessions newest first with id, times and user agent", async () => {
   const { manager, registry, advance, now } = setup();
-  const a = await manager[ISSUE_SESSION]("u1");
+  const a = await sessionParts(manager).issue("u1");
   await registry.add(a.identity, "Firefox\r\n");
   advance(1000);
-  const b = await manager[ISSUE_SESSION]("u1");
+  const b = await sessionParts(manager).issue("u1");
   await registry.add(b.identity, null);
-  const other = await manager[ISSUE_SESSION]("u2");
+  const other = await sessionParts(manager).issue("u2");
   await registry.add(other.identity, "Curl");
   const list = await registry.list("u1");
   assert.deepEqual(list, [
@@ -95,9 +95,9 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
 
 Deno.test("SessionRegistry.revoke() ends that session only; another subject's or an unknown id answers false", async () => {
   const { manager, registry } = setup();
-  const a = await manager[ISSUE_SESSION]("u1");
-  const b = await manager[ISSUE_SESSION]("u1");
-  const c = await manager[ISSUE_SESSION]("u2");
+  const a = await sessionParts(manager).issue("u1");
+  const b = await sessionParts(manager).issue("u1");
+  const c = await sessionParts(manager).issue("u2");
   for (const s of [a, b, c]) await registry.add(s.identity, null);
   assert.equal(await registry.revoke("u1", c.identity.jti), false);
   assert.ok(await manager.resolve(c.token), "u2's session untouched");
@@ -113,8 +113,8 @@ Deno.test("SessionRegistry.revoke() ends that session only; another subject's or
 
 Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and sessions that expired", async () => {
   const { manager, registry, advance } = setup();
-  const a = await manager[ISSUE_SESSION]("u1");
-  const b = await manager[ISSUE_SESSION]("u1");
+  const a = await sessionParts(manager).issue("u1");
+  const b = await sessionParts(manager).issue("u1");
   await registry.add(a.identity, null);
   await registry.add(b.identity, null);
   await manager.revoke(a.token); // a logout elsewhere
@@ -123,7 +123,7 @@ Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and s
   ]);
   await manager.revokeAll("u1"); // sign out everywhere
   assert.deepEqual(await registry.list("u1"), []);
-  const c = await manager[ISSUE_SESSION]("u1");
+  const c = await sessionParts(manager).issue("u1");
   await registry.add(c.identity, null);
   assert.equal((await registry.list("u1")).length, 1);
   advance(manager.lifetimeSeconds * 1000);
@@ -132,7 +132,7 @@ Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and s
 
 Deno.test("SessionRegistry.seen() adds no store round trip to an ordinary request: one deferred write per session an hour", async () => {
   const { kv, manager, registry, advance, now } = setup();
-  const s = await manager[ISSUE_SESSION]("u1");
+  const s = await sessionParts(manager).issue("u1");
   await registry.add(s.identity, "Firefox");
   kv.calls.length = 0;
   for (let i = 0; i < 1000; i++) {
@@ -153,7 +153,7 @@ Deno.test("SessionRegistry.seen() adds no store round trip to an ordinary reques
 
 Deno.test("SessionRegistry.seen() puts back an entry the list lost", async () => {
   const { manager, registry } = setup();
-  const s = await manager[ISSUE_SESSION]("u1");
+  const s = await sessionParts(manager).issue("u1");
   assert.equal(await registry.seen(s.identity, "Agent"), true);
   const [info] = await registry.list("u1");
   assert.equal(info.id, s.identity.jti);
