@@ -45,6 +45,7 @@ import type { CredentialStore } from "../lib/authn/credential_store.ts";
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import type { VerificationTokenStore } from "../lib/verification/verification_token_store.ts";
 import { createApp } from "../examples/app/app.ts";
+import { MODULES } from "../examples/app/modules.ts";
 import type { Mailer } from "../examples/app/mailer.ts";
 
 /** What the parent passes as the first argument (JSON). */
@@ -255,6 +256,7 @@ async function main(): Promise<void> {
   const mailer: Mailer = { send: () => Promise.resolve() };
   const many = { max: 1_000_000_000, windowSeconds: 60 };
   const app = createApp({
+    modules: MODULES,
     sessions,
     secret,
     credentials: users.credentials,
@@ -311,7 +313,7 @@ async function main(): Promise<void> {
         gc?.();
         return Response.json({ ...Deno.memoryUsage(), gc: gc !== undefined });
       }
-      return app(req, info);
+      return app.fetch(req, info);
     },
   );
   const stop = async () => {

@@ -42,6 +42,7 @@ import {
   SQLVerificationTokenStore,
 } from "../stores/sql/mod.ts";
 import { createApp } from "../examples/app/app.ts";
+import { MODULES } from "../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../examples/app/sign_in_setup.ts";
 
 /** What the parent passes as the first argument (JSON). */
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
   });
   const many = { max: 1_000_000_000, windowSeconds: 60 };
   const app = createApp({
+    modules: MODULES,
     sessions,
     sessionStore,
     events: new SQLAuthEventStore(db),
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
 
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: config.port, onListen() {} },
-    app,
+    app.fetch,
   );
   const stop = async () => {
     await server.shutdown();

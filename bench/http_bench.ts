@@ -49,6 +49,7 @@ import { UpstashKV } from "../stores/upstash/mod.ts";
 import { Hono } from "hono";
 import { jwt, sign } from "hono/jwt";
 import { createApp } from "../examples/app/app.ts";
+import { MODULES } from "../examples/app/modules.ts";
 import type { Mailer } from "../examples/app/mailer.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -77,6 +78,7 @@ async function serve(): Promise<void> {
   const mailer: Mailer = { send: () => Promise.resolve() };
   const origin = `http://127.0.0.1:${env.PORT}`;
   const app = createApp({
+    modules: MODULES,
     sessions,
     secret,
     credentials,
@@ -87,7 +89,7 @@ async function serve(): Promise<void> {
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
     log: () => {},
   });
-  const reg = await app(
+  const reg = await app.fetch(
     new Request(`${origin}/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -144,7 +146,7 @@ async function serve(): Promise<void> {
     if (path === "/guarded/me") return Promise.resolve(guarded(req));
     if (path === "/cold/me") return Promise.resolve(cold(req));
     if (path.startsWith("/hono-jwt/")) return Promise.resolve(hono.fetch(req));
-    return app(req, ...rest);
+    return Promise.resolve(app.fetch(req, ...rest));
   };
   if (g.Bun) {
     g.Bun.serve({

@@ -38,6 +38,7 @@ import {
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 import { createApp } from "../examples/app/app.ts";
+import { MODULES } from "../examples/app/modules.ts";
 
 const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const SESSIONS = 100;
@@ -76,6 +77,7 @@ async function serve(): Promise<void> {
   const credentials = new MemoryCredentialStore();
   const origin = `http://127.0.0.1:${env.PORT}`;
   const app = createApp({
+    modules: MODULES,
     sessions,
     secret,
     credentials,
@@ -88,7 +90,7 @@ async function serve(): Promise<void> {
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
     log: () => {},
   });
-  const reg = await app(
+  const reg = await app.fetch(
     new Request(`${origin}/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -103,7 +105,7 @@ async function serve(): Promise<void> {
   for (let i = 0; i < SESSIONS; i++) tokens.push(await sessions.issue(subject));
   Deno.serve(
     { hostname: "127.0.0.1", port: Number(env.PORT), onListen() {} },
-    app,
+    app.fetch,
   );
   console.log(JSON.stringify({ tokens }));
 }

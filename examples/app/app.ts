@@ -5,19 +5,22 @@
  * each runtime's entry builds the stores and passes them in (`main.ts` is
  * Deno's).
  *
- * Routes: every one is in `routes/route_table.ts`, the router's only
- * source, and `docs/http_contract.md` documents each (a test holds the two
- * together): the pages and the notes API, email verification (left out by
- * `--no-verification`), the account lifecycle (password reset, email
- * change, deletion, sessions, activity), and the sign-in methods beside the
+ * A Hono app: the shared pages (`routes/pages.ts`), then each module's
+ * routes (`modules.ts` lists the modules, `module.ts` is their contract),
+ * behind one body cap, the security headers and the portcullis identity
+ * middleware (sessions, cross-origin protection, device-bound sessions)
+ * through the Hono adapter. `docs/http_contract.md` documents every route
+ * (a test reads them from the Hono app): the pages and the notes API, email
+ * verification, the account lifecycle (password reset, email change,
+ * deletion, sessions, activity), and the sign-in methods beside the
  * password (TOTP, OpenID Connect, passkeys), whose routes answer 404 while
- * `signInMethods` leaves them off.
+ * their settings leave them off.
  *
  * @module
  */
+import { Hono } from "hono";
 import {
   AuthError,
-  compose,
   type CredentialStore,
   currentIdentity,
   errorResponse,
@@ -31,10 +34,8 @@ import {
   type SessionManager,
   type SessionStore,
 } from "@portcullis/auth";
-import {
-  accountLifecycle,
-  passwordLifecyclePart,
-} from "@portcullis/auth/passwords";
+import { honoMiddleware } from "@portcullis/auth/adapters/hono";
+import { accountLifecycle } from "@portcullis/auth/passwords";
 import {
   OneTimeTokens,
   type VerificationTokenStore,
@@ -54,7 +55,10 @@ import { Flash } from "./flash.ts";
 import { acceptedBody, capBody } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
-import { dispatch } from "./routes/route_table.ts";
+import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
+
+export type { AppHono };
+import { mountPages } from "./routes/pages.ts";
 import {
   purposeSigner,
   signInMethods,
@@ -132,15 +136,23 @@ export interface AppDeps {
    */
   signInMethods?: SignInMethodsDeps;
   /**
+   * The app's modules, one per sign-in method: `MODULES` of `modules.ts`,
+   * the project's one list of them.
+   */
+  modules: readonly AppModule[];
+  /**
+   * What each module's `setup` built from configuration
+   * (`setupModules(MODULES, …)` of `module.ts`); a module without settings
+   * here is off. Default: none.
+   */
+  settings?: ModuleSettings;
+  /**
    * Device-bound browser sessions (DBSC), on by default: a browser able to
    * bind (Chromium over https) renews a 10-minute cookie with its key, so a
    * copied cookie dies within minutes. `false` turns it off.
    */
   deviceBound?: DeviceBoundOptions | false;
 }
-
-/** The app: a Web-standard handler. */
-export type App = (req: Request, ...rest: unknown[]) => Promise<Response>;
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
@@ -166,17 +178,17 @@ export const DEFAULT_LIMITS: RateLimits = {
  * Builds the app from its parts.
  *
  * @param deps The stores, the mailer, the origin and the options.
- * @returns The handler: `(req, ...rest) => Promise<Response>`.
+ * @returns The Hono app; serve `app.fetch`.
  * @throws {TypeError} When `appOrigin` is not `scheme://host[:port]`.
  *
  * @example Usage
  * ```ts ignore
- * const app = createApp({ sessions, secret, credentials, tokens, kv, mailer, appOrigin: "http://localhost:8000" });
- * Deno.serve(app);
+ * const app = createApp({ sessions, secret, credentials, tokens, kv, mailer, appOrigin: "http://localhost:8000", modules: MODULES });
+ * Deno.serve(app.fetch);
  * ```
  */
-export function createApp(deps: AppDeps): App {
-  const appOrigin = checkOrigin(deps.appOrigin);
+export function createApp(deps: AppDeps): AppHono {
+  const appOrigin = deps.appOrigin;
   // Served over https: tell browsers to use nothing else for a year, so a
   // first plain-HTTP request cannot be downgraded (the cross-origin check
   // relies on it too).
@@ -240,7 +252,7 @@ export function createApp(deps: AppDeps): App {
     now,
   });
   const methods = signInMethods(deps.signInMethods, log, secure);
-  const ctx: AppContext = {
+  const parts: Omit<AppContext, "lifecycle"> = {
     sessions: deps.sessions,
     credentials: deps.credentials,
     passwords: new PasswordAuthenticator({
@@ -276,14 +288,18 @@ export function createApp(deps: AppDeps): App {
     defer,
     methods,
     reauth: new Reauth(purposeSigner(deps.secret, "reauth"), secure, now),
-    // Every credential of an account belongs to it: the password (and the
-    // account record) and each method that is on take part in one
-    // lifecycle, so no route can forget a method.
-    lifecycle: accountLifecycle([
-      passwordLifecyclePart(deps.credentials),
-      ...methods.lifecycleParts,
-    ]),
+    modules: deps.modules,
+    settings: deps.settings ?? new Map(),
   };
+  // Every credential of an account belongs to it: the password (and the
+  // account record) and each module that is on take part in one
+  // lifecycle, so no route can forget a method. (A module's part reads
+  // only the context's stores and settings.)
+  const ctx: AppContext = Object.assign(parts, {
+    lifecycle: accountLifecycle(
+      deps.modules.flatMap((m) => m.lifecycle?.(parts as AppContext) ?? []),
+    ),
+  });
   const readAddress = deps.clientAddress ?? defaultClientAddress;
   if (deps.clientAddress === undefined) {
     log(
@@ -291,74 +307,147 @@ export function createApp(deps: AppDeps): App {
     );
   }
 
-  const router = (req: Request): Promise<Response> | Response => {
-    const path = new URL(req.url).pathname;
-    const method = req.method === "HEAD" ? "GET" : req.method;
-    if (
-      (method === "POST" || method === "PUT" || method === "PATCH") &&
-      !acceptedBody(req)
-    ) {
+  const app: AppHono = new Hono();
+  app.onError((error, c) => {
+    const req = c.req.raw;
+    if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
+      log(`store unavailable: ${error.message}`);
       return errorResponse(
         req,
+        503,
+        "unavailable",
+        "The service is temporarily unavailable, try again shortly",
+        { "retry-after": "5" },
+      );
+    }
+    log(
+      `unexpected error on ${req.method} ${new URL(req.url).pathname}: ${
+        (error as Error)?.message
+      }`,
+    );
+    return errorResponse(req, 500, "internal", "Something went wrong");
+  });
+  app.notFound((c) =>
+    errorResponse(c.req.raw, 404, "not_found", "Nothing here")
+  );
+  app.use(async (c, next) => {
+    await next();
+    const res = withSecurityHeaders(c.res, hsts);
+    if (res !== c.res) {
+      c.res = undefined;
+      c.res = res;
+    }
+  });
+  app.use(async (c, next) => {
+    // Every body passes one cap before any route sees it: over the cap,
+    // 413 without reading on; within it, the route gets the bytes read.
+    const req = await capBody(c.req.raw);
+    if (req instanceof Response) return req;
+    c.req.raw = req;
+    const rest = extraOf(c);
+    addresses.set(req, readAddress(req, ...rest) ?? "unknown");
+    if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
+    await next();
+    // "My sessions": at most one deferred write per session an hour, no
+    // store round trip on this request.
+    const identity = currentIdentity(req);
+    const touch = identity === null
+      ? null
+      : registry.seen(identity, req.headers.get("user-agent"));
+    if (touch !== null) deferWith(rest, touch);
+  });
+  app.use(honoMiddleware(identityMiddleware(deps.sessions, {
+    cookie: { secure },
+    crossOrigin: { appOrigin },
+    isVerified: async (subject) =>
+      ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
+    deviceBound: deps.deviceBound === false
+      ? undefined
+      : { store: deps.kv, registry, now, ...deps.deviceBound },
+    securityEvents: events,
+  })));
+  app.use(async (c, next) => {
+    const method = c.req.method;
+    if (
+      (method === "POST" || method === "PUT" || method === "PATCH") &&
+      !acceptedBody(c.req.raw)
+    ) {
+      return errorResponse(
+        c.req.raw,
         415,
         "unsupported_media_type",
         "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
       );
     }
-    return dispatch(ctx, req, path, method);
-  };
+    await next();
+  });
+  mountPages(app, ctx);
+  for (const module of deps.modules) module.routes?.(app, ctx);
+  methodNotAllowed(app);
+  return app;
+}
 
-  const handler = compose<unknown[]>([
-    identityMiddleware(deps.sessions, {
-      cookie: { secure },
-      crossOrigin: { appOrigin },
-      isVerified: async (subject) =>
-        ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
-      deviceBound: deps.deviceBound === false
-        ? undefined
-        : { store: deps.kv, registry, now, ...deps.deviceBound },
-      securityEvents: events,
-    }),
-  ], router);
-
-  return async (incoming, ...rest) => {
-    // Every body passes one cap before any route sees it: over the cap,
-    // 413 without reading on; within it, the route gets the bytes read.
-    const req = await capBody(incoming);
-    if (req instanceof Response) return withSecurityHeaders(req, hsts);
-    addresses.set(req, readAddress(req, ...rest) ?? "unknown");
-    if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
-    let res: Response;
-    try {
-      res = await handler(req, ...rest);
-      // "My sessions": at most one deferred write per session an hour, no
-      // store round trip on this request.
-      const identity = currentIdentity(req);
-      const touch = identity === null
-        ? null
-        : registry.seen(identity, req.headers.get("user-agent"));
-      if (touch !== null) deferWith(rest, touch);
-    } catch (error) {
-      if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
-        log(`store unavailable: ${error.message}`);
-        res = errorResponse(
-          req,
-          503,
-          "unavailable",
-          "The service is temporarily unavailable, try again shortly",
-          { "retry-after": "5" },
-        );
-      } else {
-        log(
-          `unexpected error on ${req.method} ${new URL(req.url).pathname}: ${
-            (error as Error)?.message
-          }`,
-        );
-        res = errorResponse(req, 500, "internal", "Something went wrong");
-      }
+/**
+ * Every route the app serves, `METHOD path` (Hono's route list without the
+ * middleware and the 405 catch-alls): what `docs/http_contract.md` lists.
+ *
+ * @param app The app.
+ * @returns The routes, in the order they were mounted.
+ */
+export function appRoutes(app: AppHono): { method: string; path: string }[] {
+  const out: { method: string; path: string }[] = [];
+  for (const { method, path } of app.routes) {
+    if (method === "ALL") continue;
+    if (!out.some((r) => r.method === method && r.path === path)) {
+      out.push({ method, path });
     }
-    return withSecurityHeaders(res, hsts);
-  };
+  }
+  return out;
+}
+
+/**
+ * What a runtime passed beside the request: Hono's `env` (Deno's serve
+ * info, Workers' bindings) and its execution context where there is one.
+ */
+function extraOf(c: {
+  env: unknown;
+  readonly executionCtx: unknown;
+}): unknown[] {
+  let executionCtx: unknown;
+  try {
+    executionCtx = c.executionCtx;
+  } catch {
+    return c.env === undefined ? [] : [c.env];
+  }
+  return [c.env, executionCtx];
+}
+
+/**
+ * Answers 405 with `Allow` for a method a path lacks: one catch-all per
+ * path the modules mounted, after their routes.
+ */
+function methodNotAllowed(app: AppHono): void {
+  const byPath = new Map<string, string[]>();
+  for (const { method, path } of appRoutes(app)) {
+    byPath.set(path, [...byPath.get(path) ?? [], method]);
+  }
+  for (const [path, methods] of byPath) {
+    const allow = methods.flatMap((m) => m === "GET" ? ["GET", "HEAD"] : [m])
+      .join(", ");
+    app.all(
+      path,
+      (c) =>
+        errorResponse(
+          c.req.raw,
+          405,
+          "method_not_allowed",
+          "Method not allowed",
+          {
+            allow,
+          },
+        ),
+    );
+  }
 }
 
 function defaultClientAddress(
@@ -403,22 +492,4 @@ function setSecurityHeaders(headers: Headers, hsts: boolean): void {
       "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     );
   }
-}
-
-function checkOrigin(origin: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(origin);
-  } catch {
-    // reported below
-  }
-  if (
-    url === null || (url.protocol !== "https:" && url.protocol !== "http:") ||
-    url.origin !== origin
-  ) {
-    throw new TypeError(
-      `appOrigin must be scheme://host[:port] with no path or trailing slash: received "${origin}"`,
-    );
-  }
-  return origin;
 }

@@ -23,6 +23,7 @@ import {
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import { createApp } from "./app.ts";
+import { MODULES } from "./modules.ts";
 import { LogMailer } from "./mailer.ts";
 
 const ORIGIN = "http://localhost:8000";
@@ -47,6 +48,7 @@ async function setup() {
     appOrigin: ORIGIN,
     hasher: new Pbkdf2Hasher({ iterations: 1000 }), // tests only: 600000 by default
     log: () => {},
+    modules: MODULES,
   });
   const call = async (
     method: string,
@@ -57,7 +59,7 @@ async function setup() {
     const headers = new Headers({ accept: "application/json" });
     if (body !== undefined) headers.set("content-type", "application/json");
     if (token) headers.set("authorization", `Bearer ${token}`);
-    const res = await app(
+    const res = await app.fetch(
       new Request(ORIGIN + path, {
         method,
         headers,
@@ -176,7 +178,7 @@ Deno.test("notes: the owner edits, another user may only read", async () => {
 
 Deno.test("a cross-site form post is refused", async () => {
   const { app, close } = await setup();
-  const res = await app(
+  const res = await app.fetch(
     new Request(ORIGIN + "/login", {
       method: "POST",
       headers: {

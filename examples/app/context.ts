@@ -23,6 +23,7 @@ import type {
 import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
+import type { AppModule, ModuleSettings } from "./module.ts";
 import type { NoteStore } from "./notes.ts";
 import type { Reauth } from "./reauth.ts";
 import type { SignInMethods } from "./sign_in_methods.ts";
@@ -185,6 +186,10 @@ export interface AppContext {
   methods: SignInMethods;
   /** The "confirm it's you" re-authentication before sensitive actions. */
   reauth: Reauth;
+  /** The app's modules, in the order of `modules.ts`. */
+  modules: readonly AppModule[];
+  /** Each module's settings (`settingsOf` of `module.ts` reads them). */
+  settings: ModuleSettings;
   /**
    * The account's lifecycle over every sign-in method that is on: called
    * once when the address is proven and once when the account is deleted.

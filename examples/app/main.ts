@@ -35,6 +35,8 @@ import {
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import { createApp } from "./app.ts";
+import { setupModules } from "./module.ts";
+import { MODULES } from "./modules.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
@@ -151,6 +153,8 @@ const app = createApp({
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
   signInMethods: signInMethodsFromEnv({ env, db, secret, appOrigin }),
+  modules: MODULES,
+  settings: await setupModules(MODULES, { env, db, secret, appOrigin }),
 });
 
 Deno.serve({
@@ -159,4 +163,4 @@ Deno.serve({
     console.log(
       `Listening on port ${port}, serving ${appOrigin} (set PORT to listen on another port, APP_ORIGIN for the public origin)`,
     ),
-}, app);
+}, app.fetch);

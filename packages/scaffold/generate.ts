@@ -81,10 +81,19 @@ const VERIFICATION_ONLY = new Set([
 export function renderApp(options: RenderOptions = {}): Map<string, string> {
   const verification = options.verification ?? true;
   const out = new Map<string, string>();
+  const modules = [
+    ...(verification ? [] : ["verification"]),
+    ...leftOut(options),
+  ];
   for (const path of Object.keys(TEMPLATES).sort()) {
     if (!verification && VERIFICATION_ONLY.has(path)) continue;
     if (path === "deno.json") continue; // projectConfig() writes it
+    // A module left out: its folder, and its lines in modules.ts.
+    if (modules.some((m) => path.startsWith(`methods/${m}/`))) continue;
     let source = TEMPLATES[path];
+    if (path === "modules.ts") {
+      for (const m of modules) source = withoutModule(source, m);
+    }
     if (!verification) source = withoutRegions(path, source);
     for (const method of leftOut(options)) {
       source = withoutRegions(path, source, method);
@@ -92,6 +101,23 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
     out.set(path, source);
   }
   return out;
+}
+
+/**
+ * `modules.ts` without one module: its import and its entry in the list.
+ *
+ * @param source The file.
+ * @param name The module's folder under `methods/`.
+ * @returns The file without it.
+ */
+function withoutModule(source: string, name: string): string {
+  const from = `"./methods/${name}/mod.ts";`;
+  const line = source.split("\n").find((l) => l.endsWith(from));
+  const binding = line?.match(/^import \{ (\w+) \}/)?.[1];
+  if (line === undefined || binding === undefined) return source;
+  return source.split("\n").filter((l) =>
+    l !== line && l.trim() !== `${binding},`
+  ).join("\n");
 }
 
 /**

@@ -24,7 +24,8 @@ import {
 } from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
-import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { type AppDeps, appRoutes, createApp } from "../../examples/app/app.ts";
+import { MODULES } from "../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
 import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
 import { LogMailer } from "../../examples/app/mailer.ts";
@@ -56,6 +57,8 @@ export interface TestApp {
    * after the answer; answers the last one's link.
    */
   awaitLink(email: string, count?: number): Promise<string>;
+  /** Every `METHOD path` the app routes (its Hono routes). */
+  routes: { method: string; path: string }[];
   /** Stops the server and removes the files. */
   close(): Promise<void>;
   /** `Symbol.asyncDispose` for `await using`. */
@@ -122,7 +125,7 @@ export async function startApp(
     hostname: "127.0.0.1",
     signal: ac.signal,
     onListen: () => ready.resolve(),
-  }, (req, info) => app!(req, info));
+  }, (req, info) => app!.fetch(req, info));
   await ready.promise;
   origin = `http://${options.host ?? "localhost"}:${server.addr.port}`;
   app = createApp({
@@ -139,6 +142,7 @@ export async function startApp(
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
+    modules: MODULES,
     signInMethods: (options.wrapSignInMethods ?? ((m) => m))(
       signInMethodsFromEnv({
         env: typeof options.signInEnv === "function"
@@ -193,6 +197,7 @@ export async function startApp(
       }
       throw new Error(`No mail to ${email}`);
     },
+    routes: appRoutes(app),
     close,
     [Symbol.asyncDispose]: close,
   };

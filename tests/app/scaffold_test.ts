@@ -113,7 +113,9 @@ Deno.test("--no-verification leaves out the verification routes, views and gates
     );
   }
   const full = renderApp();
-  assert.match(full.get("routes/route_table.ts")!, /path: "\/verify",/);
+  assert.match(full.get("methods/verification/mod.ts")!, /"\/verify"/);
+  assert.ok(!files.has("methods/verification/mod.ts"));
+  assert.doesNotMatch(files.get("modules.ts")!, /verification/);
   assert.match(full.get("routes/api.ts")!, /requireVerified/);
 });
 

@@ -98,14 +98,14 @@ export function conformanceHasher(
  * @returns The wrapped handler.
  */
 export function withHasherReport<A extends unknown[]>(
-  app: (req: Request, ...rest: A) => Promise<Response>,
+  app: (req: Request, ...rest: A) => Response | Promise<Response>,
   hasher: ConformanceHasher,
 ): (req: Request, ...rest: A) => Promise<Response> {
-  return (req, ...rest) => {
+  return async (req, ...rest) => {
     if (new URL(req.url).pathname === HASHER_REPORT_PATH) {
-      return Promise.resolve(Response.json(hasher.report()));
+      return Response.json(hasher.report());
     }
-    return app(req, ...rest);
+    return await app(req, ...rest);
   };
 }
 

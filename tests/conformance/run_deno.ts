@@ -38,7 +38,7 @@ const signIn = await startSignInServices(origin);
 let server: Deno.HttpServer<Deno.NetAddr>;
 try {
   const app = withHasherReport(
-    await createDenoApp({
+    (await createDenoApp({
       AUTH_SECRET: secret,
       APP_ORIGIN: origin,
       DATABASE_URL: `file:${dir}/app.db`,
@@ -50,7 +50,7 @@ try {
       hasher,
       limits: CONFORMANCE_LIMITS,
       log: (line) => logs.push(line),
-    }),
+    })).fetch,
     hasher,
   );
   server = Deno.serve(

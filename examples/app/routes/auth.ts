@@ -23,7 +23,6 @@ import { registerPage } from "../views/auth/register.ts";
 // [verification] begin
 import { sendVerificationLink } from "./verify.ts";
 // [verification] end
-import { secondFactorStep } from "./totp.ts";
 import { hasPassword } from "../reauth.ts";
 import { passwordLogin, trustThisDevice } from "../password_login.ts";
 
@@ -131,12 +130,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     : null;
   if (result.kind === "ok" && current) {
     // With TOTP on, the password alone issues no session.
-    const secondFactor = await secondFactorStep(
-      ctx,
-      result.subject,
-      next,
-      form,
-    );
+    const secondFactor = await afterPassword(ctx, result.subject, next, form);
     if (secondFactor !== null) {
       if (device !== null) secondFactor.headers.append("set-cookie", device);
       return secondFactor;
@@ -323,4 +317,18 @@ function advice(reason: RegisterRejectionReason | undefined): string {
     default:
       return "Passwords need at least 8 characters";
   }
+}
+
+/** The modules' steps after a right password: the first answer, or `null`. */
+async function afterPassword(
+  ctx: AppContext,
+  subject: string,
+  next: string,
+  form: boolean,
+): Promise<Response | null> {
+  for (const m of ctx.modules) {
+    const answer = await m.afterPassword?.(ctx, subject, next, form);
+    if (answer) return answer;
+  }
+  return null;
 }

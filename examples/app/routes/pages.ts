@@ -1,10 +1,13 @@
 /**
- * The HTML pages: `GET /`, `/login`, `/register`, `/account`.
+ * The shared HTML pages: `GET /`, `/style.css`, `/login`, `/account`. The
+ * login and account pages are shells the modules fill: their buttons on
+ * `/login`, their sections on `/account` (see `module.ts`).
  *
  * @module
  */
-import { currentUser, safeNextPath } from "@portcullis/auth";
+import { currentUser, requireAuth, safeNextPath } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
+import type { AppHono, PageUser } from "../module.ts";
 import { page } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
 import { homePage } from "../views/auth/home.ts";
@@ -12,12 +15,34 @@ import { loginPage } from "../views/auth/login.ts";
 import { registerPage } from "../views/auth/register.ts";
 import { accountSections } from "../views/auth/account_sections.ts";
 import { activityViews, sessionViews } from "./sessions.ts";
-import { totpAccountSection } from "./totp.ts";
-import { oidcAccountSection, oidcLoginLinks } from "./oidc.ts";
-import { passkeysAccountSection, passkeysLoginButton } from "./passkeys.ts";
 import { type Html, html } from "../views/html.ts";
 import { reauthSection } from "../views/auth/reauth.ts";
 import { hasPassword } from "../reauth.ts";
+import { STYLESHEET } from "../views/style.ts";
+
+const signedIn = requireAuth();
+
+/**
+ * Mounts the shared pages.
+ *
+ * @param app The app.
+ * @param ctx Its parts.
+ */
+export function mountPages(app: AppHono, ctx: AppContext): void {
+  app.get("/", (c) => home(ctx, c.req.raw));
+  app.get("/style.css", () =>
+    new Response(STYLESHEET, {
+      headers: {
+        "content-type": "text/css; charset=utf-8",
+        "cache-control": "public, max-age=3600",
+      },
+    }));
+  app.get("/login", (c) => loginForm(ctx, c.req.raw));
+  app.get(
+    "/account",
+    (c) => signedIn(c.req.raw, () => Promise.resolve(account(ctx, c.req.raw))),
+  );
+}
 
 /**
  * The signed-in user's email and verification state, or `null`.
@@ -29,10 +54,7 @@ import { hasPassword } from "../reauth.ts";
 export async function signedInUser(
   ctx: AppContext,
   req: Request,
-): Promise<
-  | { subject: string; email: string; verified: boolean; password: boolean }
-  | null
-> {
+): Promise<PageUser | null> {
   const subject = currentUser(req);
   if (subject === null) return null;
   const user = await ctx.credentials.findById(subject);
@@ -69,8 +91,12 @@ export async function loginForm(
       next,
       error: null,
       flash,
-      extra: html`${passkeysLoginButton(ctx, next)}${
-        oidcLoginLinks(ctx, next)
+      extra: html`${
+        [
+          ...ctx.modules.filter((m) => m.loginFirst),
+          ...ctx.modules.filter((m) => !m.loginFirst),
+        ]
+          .map((m) => m.loginButtons?.(ctx, next))
       }`,
     }),
     200,
@@ -105,40 +131,36 @@ export async function account(
       flash,
       sections: html`${
         passwordless ? await reauthView(ctx, req, user.subject) : null
-      }${await totpAccountSection(
-        ctx,
-        user.subject,
-        passwordless,
-      )}${await oidcAccountSection(
-        ctx,
-        user.subject,
-      )}${await passkeysAccountSection(
-        ctx,
-        user.subject,
-        passwordless,
-      )}${sections}`,
+      }${await moduleSections(ctx, req, user)}${sections}`,
     }),
     200,
     [clear],
   );
 }
 
-/** The "Confirm it's you" section: the linked providers and passkeys. */
+/** The modules' sections of `/account`, in the order of `modules.ts`. */
+async function moduleSections(
+  ctx: AppContext,
+  req: Request,
+  user: PageUser,
+): Promise<Html[]> {
+  const out: Html[] = [];
+  for (const m of ctx.modules) {
+    const section = await m.accountSection?.(ctx, req, user);
+    if (section) out.push(section);
+  }
+  return out;
+}
+
+/** The "Confirm it's you" section: the ways the modules offer. */
 async function reauthView(
   ctx: AppContext,
   req: Request,
   subject: string,
 ): Promise<Html> {
-  const oidc = ctx.methods.oidc;
-  const linked = oidc === null ? [] : await oidc.identities.listFor(subject);
-  const providers = oidc === null
-    ? []
-    : oidc.providers.filter((p) => linked.some((l) => l.provider === p.id));
-  const passkeys = ctx.methods.passkeys !== null &&
-    (await ctx.methods.passkeys.list(subject)).length > 0;
-  return reauthSection({
-    fresh: await ctx.reauth.isFresh(req),
-    providers,
-    passkeys,
-  });
+  const ways: Html[] = [];
+  for (const m of ctx.modules) {
+    ways.push(...(await m.reauthWays?.(ctx, subject) ?? []));
+  }
+  return reauthSection({ fresh: await ctx.reauth.isFresh(req), ways });
 }

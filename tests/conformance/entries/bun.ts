@@ -28,6 +28,8 @@ import {
 } from "@portcullis/sql";
 import { createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { setupModules } from "../../../examples/app/module.ts";
+import { MODULES } from "../../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
@@ -80,7 +82,14 @@ const app = withHasherReport(
       secret,
       appOrigin: env.APP_ORIGIN!,
     }),
-  }),
+    modules: MODULES,
+    settings: await setupModules(MODULES, {
+      env,
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN!,
+    }),
+  }).fetch,
   hasher,
 );
 const server = Bun.serve({

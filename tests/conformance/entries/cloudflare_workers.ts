@@ -30,8 +30,10 @@ import {
 import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 // @ts-ignore: bundled with a `.wasm` copy loader, the default export is a compiled WebAssembly.Module (as wrangler imports it)
 import pbkdf2Wasm from "@portcullis/hashers/pbkdf2-sha256.wasm";
-import { type App, createApp } from "../../../examples/app/app.ts";
+import { type AppHono, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { setupModules } from "../../../examples/app/module.ts";
+import { MODULES } from "../../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
@@ -60,9 +62,9 @@ function settings(env: Env): Record<string, string | undefined> {
 const hasher = conformanceHasher(
   new Pbkdf2WasmHasher({ wasmModule: pbkdf2Wasm as WebAssembly.Module }),
 );
-const apps = new WeakMap<object, Promise<App>>();
+const apps = new WeakMap<object, Promise<AppHono>>();
 
-async function build(env: Env): Promise<App> {
+async function build(env: Env): Promise<AppHono> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env: { ...env } });
   const db = drizzle(env.DB);
   await migrate(db);
@@ -87,6 +89,13 @@ async function build(env: Env): Promise<App> {
       secret,
       appOrigin: env.APP_ORIGIN,
     }),
+    modules: MODULES,
+    settings: await setupModules(MODULES, {
+      env: settings(env),
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN,
+    }),
   });
 }
 
@@ -101,6 +110,10 @@ export default {
       app.catch(() => apps.delete(env));
       apps.set(env, app);
     }
-    return withHasherReport(await app, hasher)(req, env, ctx);
+    return withHasherReport((await app).fetch, hasher)(
+      req,
+      env,
+      ctx as Parameters<AppHono["fetch"]>[2],
+    );
   },
 };

@@ -21,11 +21,13 @@ import {
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import {
-  type App,
   type AppDeps,
+  type AppHono,
   createApp,
 } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { setupModules } from "../../../examples/app/module.ts";
+import { MODULES } from "../../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 
 /** The bindings the entry reads. */
@@ -47,7 +49,7 @@ export type Env = Record<string, string | undefined>;
 export async function createDenoApp(
   env: Env,
   overrides: Partial<AppDeps> = {},
-): Promise<App> {
+): Promise<AppHono> {
   const url = env.DATABASE_URL;
   if (!url) throw new TypeError("DATABASE_URL is not set");
   if (!env.APP_ORIGIN) throw new TypeError("APP_ORIGIN is not set");
@@ -73,6 +75,13 @@ export async function createDenoApp(
       (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
         ?.hostname ?? null,
     signInMethods: signInMethodsFromEnv({
+      env,
+      db,
+      secret: overrides.secret ?? secret,
+      appOrigin: env.APP_ORIGIN,
+    }),
+    modules: MODULES,
+    settings: await setupModules(MODULES, {
       env,
       db,
       secret: overrides.secret ?? secret,

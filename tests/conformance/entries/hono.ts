@@ -63,6 +63,6 @@ export async function createHonoApp(
   );
   // Everything else: the reference app, with the original Request and the
   // connection info Hono passes as `c.env` on Deno.
-  app.all("*", (c) => reference(c.req.raw, c.env));
+  app.all("*", (c) => reference.fetch(c.req.raw, c.env));
   return app;
 }

@@ -24,8 +24,10 @@ import {
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
 import { drizzle } from "drizzle-orm/libsql/web";
-import { type App, createApp } from "../../../examples/app/app.ts";
+import { type AppHono, createApp } from "../../../examples/app/app.ts";
 import { mailerFromEnv } from "../../../examples/app/mailer.ts";
+import { setupModules } from "../../../examples/app/module.ts";
+import { MODULES } from "../../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
 import {
   CONFORMANCE_LIMITS,
@@ -40,7 +42,7 @@ interface FetchEventLike {
 
 type Env = Record<string, string | undefined>;
 
-async function build(env: Env): Promise<App> {
+async function build(env: Env): Promise<AppHono> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
   const kv = new UpstashKV({
     url: env.UPSTASH_REDIS_REST_URL!,
@@ -69,12 +71,19 @@ async function build(env: Env): Promise<App> {
       secret,
       appOrigin: env.APP_ORIGIN!,
     }),
+    modules: MODULES,
+    settings: await setupModules(MODULES, {
+      env,
+      db,
+      secret,
+      appOrigin: env.APP_ORIGIN!,
+    }),
   });
 }
 
 const env = (globalThis as unknown as { process: { env: Env } }).process.env;
 const hasher = conformanceHasher();
-const app = build(env).then((a) => withHasherReport(a, hasher));
+const app = build(env).then((a) => withHasherReport(a.fetch, hasher));
 
 (globalThis as unknown as {
   addEventListener(type: "fetch", fn: (event: FetchEventLike) => void): void;

@@ -11,10 +11,11 @@ import { type Html, html } from "../html.ts";
 export interface ReauthInput {
   /** Whether this session re-authenticated in the last five minutes. */
   fresh: boolean;
-  /** The providers linked to the account. */
-  providers: readonly { id: string; name: string }[];
-  /** Whether the user has a passkey (and passkeys are on). */
-  passkeys: boolean;
+  /**
+   * The ways to confirm, one `<li>` each, from the modules (a linked
+   * provider, a passkey).
+   */
+  ways: readonly Html[];
 }
 
 /**
@@ -25,16 +26,7 @@ export interface ReauthInput {
  * @returns The markup.
  */
 export function reauthSection(input: ReauthInput): Html {
-  const ways = [
-    ...input.providers.map((p) =>
-      html`<li><a id="reauth-${p.id}" href="/login/oidc/${p.id}/reauth?next=/account">Confirm with ${p.name}</a></li>`
-    ),
-    ...(input.passkeys
-      ? [
-        html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`,
-      ]
-      : []),
-  ];
+  const ways = input.ways;
   return html`
     <section id="reauth" aria-labelledby="reauth-h">
       <h2 id="reauth-h">Confirm it's you</h2>

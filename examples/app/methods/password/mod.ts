@@ -1,0 +1,67 @@
+/**
+ * The password: registration, sign-in and sign-out, and the account's
+ * lifecycle around it (password change and reset, email change, deletion,
+ * sessions, activity), with the notes API. Always part of the app.
+ *
+ * @module
+ */
+import { passwordLifecyclePart } from "@portcullis/auth/passwords";
+import type { AppModule } from "../../module.ts";
+import { handle } from "../../routes/handle.ts";
+import {
+  changeEmail,
+  confirmEmail,
+  confirmEmailForm,
+  deleteAccount,
+} from "../../routes/account.ts";
+import { createNote, getNote, me, putNote } from "../../routes/api.ts";
+import { changePassword, login, logout, register } from "../../routes/auth.ts";
+import {
+  forgot,
+  forgotForm,
+  passwordLink,
+  reset,
+  resetForm,
+} from "../../routes/password.ts";
+import {
+  deleteSession,
+  listActivity,
+  listSessions,
+  revokeOtherSessions,
+  revokeSessionForm,
+} from "../../routes/sessions.ts";
+import { registerForm } from "../../routes/pages.ts";
+
+/** The password module. */
+export const password: AppModule = {
+  name: "password",
+  routes(app, ctx) {
+    app.get("/register", handle(ctx, registerForm));
+    app.post("/register", handle(ctx, register));
+    app.post("/login", handle(ctx, login));
+    app.post("/logout", handle(ctx, logout));
+    app.post("/account/password", handle(ctx, changePassword));
+    app.post("/account/password/link", handle(ctx, passwordLink));
+    app.get("/password/forgot", handle(ctx, forgotForm));
+    app.post("/password/forgot", handle(ctx, forgot));
+    app.get("/password/reset", handle(ctx, resetForm));
+    app.post("/password/reset", handle(ctx, reset));
+    app.post("/account/email", handle(ctx, changeEmail));
+    app.get("/account/email/confirm", handle(ctx, confirmEmailForm));
+    app.post("/account/email/confirm", handle(ctx, confirmEmail));
+    app.post("/account/delete", handle(ctx, deleteAccount));
+    app.post("/account/sessions/revoke", handle(ctx, revokeSessionForm));
+    app.post(
+      "/account/sessions/revoke-others",
+      handle(ctx, revokeOtherSessions),
+    );
+    app.get("/api/me", handle(ctx, me));
+    app.post("/api/notes", handle(ctx, createNote));
+    app.get("/api/notes/:id", handle(ctx, getNote));
+    app.put("/api/notes/:id", handle(ctx, putNote));
+    app.get("/api/sessions", handle(ctx, listSessions));
+    app.delete("/api/sessions/:id", handle(ctx, deleteSession));
+    app.get("/api/activity", handle(ctx, listActivity));
+  },
+  lifecycle: (ctx) => [passwordLifecyclePart(ctx.credentials)],
+};

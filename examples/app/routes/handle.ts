@@ -1,0 +1,30 @@
+/**
+ * Mounts a handler of the form `(ctx, req, param)` as a Hono route handler:
+ * the app's parts, the request (`c.req.raw`, which carries the identity the
+ * portcullis adapter resolved) and the path's one `:param`, if any.
+ *
+ * @module
+ */
+import type { AppContext } from "../context.ts";
+import type { AppHonoContext } from "../module.ts";
+
+/** A route handler: the app, the request, and the `:param` of its path. */
+export type RouteHandler = (
+  ctx: AppContext,
+  req: Request,
+  param: string,
+) => Promise<Response> | Response;
+
+/**
+ * Adapts a {@linkcode RouteHandler} to Hono.
+ *
+ * @param ctx The app.
+ * @param handler The handler.
+ * @returns The Hono handler.
+ */
+export function handle(
+  ctx: AppContext,
+  handler: RouteHandler,
+): (c: AppHonoContext) => Promise<Response> | Response {
+  return (c) => handler(ctx, c.req.raw, Object.values(c.req.param())[0] ?? "");
+}
