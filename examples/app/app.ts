@@ -19,6 +19,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import {
   AuthError,
   type CredentialStore,
@@ -52,7 +53,7 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { acceptedBody, capBody } from "./request_body.ts";
+import { acceptedBody, bodyCaps } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./notes.ts";
 import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
@@ -189,9 +190,6 @@ export const DEFAULT_LIMITS: RateLimits = {
  */
 export function createApp(deps: AppDeps): AppHono {
   const appOrigin = deps.appOrigin;
-  // Served over https: tell browsers to use nothing else for a year, so a
-  // first plain-HTTP request cannot be downgraded (the cross-origin check
-  // relies on it too).
   const hsts = appOrigin.startsWith("https:");
   const now = deps.now ?? Date.now;
   const log = deps.log ?? console.log;
@@ -330,20 +328,39 @@ export function createApp(deps: AppDeps): AppHono {
   app.notFound((c) =>
     errorResponse(c.req.raw, 404, "not_found", "Nothing here")
   );
+  app.use(secureHeaders({
+    // The app's own set: what it sends, and nothing more.
+    contentSecurityPolicy: {
+      defaultSrc: ["'none'"],
+      // 'self': the passkey pages load the app's own /assets/passkeys.js,
+      // which posts to the app.
+      scriptSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      formAction: ["'self'"],
+      baseUri: ["'none'"],
+      frameAncestors: ["'none'"],
+    },
+    xFrameOptions: "DENY",
+    // Pages that carry a token in their URL set "strict-origin" themselves.
+    referrerPolicy: "same-origin",
+    // Served over https: browsers use nothing else for a year, so a first
+    // plain-HTTP request cannot be downgraded (the cross-origin check
+    // relies on it too).
+    strictTransportSecurity: hsts ? "max-age=31536000" : false,
+    overwrite: false,
+    crossOriginResourcePolicy: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  }));
+  // Every body passes the caps before any route sees it.
+  app.use(...bodyCaps());
   app.use(async (c, next) => {
-    await next();
-    const res = withSecurityHeaders(c.res, hsts);
-    if (res !== c.res) {
-      c.res = undefined;
-      c.res = res;
-    }
-  });
-  app.use(async (c, next) => {
-    // Every body passes one cap before any route sees it: over the cap,
-    // 413 without reading on; within it, the route gets the bytes read.
-    const req = await capBody(c.req.raw);
-    if (req instanceof Response) return req;
-    c.req.raw = req;
+    const req = c.req.raw;
     const rest = extraOf(c);
     addresses.set(req, readAddress(req, ...rest) ?? "unknown");
     if (rest.length > 0 && req.method === "POST") extraArgs.set(req, rest);
@@ -457,39 +474,4 @@ function defaultClientAddress(
   const info = rest[0] as { remoteAddr?: { hostname?: unknown } } | undefined;
   const host = info?.remoteAddr?.hostname;
   return typeof host === "string" ? host : null;
-}
-
-function withSecurityHeaders(res: Response, hsts: boolean): Response {
-  // Set the headers in place: re-wrapping the body in a new Response would
-  // turn it into a stream and cost the server its fast path. Responses with
-  // immutable headers (Response.redirect, fetch results) are re-wrapped.
-  try {
-    setSecurityHeaders(res.headers, hsts);
-    return res;
-  } catch {
-    const headers = new Headers(res.headers);
-    setSecurityHeaders(headers, hsts);
-    return new Response(res.body, {
-      status: res.status,
-      statusText: res.statusText,
-      headers,
-    });
-  }
-}
-
-function setSecurityHeaders(headers: Headers, hsts: boolean): void {
-  headers.set("x-content-type-options", "nosniff");
-  if (hsts) headers.set("strict-transport-security", "max-age=31536000");
-  headers.set("x-frame-options", "DENY");
-  if (!headers.has("referrer-policy")) {
-    headers.set("referrer-policy", "same-origin");
-  }
-  if ((headers.get("content-type") ?? "").startsWith("text/html")) {
-    headers.set(
-      "content-security-policy",
-      // script-src and connect-src 'self': the passkey pages load the
-      // app's own /assets/passkeys.js, which posts to the app.
-      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    );
-  }
 }

@@ -1,10 +1,12 @@
 /**
- * Reading request bodies: one cap for every route ({@linkcode capBody},
- * which `createApp` runs before any route sees the request), then form and
- * JSON bodies parsed on the same routes.
+ * Reading request bodies: the caps every route's body passes
+ * ({@linkcode bodyCaps}, which `createApp` runs before any route sees the
+ * request), then form and JSON bodies parsed on the same routes.
  *
  * @module
  */
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { errorResponse } from "@portcullis/auth";
 
 /** A parsed body: where it came from, and its string fields. */
@@ -46,60 +48,6 @@ export function acceptedBody(req: Request): boolean {
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /**
- * The one cap every request body goes through, before any route runs: a
- * declared `Content-Length` over `max` is refused unread; any other body is
- * read as a stream with a running count that stops (and cancels the
- * stream) as soon as it passes `max`; a `GET` or `HEAD` may carry no body
- * at all. A body over the cap answers 413 (JSON or a small page) with
- * `Connection: close`, having held at most `max` bytes; a body within it
- * comes back in a new `Request` whose body is those bytes, so no route can
- * read past the cap, whichever way it reads (`readBody`, `req.json()`, …).
- *
- * @param req The request as the runtime handed it over.
- * @param max The most bytes accepted; default {@linkcode MAX_BODY_BYTES}.
- * @returns The request to serve (the same one when it has no body), or the
- * answer: 413 over the cap, 408 when the body takes longer than
- * {@linkcode BODY_TIMEOUT_MS} to arrive, 400 when the client broke it off.
- */
-export async function capBody(
-  req: Request,
-  max: number = MAX_BODY_BYTES,
-): Promise<Request | Response> {
-  const bodiless = req.method === "GET" || req.method === "HEAD";
-  const declared = req.headers.get("content-length");
-  const limit = bodiless ? 0 : max;
-  if (
-    (declared !== null && !(Number(declared) <= limit)) ||
-    (bodiless && req.headers.has("transfer-encoding"))
-  ) {
-    await req.body?.cancel().catch(() => {});
-    return bodyTooLarge(req, limit);
-  }
-  if (req.body === null) return req;
-  let bytes: Uint8Array<ArrayBuffer> | null;
-  try {
-    bytes = await readBytes(req, limit);
-  } catch (error) {
-    if (error instanceof BodyTimeout) {
-      return errorResponse(
-        req,
-        408,
-        "request_timeout",
-        "The request body took too long to arrive",
-        { connection: "close" },
-      );
-    }
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
-  if (bytes === null) return bodyTooLarge(req, limit);
-  return new Request(req.url, {
-    method: req.method,
-    headers: req.headers,
-    body: bodiless ? null : bytes,
-  });
-}
-
-/**
  * The answer to a body over the cap: 413, JSON or a small page, with
  * `Connection: close` so the rest of the body is not waited for.
  *
@@ -120,6 +68,95 @@ export function bodyTooLarge(
       : `The request body is larger than ${max} bytes`,
     { connection: "close" },
   );
+}
+
+/**
+ * The caps on every request body, before any route runs: Hono's
+ * `bodyLimit` (a declared `Content-Length` over {@linkcode MAX_BODY_BYTES}
+ * refused unread, a chunked body read only up to it; 413), behind the two
+ * rules it lacks:
+ * - a `GET` or `HEAD` carries no body at all (413);
+ * - the whole body must arrive within {@linkcode BODY_TIMEOUT_MS} (408,
+ *   whichever reader was waiting for it), and each chunk is copied as it
+ *   arrives, never kept: a runtime may hand over a one-byte chunk as a
+ *   view of a much larger buffer, so keeping chunks let a body sent a byte
+ *   at a time hold tens of KiB per byte (found by the red-team review: 24
+ *   KB sent slowly took the app from 93 MiB to 1 GiB). A body the client
+ *   broke off answers 400.
+ *
+ * @param timeoutMs How long a body may take; default
+ * {@linkcode BODY_TIMEOUT_MS}.
+ * @returns The middlewares, in order.
+ */
+export function bodyCaps(
+  timeoutMs: number = BODY_TIMEOUT_MS,
+): MiddlewareHandler[] {
+  return [
+    bodyDeadline(timeoutMs),
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => bodyTooLarge(c.req.raw),
+    }),
+  ];
+}
+
+function bodyDeadline(timeoutMs: number): MiddlewareHandler {
+  return async (c, next) => {
+    const req = c.req.raw;
+    if (req.method === "GET" || req.method === "HEAD") {
+      const length = req.headers.get("content-length");
+      if (
+        (length !== null && length.trim() !== "0") ||
+        req.headers.has("transfer-encoding")
+      ) {
+        await req.body?.cancel().catch(() => {});
+        return bodyTooLarge(req, 0);
+      }
+      return await next();
+    }
+    if (req.body === null) return await next();
+    const reader = req.body.getReader();
+    let outcome: "late" | "broken" | null = null;
+    const timer = setTimeout(() => {
+      outcome = "late";
+      reader.cancel().catch(() => {});
+    }, timeoutMs);
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (outcome === "late") throw new BodyTimeout(timeoutMs);
+          if (done) {
+            clearTimeout(timer);
+            return controller.close();
+          }
+          controller.enqueue(value.slice());
+        } catch (error) {
+          outcome ??= "broken";
+          clearTimeout(timer);
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    c.req.raw = new Request(req, { body, duplex: "half" } as RequestInit);
+    try {
+      await next();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (outcome === null) return;
+    c.res = undefined;
+    c.res = outcome === "late"
+      ? errorResponse(
+        req,
+        408,
+        "request_timeout",
+        "The request body took too long to arrive",
+        { connection: "close" },
+      )
+      : errorResponse(req, 400, "bad_request", "Unreadable request body");
+  };
 }
 
 /**
@@ -183,41 +220,26 @@ export class BodyTimeout extends Error {
 }
 
 /**
- * Reads a request's body, at most `max` bytes of it, within `timeoutMs`.
- *
- * Each chunk is copied into one buffer of at most `max` bytes and never
- * kept: a runtime may hand over a one-byte chunk as a view of a much larger
- * buffer, so keeping chunks let a body sent a byte at a time hold tens of
- * KiB per byte (found by the red-team review: 24 KB sent slowly took the
- * app from 93 MiB to 1 GiB).
+ * Reads a request's body, at most `max` bytes of it, each chunk copied into
+ * one buffer of at most `max` bytes and never kept (see
+ * {@linkcode bodyCaps}).
  *
  * @param req The request.
  * @param max The most bytes accepted.
- * @param timeoutMs How long the whole body may take; default
- * {@linkcode BODY_TIMEOUT_MS}.
  * @returns The bytes, or `null` once the body passes `max` (the rest is
  * not read and the stream is cancelled).
- * @throws {BodyTimeout} When the body is not complete in time (the stream
- * is cancelled).
  */
 export async function readBytes(
   req: Request,
   max: number,
-  timeoutMs: number = BODY_TIMEOUT_MS,
 ): Promise<Uint8Array<ArrayBuffer> | null> {
   if (req.body === null) return new Uint8Array(0);
   const reader = req.body.getReader();
   let buffer = new Uint8Array(Math.min(max, 4096));
   let total = 0;
-  let late = false;
-  const timer = setTimeout(() => {
-    late = true;
-    reader.cancel().catch(() => {});
-  }, timeoutMs);
   try {
     while (true) {
       const { done, value } = await reader.read();
-      if (late) throw new BodyTimeout(timeoutMs);
       if (done) break;
       if (total + value.byteLength > max) {
         await reader.cancel().catch(() => {});
@@ -237,7 +259,6 @@ export async function readBytes(
       total += value.byteLength;
     }
   } finally {
-    clearTimeout(timer);
     reader.releaseLock();
   }
   return buffer.slice(0, total);

@@ -23,7 +23,7 @@ import { json, page, redirect, tooManyRequests } from "../respond.ts";
 import { ShortCookie } from "../sign_in_cookie.ts";
 import { passwordCheckLimits, recheck, recheckRefusal } from "./recheck.ts";
 import type { SecondFactorMethod } from "../sign_in_methods.ts";
-import { Html } from "../views/html.ts";
+import { type Html, raw } from "../views/html.ts";
 import { messagePage } from "../views/auth/message.ts";
 import {
   recoveryCodesPage,
@@ -241,7 +241,7 @@ export async function startTotp(
   return page(totpEnrolPage({
     email: user.email,
     // The QR library's own markup: rects and a path, no text from the user.
-    qrSvg: new Html(enrolment.qrSvg),
+    qrSvg: raw(enrolment.qrSvg),
     secret: enrolment.secret,
     error: null,
   }));

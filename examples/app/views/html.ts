@@ -1,51 +1,41 @@
 /**
- * A tiny HTML template tag that escapes every interpolated value.
+ * The views' template tag: Hono's `html` (`hono/html`), which escapes every
+ * interpolated value except markup it built itself (nested templates, and
+ * `raw`), joins arrays, and renders `null`, `undefined` and booleans as
+ * nothing. The views are synchronous, so {@linkcode html} gives the markup
+ * itself, never a promise.
  *
  * @module
  */
-import { escapeHtml } from "@portcullis/auth/http";
+import { html as honoHtml, raw } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 
-/** Markup that is already safe: produced by {@linkcode html}, never by hand. */
-export class Html {
-  /** The markup. */
-  readonly value: string;
+export { raw };
 
-  /** @param value Markup that is already escaped. */
-  constructor(value: string) {
-    this.value = value;
-  }
-
-  /** @returns The markup. */
-  toString(): string {
-    return this.value;
-  }
-}
+/** Markup that is already safe: built by {@linkcode html} or `raw`. */
+export type Html = HtmlEscapedString;
 
 /**
- * Builds markup. Interpolated values are escaped, except {@linkcode Html}
- * values (nested templates); arrays are joined; `null`, `undefined` and
- * `false` render nothing.
+ * Builds markup (Hono's `html`, for synchronous values).
  *
  * @example Usage
  * ```ts
  * import { html } from "./html.ts";
  * String(html`<p>${"<b>"}</p>`); // "<p>&lt;b&gt;</p>"
  * ```
+ *
+ * @param strings The template's text.
+ * @param values The interpolated values.
+ * @returns The markup.
+ * @throws {TypeError} When a value is a promise (await it first).
  */
 export function html(
   strings: TemplateStringsArray,
   ...values: unknown[]
 ): Html {
-  let out = strings[0];
-  for (let i = 0; i < values.length; i++) {
-    out += render(values[i]) + strings[i + 1];
+  const out = honoHtml(strings, ...values);
+  if (out instanceof Promise) {
+    throw new TypeError("A view got a promise: await it before rendering");
   }
-  return new Html(out);
-}
-
-function render(value: unknown): string {
-  if (value instanceof Html) return value.value;
-  if (Array.isArray(value)) return value.map(render).join("");
-  if (value === null || value === undefined || value === false) return "";
-  return escapeHtml(String(value));
+  return out;
 }
