@@ -20,7 +20,7 @@ import {
   requestLink,
   signInByLink,
 } from "./routes.ts";
-import { magicLinkForm } from "./views/auth/magic_link.ts";
+import { magicLinkLogin } from "./views/auth/magic_link.ts";
 
 type Handler = (
   ctx: AppContext,
@@ -51,5 +51,5 @@ export const magicLink: AppModule<MagicLinkSettings> = {
     app.post("/magic-link/callback", on(signInByLink));
   },
   loginButtons: (ctx, next) =>
-    settingsOf(ctx, magicLink) === null ? null : magicLinkForm({ next }),
+    settingsOf(ctx, magicLink) === null ? null : magicLinkLogin(next),
 };

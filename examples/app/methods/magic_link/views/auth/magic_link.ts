@@ -10,8 +10,8 @@ import { field } from "../../../../views/auth/field.ts";
 import { layout } from "../../../../views/auth/layout.ts";
 
 /**
- * The form that asks for a sign-in link, under the password form on
- * `/login`.
+ * The form that asks for a sign-in link (on the page of a refused
+ * address, and under {@linkcode magicLinkLogin}'s heading).
  *
  * @param input Where to go after signing in, the email typed and an error.
  * @returns The markup.
@@ -34,6 +34,17 @@ export function magicLinkForm(
   }
   <p><button type="submit" id="magic-link">Email me a sign-in link</button></p>
 </form>`;
+}
+
+/**
+ * The piece of `/login` under the password form: a heading and the form.
+ *
+ * @param next Where to go after signing in.
+ * @returns The markup.
+ */
+export function magicLinkLogin(next: string): Html {
+  return html`<h2>Or get a sign-in link by email</h2>
+${magicLinkForm({ next })}`;
 }
 
 /**
