@@ -55,7 +55,7 @@ import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import { acceptedBody, bodyCaps } from "./request_body.ts";
 import type { Mailer } from "./mailer.ts";
-import { notePolicy, NoteStore } from "./notes.ts";
+import { notePolicy, NoteStore } from "./methods/password/notes.ts";
 import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
 
 export type { AppHono };

@@ -1,80 +1,15 @@
 /**
  * Tests of the generated app: `deno test -A`. They run the app in-process
- * over a libSQL database in memory and an in-memory key-value store, with a
- * mailer whose lines the tests read.
+ * with this project's modules (`testing.ts`); each module's own tests are
+ * in its folder under `methods/`.
  *
  * @module
  */
 import assert from "node:assert/strict";
-// deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
-import { createClient } from "npm:@libsql/client@^0.18.0";
-import { drizzle } from "drizzle-orm/libsql";
-import {
-  KVSessionStore,
-  MemoryKV,
-  Pbkdf2Hasher,
-  SecretProvider,
-  SessionManager,
-} from "@portcullis/auth";
-import {
-  migrate,
-  SQLAuthEventStore,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import { createApp } from "./app.ts";
-import { MODULES } from "./modules.ts";
-import { LogMailer } from "./mailer.ts";
-
-const ORIGIN = "http://localhost:8000";
-
-async function setup() {
-  const client = createClient({ url: ":memory:" });
-  const db = drizzle(client);
-  await migrate(db);
-  const kv = new MemoryKV();
-  const secret = SecretProvider.fromValue(
-    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
-  );
-  const mail: string[] = [];
-  const app = createApp({
-    sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
-    secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
-    events: new SQLAuthEventStore(db),
-    kv,
-    mailer: new LogMailer((line) => mail.push(line)),
-    appOrigin: ORIGIN,
-    hasher: new Pbkdf2Hasher({ iterations: 1000 }), // tests only: 600000 by default
-    log: () => {},
-    modules: MODULES,
-  });
-  const call = async (
-    method: string,
-    path: string,
-    body?: unknown,
-    token?: string,
-  ) => {
-    const headers = new Headers({ accept: "application/json" });
-    if (body !== undefined) headers.set("content-type", "application/json");
-    if (token) headers.set("authorization", `Bearer ${token}`);
-    const res = await app.fetch(
-      new Request(ORIGIN + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
-    const text = await res.text();
-    const isJson = res.headers.get("content-type")?.includes("json");
-    return { res, json: isJson ? JSON.parse(text) : null };
-  };
-  return { app, call, mail, close: () => client.close() };
-}
+import { startTestApp } from "./testing.ts";
 
 Deno.test("register, log in, read /api/me, log out", async () => {
-  const { call, close } = await setup();
+  const { call, close } = await startTestApp();
   const created = await call("POST", "/register", {
     email: "a@example.com",
     password: "correct horse",
@@ -120,43 +55,9 @@ Deno.test("register, log in, read /api/me, log out", async () => {
 });
 
 Deno.test("notes: the owner edits, another user may only read", async () => {
-  const env = await setup();
-  const { call, close } = env;
-  const owner = (await call("POST", "/register", {
-    email: "o@example.com",
-    password: "correct horse",
-  })).json;
-  const other = (await call("POST", "/register", {
-    email: "p@example.com",
-    password: "correct horse",
-  })).json;
-  // [verification] begin
-  const unverified = await call(
-    "POST",
-    "/api/notes",
-    { text: "hi" },
-    owner.token,
-  );
-  assert.equal(unverified.res.status, 403);
-  const link = new URL(env.mail[0].match(/link=(\S+)/)![1]);
-  // GET /verify only shows a confirmation form; POST /verify redeems.
-  assert.equal(
-    (await call("GET", link.pathname + link.search)).res.status,
-    200,
-  );
-  const token = link.searchParams.get("token");
-  // Another browser confirms with the account's password.
-  assert.equal((await call("POST", "/verify", { token })).res.status, 401);
-  const password = "correct horse";
-  assert.equal(
-    (await call("POST", "/verify", { token, password })).res.status,
-    303,
-  );
-  assert.equal(
-    (await call("POST", "/verify", { token, password })).res.status,
-    400,
-  );
-  // [verification] end
+  const { call, verifiedUser, close } = await startTestApp();
+  const owner = await verifiedUser("o@example.com", "correct horse");
+  const other = await verifiedUser("p@example.com", "correct horse");
   const note = await call("POST", "/api/notes", { text: "hello" }, owner.token);
   assert.equal(note.res.status, 201);
   const path = `/api/notes/${note.json.id}`;
@@ -176,19 +77,19 @@ Deno.test("notes: the owner edits, another user may only read", async () => {
   close();
 });
 
-Deno.test("a cross-site form post is refused", async () => {
-  const { app, close } = await setup();
-  const res = await app.fetch(
-    new Request(ORIGIN + "/login", {
-      method: "POST",
-      headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        "sec-fetch-site": "cross-site",
-      },
-      body: "email=a%40example.com&password=correct+horse",
-    }),
+Deno.test("a cross-site post is refused", async () => {
+  const { call, close } = await startTestApp();
+  const res = await call(
+    "POST",
+    "/login",
+    {
+      email: "a@example.com",
+      password: "correct horse",
+    },
+    undefined,
+    { headers: { "sec-fetch-site": "cross-site" } },
   );
-  assert.equal(res.status, 403);
+  assert.equal(res.res.status, 403);
   close();
 });
 
@@ -206,7 +107,7 @@ async function mailedToken(mail: string[], to: string, count: number) {
 }
 
 Deno.test("the account lifecycle: reset a password, list and end sessions, read the activity, change the email, delete the account", async () => {
-  const { call, mail, close } = await setup();
+  const { call, mail, close } = await startTestApp();
   const password = "correct horse";
   const first = await call("POST", "/register", {
     email: "life@example.com",

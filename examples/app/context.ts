@@ -24,7 +24,7 @@ import type { SessionRegistry } from "@portcullis/auth/session-registry";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
 import type { AppModule, ModuleSettings } from "./module.ts";
-import type { NoteStore } from "./notes.ts";
+import type { NoteStore } from "./methods/password/notes.ts";
 import type { Reauth } from "./reauth.ts";
 import type { SignInMethods } from "./sign_in_methods.ts";
 import type { ShortCookie } from "./sign_in_cookie.ts";

@@ -124,6 +124,21 @@ export interface AppModule<S = unknown> {
    */
   reauthWays?(ctx: AppContext, subject: string): Promise<Html[]>;
   /**
+   * A line for the welcome message after a registration (such as "check
+   * your inbox"), or `null`.
+   */
+  afterRegister?(
+    ctx: AppContext,
+    user: { subject: string; email: string },
+  ): Promise<string | null>;
+  /** Markup under the address at the top of `/account`, or `null`. */
+  accountStatus?(user: PageUser): Html | null;
+  /**
+   * A check before a signed-in user creates data (the notes API): an
+   * answer refuses the request, `null` lets it through.
+   */
+  beforeWrite?(req: Request): Promise<Response | null>;
+  /**
    * A step after a right password, before any session (a second factor):
    * an answer replaces the session start; `null` lets it go on.
    */

@@ -119,6 +119,10 @@ Deno.test("the optional modules are the folders under methods/, the password's a
     /No optional module "password"/,
   );
   assert.throws(() => renderApp({ without: ["nope"] }), /No optional module/);
+  // The verification module brings its routes and its gate on notes.
+  const verification = renderApp().get("methods/verification/mod.ts")!;
+  assert.match(verification, /"\/verify"/);
+  assert.match(verification, /requireVerified/);
 });
 
 Deno.test("leaving a module out writes none of its files, and modules.ts neither imports nor lists it", () => {

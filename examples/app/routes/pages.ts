@@ -12,9 +12,9 @@ import { page } from "../respond.ts";
 import { accountPage } from "../views/auth/account.ts";
 import { homePage } from "../views/auth/home.ts";
 import { loginPage } from "../views/auth/login.ts";
-import { registerPage } from "../views/auth/register.ts";
-import { accountSections } from "../views/auth/account_sections.ts";
-import { activityViews, sessionViews } from "./sessions.ts";
+import { registerPage } from "../methods/password/views/auth/register.ts";
+import { accountSections } from "../methods/password/views/auth/account_sections.ts";
+import { activityViews, sessionViews } from "../methods/password/sessions.ts";
 import { type Html, html } from "../views/html.ts";
 import { reauthSection } from "../views/auth/reauth.ts";
 import { hasPassword } from "../reauth.ts";
@@ -58,13 +58,54 @@ export async function signedInUser(
   const subject = currentUser(req);
   if (subject === null) return null;
   const user = await ctx.credentials.findById(subject);
-  if (user === null) return null;
+  return user === null ? null : pageUser(user);
+}
+
+function pageUser(
+  user: { id: string; email: string; verifiedAt: number; passwordHash: string },
+): PageUser {
   return {
-    subject,
+    subject: user.id,
     email: user.email,
     verified: user.verifiedAt > 0,
     password: hasPassword(user),
   };
+}
+
+/** The modules' lines under the address on `/account`. */
+function statusLines(ctx: AppContext, user: PageUser): Html[] {
+  return ctx.modules.flatMap((m) => m.accountStatus?.(user) ?? []);
+}
+
+/**
+ * The account page again, with an error from one of its forms (the
+ * password change, the email change, the deletion) and without its
+ * sections.
+ *
+ * @param ctx The app.
+ * @param subject The signed-in user.
+ * @param message The error.
+ * @param status The status.
+ * @returns The page.
+ */
+export async function accountPageWithError(
+  ctx: AppContext,
+  subject: string,
+  message: string,
+  status: number,
+): Promise<Response> {
+  const found = await ctx.credentials.findById(subject);
+  const user = found === null ? null : pageUser(found);
+  return page(
+    accountPage({
+      email: user?.email ?? "",
+      status: user === null ? [] : statusLines(ctx, user),
+      passwordless: user !== null && !user.password,
+      flash: null,
+      error: message,
+    }),
+    status,
+  );
 }
 
 /** `GET /`. */
@@ -126,7 +167,7 @@ export async function account(
   return page(
     accountPage({
       email: user.email,
-      verified: user.verified,
+      status: statusLines(ctx, user),
       passwordless,
       flash,
       sections: html`${

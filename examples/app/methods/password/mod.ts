@@ -13,23 +13,17 @@ import {
   confirmEmail,
   confirmEmailForm,
   deleteAccount,
-} from "../../routes/account.ts";
-import { createNote, getNote, me, putNote } from "../../routes/api.ts";
-import { changePassword, login, logout, register } from "../../routes/auth.ts";
-import {
-  forgot,
-  forgotForm,
-  passwordLink,
-  reset,
-  resetForm,
-} from "../../routes/password.ts";
+} from "./account.ts";
+import { createNote, getNote, me, putNote } from "./api.ts";
+import { changePassword, login, logout, register } from "./auth.ts";
+import { forgot, forgotForm, passwordLink, reset, resetForm } from "./reset.ts";
 import {
   deleteSession,
   listActivity,
   listSessions,
   revokeOtherSessions,
   revokeSessionForm,
-} from "../../routes/sessions.ts";
+} from "./sessions.ts";
 import { registerForm } from "../../routes/pages.ts";
 
 /** The password module. */

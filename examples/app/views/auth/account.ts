@@ -10,8 +10,8 @@ import { type FlashMessage, layout } from "./layout.ts";
 export interface AccountInput {
   /** The user's email. */
   email: string;
-  /** Whether the email is verified. */
-  verified: boolean;
+  /** The modules' markup under the address (its verification state). */
+  status: Html[];
   /**
    * An account without a password (made by signing in with a provider):
    * the page offers a mailed link to set one instead of the change form.
@@ -26,7 +26,7 @@ export interface AccountInput {
 }
 
 /**
- * Renders the account page: the email, its verification state, and the
+ * Renders the account page: the email, the modules' status lines, and the
  * password change form (or, for an account without a password, the button
  * that mails a link to set one).
  *
@@ -34,20 +34,6 @@ export interface AccountInput {
  * @returns The page.
  */
 export function accountPage(input: AccountInput): string {
-  const verification: Html[] = [];
-  // [verification] begin
-  verification.push(
-    input.verified
-      ? html`<p id="verified">Your email address is verified.</p>`
-      : html`
-        <p id="unverified">Your email address is not verified yet.</p>
-        <form method="post" action="/verify/resend">
-          <input type="hidden" name="next" value="/account">
-          <button type="submit">Send a new verification link</button>
-        </form>
-      `,
-  );
-  // [verification] end
   return layout({
     title: "Account",
     email: input.email,
@@ -55,7 +41,7 @@ export function accountPage(input: AccountInput): string {
     body: html`
       <h1>Your account</h1>
       <p>Signed in as <strong id="email">${input.email}</strong>.</p>
-      ${verification}
+      ${input.status}
       ${input.passwordless ? "" : html`<h2>Change password</h2>`}
       ${input.error
         ? html`<p class="flash alert" role="alert">${input.error}</p>`

@@ -13,19 +13,19 @@ import {
   requireAuthenticated,
 } from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
-import { type AppContext, limit } from "../context.ts";
-import { proveAddress, record } from "../lifecycle.ts";
-import { readBody } from "../request_body.ts";
-import { json, page, redirect, tooManyRequests } from "../respond.ts";
-import { forgotPasswordPage } from "../views/auth/forgot_password.ts";
-import { resetPasswordPage } from "../views/auth/reset_password.ts";
-import { messagePage } from "../views/auth/message.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { proveAddress, record } from "../../lifecycle.ts";
+import { readBody } from "../../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import { forgotPasswordPage } from "./views/auth/forgot_password.ts";
+import { resetPasswordPage } from "./views/auth/reset_password.ts";
+import { messagePage } from "../../views/auth/message.ts";
 import {
   resetPasswordEmail,
   setPasswordEmail,
-} from "../views/emails/reset_password.ts";
-import type { EmailContent } from "../views/emails/email_content.ts";
-import { hasPassword } from "../reauth.ts";
+} from "./views/emails/reset_password.ts";
+import type { EmailContent } from "../../views/emails/email_content.ts";
+import { hasPassword } from "../../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
 
 const SENT =

@@ -17,25 +17,25 @@ import {
   EMAIL_VERIFICATION_PURPOSE,
   PASSWORD_RESET_PURPOSE,
 } from "@portcullis/auth/verification";
-import { type AppContext, limit } from "../context.ts";
-import { proveAddress, record } from "../lifecycle.ts";
-import { type ParsedBody, readBody } from "../request_body.ts";
-import { json, page, redirect, tooManyRequests } from "../respond.ts";
-import { accountPage } from "../views/auth/account.ts";
-import { confirmEmailChangePage } from "../views/auth/confirm_email_change.ts";
-import { messagePage } from "../views/auth/message.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { proveAddress, record } from "../../lifecycle.ts";
+import { type ParsedBody, readBody } from "../../request_body.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import { accountPageWithError } from "../../routes/pages.ts";
+import { confirmEmailChangePage } from "./views/auth/confirm_email_change.ts";
+import { messagePage } from "../../views/auth/message.ts";
 import {
   changeEmailEmail,
   emailChangedNotice,
-} from "../views/emails/change_email.ts";
-import { strictOrigin } from "./password.ts";
+} from "./views/emails/change_email.ts";
+import { strictOrigin } from "./reset.ts";
 import {
   passwordCheckLimits,
   REAUTH_REQUIRED,
   recheck,
   WRONG_PASSWORD,
-} from "./recheck.ts";
-import { hasPassword } from "../reauth.ts";
+} from "../../routes/recheck.ts";
+import { hasPassword } from "../../reauth.ts";
 
 const REFUSED =
   "The confirmation link is unknown, was already used, or has expired. Ask for a new one from your account page.";
@@ -89,17 +89,7 @@ async function refuse(
   if (body.kind !== "form") {
     return json({ error: r.code, message: r.message }, r.status);
   }
-  const user = await ctx.credentials.findById(subject);
-  return page(
-    accountPage({
-      email: user?.email ?? "",
-      verified: (user?.verifiedAt ?? 0) > 0,
-      passwordless: user !== null && !hasPassword(user),
-      flash: null,
-      error: r.message,
-    }),
-    r.status,
-  );
+  return await accountPageWithError(ctx, subject, r.message, r.status);
 }
 
 /**

@@ -13,18 +13,15 @@ import {
   signOut,
 } from "@portcullis/auth";
 import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
-import { type AppContext, limit } from "../context.ts";
-import { readBody } from "../request_body.ts";
-import { record, startSession, subjectOfEmail } from "../lifecycle.ts";
-import { json, page, redirect, tooManyRequests } from "../respond.ts";
-import { accountPage } from "../views/auth/account.ts";
-import { loginPage } from "../views/auth/login.ts";
-import { registerPage } from "../views/auth/register.ts";
-// [verification] begin
-import { sendVerificationLink } from "./verify.ts";
-// [verification] end
-import { hasPassword } from "../reauth.ts";
-import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { readBody } from "../../request_body.ts";
+import { record, startSession, subjectOfEmail } from "../../lifecycle.ts";
+import { json, page, redirect, tooManyRequests } from "../../respond.ts";
+import { accountPageWithError } from "../../routes/pages.ts";
+import { loginPage } from "../../views/auth/login.ts";
+import { registerPage } from "./views/auth/register.ts";
+import { hasPassword } from "../../reauth.ts";
+import { passwordLogin, trustThisDevice } from "./password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 const NO_PASSWORD_YET =
@@ -71,16 +68,15 @@ export async function register(
   const session = await startSession(ctx, req, result.subject);
   await record(ctx, "registered", result.subject, req);
   const welcome = ["Your account is ready."];
-  // [verification] begin
+  // The stored (normalised) address, for the modules' mail.
   const user = await ctx.credentials.findById(result.subject);
-  if (user !== null) {
-    welcome.push(
-      await sendVerificationLink(ctx, user.id, user.email)
-        ? "Check your inbox for a link to verify your email address."
-        : "The verification email could not be sent: ask for a new one from your account page.",
-    );
+  for (const m of user === null ? [] : ctx.modules) {
+    const line = await m.afterRegister?.(ctx, {
+      subject: user!.id,
+      email: user!.email,
+    });
+    if (line) welcome.push(line);
   }
-  // [verification] end
   if (form) {
     return redirect("/", [
       session.setCookie,
@@ -230,16 +226,7 @@ export async function changePassword(
   const user = await ctx.credentials.findById(subject);
   const refuse = (status: number, code: string, message: string) => {
     if (!form) return json({ error: code, message }, status);
-    return page(
-      accountPage({
-        email: user?.email ?? "",
-        verified: (user?.verifiedAt ?? 0) > 0,
-        passwordless: user !== null && !hasPassword(user),
-        flash: null,
-        error: message,
-      }),
-      status,
-    );
+    return accountPageWithError(ctx, subject, message, status);
   };
   if (user !== null && !hasPassword(user)) {
     // Nothing to change: the first password comes through a mailed link

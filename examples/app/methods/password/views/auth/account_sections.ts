@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { type Html, html } from "../html.ts";
-import { field } from "./field.ts";
+import { type Html, html } from "../../../../views/html.ts";
+import { field } from "../../../../views/auth/field.ts";
 
 /** One session row. */
 export interface SessionRow {

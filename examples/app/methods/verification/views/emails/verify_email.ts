@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { html } from "../html.ts";
+import { html } from "../../../../views/html.ts";
 
-import type { EmailContent } from "./email_content.ts";
-export type { EmailContent } from "./email_content.ts";
+import type { EmailContent } from "../../../../views/emails/email_content.ts";
+export type { EmailContent } from "../../../../views/emails/email_content.ts";
 
 /**
  * Renders the verification email.

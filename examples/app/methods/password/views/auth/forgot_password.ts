@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { html } from "../html.ts";
-import { field } from "./field.ts";
-import { layout } from "./layout.ts";
+import { html } from "../../../../views/html.ts";
+import { field } from "../../../../views/auth/field.ts";
+import { layout } from "../../../../views/auth/layout.ts";
 
 /**
  * Renders the form that asks for a password-reset link.

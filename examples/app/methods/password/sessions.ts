@@ -12,10 +12,10 @@ import {
   requireAuthenticated,
   signOut,
 } from "@portcullis/auth";
-import type { AppContext } from "../context.ts";
-import { record, startSession } from "../lifecycle.ts";
-import { isFormPost, readBody } from "../request_body.ts";
-import { json, redirect } from "../respond.ts";
+import type { AppContext } from "../../context.ts";
+import { record, startSession } from "../../lifecycle.ts";
+import { isFormPost, readBody } from "../../request_body.ts";
+import { json, redirect } from "../../respond.ts";
 
 const SESSION_ID = /^[A-Za-z0-9_-]{30}$/;
 

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { html } from "../html.ts";
-import { layout } from "./layout.ts";
+import { html } from "../../../../views/html.ts";
+import { layout } from "../../../../views/auth/layout.ts";
 
 /** What {@linkcode registerPage} needs. */
 export interface RegisterInput {

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { html } from "../html.ts";
-import { field } from "./field.ts";
-import { layout } from "./layout.ts";
+import { html } from "../../../../views/html.ts";
+import { field } from "../../../../views/auth/field.ts";
+import { layout } from "../../../../views/auth/layout.ts";
 
 /** What {@linkcode confirmVerifyPage} needs. */
 export interface ConfirmVerifyInput {

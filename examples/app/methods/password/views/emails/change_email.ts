@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { html } from "../html.ts";
-import type { EmailContent } from "./email_content.ts";
+import { html } from "../../../../views/html.ts";
+import type { EmailContent } from "../../../../views/emails/email_content.ts";
 
 /**
  * Renders the confirmation email sent to the new address.

@@ -11,7 +11,7 @@
  */
 import { normalizeEmail } from "@portcullis/auth";
 import type { LoginResult } from "@portcullis/auth/passwords";
-import type { AppContext } from "./context.ts";
+import type { AppContext } from "../../context.ts";
 
 /**
  * The name input that is not an address is throttled under: the one

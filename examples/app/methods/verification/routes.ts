@@ -13,21 +13,21 @@ import {
   safeNextPath,
 } from "@portcullis/auth";
 import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
-import { type AppContext, limit } from "../context.ts";
-import { isFormPost, readBody } from "../request_body.ts";
-import { page, redirect, tooManyRequests } from "../respond.ts";
-import { messagePage } from "../views/auth/message.ts";
-import { confirmVerifyPage } from "../views/auth/confirm_verify.ts";
-import { verifyEmail } from "../views/emails/verify_email.ts";
-import { setPasswordEmail } from "../views/emails/reset_password.ts";
+import { type AppContext, limit } from "../../context.ts";
+import { isFormPost, readBody } from "../../request_body.ts";
+import { page, redirect, tooManyRequests } from "../../respond.ts";
+import { messagePage } from "../../views/auth/message.ts";
+import { confirmVerifyPage } from "./views/auth/confirm_verify.ts";
+import { verifyEmail } from "./views/emails/verify_email.ts";
+import { setPasswordEmail } from "../password/views/emails/reset_password.ts";
 import {
   type LinkOwner,
   type ProofWay,
   proofWay,
   proveByLink,
-} from "../address_proof.ts";
-import { hasPassword } from "../reauth.ts";
-import { mailResetLink } from "./password.ts";
+} from "../../address_proof.ts";
+import { hasPassword } from "../../reauth.ts";
+import { mailResetLink } from "../password/reset.ts";
 
 /** The purpose verification tokens are minted for. */
 export const VERIFY_PURPOSE: string = EMAIL_VERIFICATION_PURPOSE;

@@ -9,14 +9,11 @@ import {
   errorResponse,
   requireAuthenticated,
 } from "@portcullis/auth";
-// [verification] begin
-import { requireVerified } from "@portcullis/auth";
-// [verification] end
-import type { AppContext } from "../context.ts";
-import { MAX_NOTE_LENGTH } from "../notes.ts";
-import { readBody } from "../request_body.ts";
-import { json } from "../respond.ts";
-import { signedInUser } from "./pages.ts";
+import type { AppContext } from "../../context.ts";
+import { MAX_NOTE_LENGTH } from "./notes.ts";
+import { readBody } from "../../request_body.ts";
+import { json } from "../../respond.ts";
+import { signedInUser } from "../../routes/pages.ts";
 
 /** `GET /api/me`: 200 `{subject, email, verified}`; 401 anonymous. */
 export async function me(ctx: AppContext, req: Request): Promise<Response> {
@@ -40,10 +37,10 @@ export async function createNote(
 ): Promise<Response> {
   const denied = requireAuthenticated(req);
   if (denied) return denied;
-  // [verification] begin
-  const unverified = await requireVerified(req);
-  if (unverified) return unverified;
-  // [verification] end
+  for (const m of ctx.modules) {
+    const refused = await m.beforeWrite?.(req);
+    if (refused) return refused;
+  }
   const text = await noteText(req);
   if (text === null) return invalidText(req);
   const note = await ctx.notes.create(currentUser(req)!, text);
