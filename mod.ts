@@ -59,7 +59,7 @@ export {
 } from "./lib/auth_error.ts";
 
 // Session layer
-export { SecretProvider } from "./lib/session/secret_provider.ts";
+export { SecretProvider } from "./lib/secrets/secret_provider.ts";
 export {
   type Identity,
   SessionManager,
@@ -68,9 +68,9 @@ export {
   KVSessionStore,
   type SessionStore,
 } from "./lib/session/session_store.ts";
-export type { KeyValueStore } from "./lib/session/key_value_store.ts";
-export { MemoryKV } from "./lib/session/memory_kv.ts";
-export { DenoKV } from "./lib/session/deno_kv.ts";
+export type { KeyValueStore } from "./lib/kv/key_value_store.ts";
+export { MemoryKV } from "./lib/kv/memory_kv.ts";
+export { DenoKV } from "./lib/kv/deno_kv.ts";
 export { CookieTransport } from "./lib/session/cookie_transport.ts";
 export { BearerTransport } from "./lib/session/bearer_transport.ts";
 

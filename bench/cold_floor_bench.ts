@@ -27,7 +27,7 @@ import {
   SessionManager,
 } from "../mod.ts";
 import { decodeBase64Url } from "../lib/_common/base64url.ts";
-import { verifyToken } from "../lib/session/signed_token.ts";
+import { verifyToken } from "../lib/tokens/signed_token.ts";
 
 const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const N = 20_000;

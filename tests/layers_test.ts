@@ -1,5 +1,6 @@
-// DESIGN.md §2: lib/authn, lib/session and lib/authz never import one
-// another; and mod.ts loads no driver (§3). Walks the real import graph.
+// docs/architecture.md: lib/authn, lib/session and lib/authz never import one
+// another, the rooms beside them import no layer, and importing mod.ts loads
+// no driver. Walks the real import graph.
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +33,43 @@ export async function layerViolations(root: string): Promise<string[]> {
   return bad;
 }
 
+/**
+ * The rooms beside the layers that any layer may import (key-value backends,
+ * secrets, signed tokens, the shared codec, throttling, single-use tokens,
+ * the event log): they import no layer and not lib/http, so importing one
+ * never reaches into another layer (docs/architecture.md).
+ */
+export const NEUTRAL_ROOMS = [
+  "kv",
+  "secrets",
+  "tokens",
+  "_common",
+  "throttle",
+  "verification",
+  "events",
+] as const;
+
+/** Every import from a neutral room into a layer or lib/http, under `root`. */
+export async function neutralViolations(root: string): Promise<string[]> {
+  const bad: string[] = [];
+  for (const room of NEUTRAL_ROOMS) {
+    const base = join(root, "lib", room);
+    for await (const file of walk(base)) {
+      const text = await Deno.readTextFile(file);
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3];
+        if (!spec.startsWith(".")) continue;
+        const top = relative(join(root, "lib"), resolve(dirname(file), spec))
+          .split("/")[0];
+        if ([...LAYERS, "http"].includes(top)) {
+          bad.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
 async function* walk(dir: string): AsyncGenerator<string> {
   let entries: Deno.DirEntry[];
   try {
@@ -48,7 +86,7 @@ async function* walk(dir: string): AsyncGenerator<string> {
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-Deno.test("DESIGN.md §2: no layer imports another", async () => {
+Deno.test("docs/architecture.md: no layer imports another", async () => {
   for (const layer of LAYERS) {
     assert.ok(
       (await Array.fromAsync(walk(join(root, "lib", layer)))).length > 0,
@@ -56,6 +94,114 @@ Deno.test("DESIGN.md §2: no layer imports another", async () => {
     );
   }
   assert.deepEqual(await layerViolations(root), []);
+});
+
+Deno.test("docs/architecture.md: the rooms beside the layers (lib/kv, lib/secrets, lib/tokens, lib/_common, lib/throttle, lib/verification, lib/events) import no layer", async () => {
+  for (const room of NEUTRAL_ROOMS) {
+    assert.ok(
+      (await Array.fromAsync(walk(join(root, "lib", room)))).length > 0,
+      `lib/${room} has files`,
+    );
+  }
+  assert.deepEqual(await neutralViolations(root), []);
+});
+
+Deno.test("the neutral-room check catches a room importing a layer", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "lib", "tokens"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "lib/tokens/bad.ts"),
+      'import { x } from "../session/session_manager.ts";\nimport { y } from "../kv/memory_kv.ts";\n',
+    );
+    assert.deepEqual(await neutralViolations(dir), [
+      "lib/tokens/bad.ts -> ../session/session_manager.ts",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * The import cycles among the files under `dirs` (relative imports outside
+ * comments, type imports included), each as the chain of files that closes
+ * it.
+ */
+export async function importCycles(
+  root: string,
+  dirs: string[],
+): Promise<string[][]> {
+  const edges = new Map<string, string[]>();
+  for (const dir of dirs) {
+    for await (const file of walk(join(root, dir))) {
+      if (file.includes("node_modules")) continue;
+      // Code only: the lines of comments (examples import their own file).
+      const text = (await Deno.readTextFile(file)).split("\n")
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join("\n");
+      const targets: string[] = [];
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2] ?? m[3];
+        if (spec.startsWith(".")) targets.push(resolve(dirname(file), spec));
+      }
+      edges.set(file, targets);
+    }
+  }
+  const cycles: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!edges.has(next)) continue;
+      if (state.get(next) === "open") {
+        cycles.push(
+          [...path.slice(path.indexOf(next)), next].map((f) =>
+            relative(root, f)
+          ),
+        );
+      } else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...edges.keys()].sort()) {
+    if (!state.has(file)) visit(file);
+  }
+  return cycles;
+}
+
+Deno.test("no import cycle among the library's files (lib/, stores/, packages/)", async () => {
+  assert.deepEqual(
+    await importCycles(root, ["lib", "stores", "packages"]),
+    [],
+  );
+});
+
+Deno.test("the cycle check catches a fixture's circle (as stores/sql/migrations.ts and lifecycle_migrations.ts once were)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "stores/sql"), { recursive: true });
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/migrations.ts"),
+      'import { b } from "./lifecycle_migrations.ts";\nexport const a = 1;\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/lifecycle_migrations.ts"),
+      'import type { a } from "./migrations.ts";\nexport const b = 2;\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "stores/sql/mod.ts"),
+      'export * from "./migrations.ts";\n',
+    );
+    assert.deepEqual(await importCycles(dir, ["stores"]), [[
+      "stores/sql/lifecycle_migrations.ts",
+      "stores/sql/migrations.ts",
+      "stores/sql/lifecycle_migrations.ts",
+    ]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("the layer check catches a violating fixture", async () => {
@@ -86,7 +232,7 @@ Deno.test("the layer check catches a violating fixture", async () => {
   }
 });
 
-Deno.test("DESIGN.md §3: importing mod.ts loads no driver or hashing library (drizzle, libSQL, Upstash, postgres, mysql2, bcrypt, argon2)", async () => {
+Deno.test("docs/architecture.md: importing mod.ts loads no driver or hashing library (drizzle, libSQL, Upstash, postgres, mysql2, bcrypt, argon2)", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", join(root, "mod.ts")],
     stdout: "piped",

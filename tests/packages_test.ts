@@ -109,6 +109,16 @@ Deno.test("every workspace package has a name, version, exports, a README and ca
   }
 });
 
+Deno.test("packages/totp and packages/passkeys carry the same _encoding.ts (one file in two packages, on purpose: see its comment)", async () => {
+  const [totp, passkeys] = await Promise.all(
+    ["packages/totp/_encoding.ts", "packages/passkeys/_encoding.ts"].map((p) =>
+      Deno.readTextFile(new URL(p, root))
+    ),
+  );
+  assert.ok(totp.includes("export function toBase64Url"), "a real file");
+  assert.equal(passkeys, totp, "the two copies differ: change both");
+});
+
 Deno.test("mod.ts exports at most 45 names", async () => {
   const r = await run(Deno.execPath(), ["doc", "--json", "mod.ts"]);
   assert.ok(r.ok, r.out.slice(-500));

@@ -207,6 +207,19 @@ export async function readBody(req: Request): Promise<ParsedBody | null> {
   }
 }
 
+/**
+ * {@linkcode readBody}, or the 400 answer for a body it cannot read.
+ *
+ * @param req The request.
+ * @returns The body, or 400 `bad_request` (JSON or a small page).
+ */
+export async function bodyOrBadRequest(
+  req: Request,
+): Promise<ParsedBody | Response> {
+  return await readBody(req) ??
+    errorResponse(req, 400, "bad_request", "Unreadable request body");
+}
+
 /** How long a body may take to arrive, in milliseconds. */
 export const BODY_TIMEOUT_MS = 10_000;
 

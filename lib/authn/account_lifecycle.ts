@@ -1,7 +1,11 @@
 /**
- * The account's lifecycle: each sign-in method brings an
- * {@linkcode AccountLifecyclePart}, {@linkcode accountLifecycle} composes
- * them, and the application calls it once per event. The invariant: only
+ * The account's lifecycle: the events every sign-in method takes part in,
+ * and the one object an application calls for each.
+ *
+ * Each method (the password, provider identities, passkeys, TOTP) brings a
+ * {@linkcode AccountLifecyclePart}; {@linkcode accountLifecycle} composes
+ * them, so the application calls the lifecycle once per event and no
+ * method can be left out by one route. The invariant the parts hold: only
  * a party that has proven control of an address can own a credential on
  * the account of that address.
  *
@@ -11,12 +15,16 @@ import { AuthError } from "../auth_error.ts";
 import type { CredentialStore } from "./credential_store.ts";
 
 /**
- * How the address was proven: `verification` (the verification link, by a
- * browser that also holds the account: its signed-in session, or its
- * password), `disowned` (the verification link with "this wasn't me": the
- * address's owner disowns what someone else set up), `passwordReset` (a
- * reset link; the new password is written right after), `emailChange` (an
- * email-change link, proving the new address for the owner who asked).
+ * How the address was proven:
+ * - `verification`: the verification link was redeemed (`POST /verify`),
+ *   by a browser that also holds the account (its signed-in session, or
+ *   its password typed on the confirmation page);
+ * - `disowned`: the verification link was redeemed with "this wasn't me":
+ *   the address's owner proves it and disowns whatever someone else set up;
+ * - `passwordReset`: a password-reset link was redeemed (the new password
+ *   is written right after the event);
+ * - `emailChange`: an email-change link was confirmed, proving the new
+ *   address for the account's owner, who asked for it after a re-check.
  */
 export type AddressProofKind =
   | "verification"
@@ -33,30 +41,35 @@ export interface AddressProven {
   /** Unix milliseconds of the proof. */
   readonly at: number;
   /**
-   * Unix milliseconds of the account's earlier proof, `0` when none: on
-   * the first proof each part removes its credentials
-   * ({@linkcode isFirstProof}).
+   * Unix milliseconds of the account's earlier proof, `0` when the address
+   * was never proven before. Every credential that exists at the **first**
+   * proof was added by a party nobody checked: each part removes them
+   * ({@linkcode isFirstProof}). An account proven before keeps its
+   * credentials, which only a party that had proven the address could add.
    */
   readonly verifiedBefore: number;
   /**
-   * Whether the password stays: `true` when the prover showed it, or
-   * writes a new one (`passwordReset`); `false` for `disowned`.
+   * Whether the password stays: `true` when the prover showed it (the
+   * same party holds both), or when the proof writes a new one itself
+   * (`passwordReset`); `false` for `disowned`.
    */
   readonly keepPassword: boolean;
 }
 
 /**
- * One sign-in method's part in the account's lifecycle. Each call answers
- * how many credentials it removed; a store that cannot be reached throws,
- * failing the whole event. Parts are idempotent: an event is retried whole.
+ * One sign-in method's part in the account's lifecycle. Each call removes
+ * what it must and answers how many credentials it removed; a store that
+ * cannot be reached throws, and the composed lifecycle then fails the whole
+ * event (fail closed). Parts must be idempotent: an event is retried whole.
  */
 export interface AccountLifecyclePart {
   /** The method's name, in errors and in the event's outcome (`"passkeys"`). */
   readonly method: string;
   /**
-   * `true` for the part holding the account record (the password's): it
-   * runs after every other part succeeded, so a deletion that fails
-   * half-way keeps the account and its password for the retry.
+   * `true` for the part that holds the account record itself (the
+   * password's credential store): it runs after every other part has
+   * succeeded, so a deletion that fails half-way keeps the account (and
+   * its password) for the retry.
    */
   readonly holdsAccount?: boolean;
   /**
@@ -94,18 +107,20 @@ export interface AccountLifecycle {
    *
    * @param event What was proven.
    * @returns What each part removed.
-   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed (the others
-   * still ran): do not record the proof; the event can be retried.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed; the other
+   * parts still ran. Do not record the proof (stamp the account verified):
+   * nothing was granted, and the event can be retried.
    */
   addressProven(event: AddressProven): Promise<LifecycleOutcome>;
   /**
    * The account is deleted: every method part removes its credentials,
-   * then, only when all succeeded, the account's part removes the account.
+   * then, only when all succeeded, the account's own part removes the
+   * account.
    *
    * @param subject The account.
    * @returns What each part removed.
-   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed (the others
-   * still ran); the account is kept for the retry.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when a part failed; the other
+   * method parts still ran, the account itself is kept for the retry.
    */
   accountDeleted(subject: string): Promise<LifecycleOutcome>;
 }
@@ -115,9 +130,11 @@ export interface AccountLifecycle {
  * must hold the account (the password's, {@linkcode passwordLifecyclePart}),
  * and method names must be distinct, else a `TypeError` at start-up.
  *
- * Failures fail closed: every method part runs even when one throws, then
- * the event throws `AuthError` `STORE_UNAVAILABLE` naming the methods that
- * failed, and the account's own part does not run.
+ * Failures fail closed: every method part runs even when one throws (so
+ * each reachable store drops what it must), then the event throws
+ * `AuthError` `STORE_UNAVAILABLE` naming the methods that failed, and the
+ * account's own part does not run: a deletion keeps the account row (and
+ * the password) for the retry, a proof is not recorded.
  *
  * @param parts Each enabled method's part, the account's one among them.
  * @returns The lifecycle.
@@ -220,14 +237,20 @@ export function accountLifecycle(
 
 /** Options of {@linkcode passwordLifecyclePart}. */
 export interface PasswordLifecyclePartOptions {
-  /** "No password", beginning with `!`; default `"!no-password"`. */
+  /**
+   * The stored value of "no password", which no hasher accepts (it must
+   * begin with `!`, as a locked entry in `/etc/shadow`); default
+   * `"!no-password"`.
+   */
   noPassword?: string;
 }
 
 /**
- * The password's part, which holds the account record: a proof with
- * `keepPassword: false` turns the hash into "no password" (no hasher
- * accepts it); deletion removes the record (SQL cascades to the rest).
+ * The password's part, which also holds the account record: when the
+ * address is proven with `keepPassword: false` (someone disowned the
+ * registration) the password hash becomes "no password", so whoever set it
+ * can no longer sign in with it; on deletion the account record itself is
+ * removed (in SQL its foreign keys cascade to every other method's rows).
  *
  * @param credentials The credential store.
  * @param options The "no password" value.
@@ -280,8 +303,10 @@ export function passwordLifecyclePart(
 
 /**
  * Whether a method's part removes its credentials when the address is
- * proven: on the first proof every credential that exists was added by a
- * party nobody checked; an account proven before keeps them.
+ * proven: on the first proof (the account was never verified) every
+ * credential that exists was added before it by a party nobody checked
+ * (an unverified account gains no method, so the set cannot grow before
+ * the proof is recorded); an account proven before keeps them.
  *
  * @param event The event.
  * @returns `true` when the part removes every credential of the account.

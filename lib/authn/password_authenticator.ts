@@ -1,6 +1,7 @@
 /**
  * Email and password registration, login and password change over a
- * {@linkcode CredentialStore} and a {@linkcode PasswordHasher}.
+ * {@linkcode CredentialStore} and a {@linkcode PasswordHasher}:
+ * `PasswordAuthenticator`, its options, and its outcomes as values.
  *
  * @module
  */
@@ -13,16 +14,156 @@ import { PasswordPolicy, POLICY_REASONS } from "./password_policy.ts";
 import { encodeBase64Url } from "../_common/base64url.ts";
 import { subjectProblem } from "../_common/subject.ts";
 import { cryptoRandomBytes } from "./_bytes.ts";
-import { type LoginParts, passwordLogin } from "./_password_login.ts";
-import type {
-  ChangePasswordInput,
-  LoginOptions,
-  LoginResult,
-  PasswordAuthenticatorOptions,
-  RegisterResult,
-} from "./password_authenticator_types.ts";
 
-export type * from "./password_authenticator_types.ts";
+/** Options of `PasswordAuthenticator`. */
+export interface PasswordAuthenticatorOptions {
+  /** Where users live. */
+  credentials: CredentialStore;
+  /** Default `new Pbkdf2Hasher()` (600000 iterations). */
+  hasher?: PasswordHasher;
+  /**
+   * Fewest code points of a new password, 1–64. Default 8 (ASVS 6.2.1);
+   * NIST SP 800-63B-4 asks for 15 where the password is the only factor.
+   */
+  minPasswordLength?: number;
+  /** Hard cap on any presented password, in UTF-8 bytes (≥ 256). Default 1024. */
+  maxPasswordBytes?: number;
+  /**
+   * Refuses new passwords found on a breached or common-password list
+   * (NIST SP 800-63B, OWASP ASVS 6.2.4): answer `true` to refuse. Default:
+   * no check.
+   */
+  isCompromised?: (password: string) => boolean | Promise<boolean>;
+  /** Clock in unix milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Makes subject ids. Default: 128 random bits as base64url (22
+   * characters). Ids must be non-empty, at most 255 bytes, without `|` or
+   * control characters.
+   */
+  newId?: () => string;
+  /**
+   * Throttles password guesses at {@linkcode PasswordAuthenticator.login}
+   * (`LoginThrottle` from `@portcullis/auth/throttle`). Default: none.
+   */
+  throttle?: PasswordThrottle;
+  /**
+   * Signs a subject out everywhere (`(s) => sessions.revokeAll(s)`). When
+   * given, every password write (change, reset) revokes **before** it
+   * writes, so a failed revocation changes nothing, and again after, so a
+   * login that read the old hash meanwhile cannot keep its session.
+   * Without it, revoke after each change yourself.
+   */
+  revokeSessions?: (subject: string) => Promise<void>;
+}
+
+/** What `PasswordAuthenticator.changePasswordWithCurrent` needs. */
+export interface ChangePasswordInput {
+  /** The password the user has now, checked first (ASVS 6.2.3). */
+  currentPassword: string;
+  /** The new password, checked against the policy. */
+  newPassword: string;
+}
+
+/** Why a registration was refused; `switch (result.reason)` narrows. */
+export type RegisterRejectionReason =
+  | "emailInvalid"
+  | "passwordTooShort"
+  | "passwordTooLong"
+  | "passwordMalformed"
+  | "passwordCommon";
+
+/**
+ * The outcome of `PasswordAuthenticator.register`: every expected outcome
+ * is a value; only misuse (`newId` returning a bad id) and outages throw.
+ */
+export type RegisterResult =
+  | { readonly kind: "created"; readonly subject: string }
+  | { readonly kind: "emailTaken" }
+  | { readonly kind: "rejected"; readonly reason: RegisterRejectionReason };
+
+/**
+ * A password that was right, with a way to ask whether it still is. Pass
+ * it to `signIn`, which checks it again after the session's issue time is
+ * fixed: a password change that overlapped the login then cannot leave a
+ * session alive.
+ */
+export interface VerifiedPassword {
+  /** The password was right. */
+  readonly kind: "ok";
+  /** The subject id. */
+  readonly subject: string;
+  /**
+   * Whether the stored password hash is still the one this login checked.
+   *
+   * @returns `false` when the password changed (or the user went) since.
+   */
+  stillCurrent(): Promise<boolean>;
+}
+
+/**
+ * The outcome of `PasswordAuthenticator.login`. `invalid` covers an
+ * unknown email, a wrong password, malformed or oversize input alike.
+ * `throttled` comes only from the throttle, for known and unknown emails
+ * alike.
+ */
+export type LoginResult =
+  | VerifiedPassword
+  | { readonly kind: "invalid" }
+  | { readonly kind: "throttled"; readonly retryAfterSeconds: number };
+
+/** Options of `PasswordAuthenticator.login` and `authenticate`. */
+export interface LoginOptions {
+  /**
+   * The client's address, for the throttle's per-address and
+   * per-(account, address) counters. Default `"unknown"`: one shared
+   * bucket.
+   */
+  address?: string;
+}
+
+/**
+ * What `PasswordAuthenticator` needs of a throttle: `LoginThrottle` from
+ * `@portcullis/auth/throttle` fits. Declared structurally (as is the session
+ * revoker among the options), so that authn imports neither the throttle nor
+ * the session layer.
+ */
+export interface PasswordThrottle {
+  /**
+   * Decides whether a password check may run, counting it in advance.
+   *
+   * @param account The normalised email.
+   * @param address The client's address.
+   * @returns Whether it may, and if not, for how long to wait.
+   */
+  attempt(
+    account: string,
+    address: string,
+  ): Promise<{ allowed: boolean; retryAfterSeconds?: number }>;
+  /**
+   * Reports a right password (clears the failure counts).
+   *
+   * @param account The normalised email.
+   * @param address The client's address.
+   */
+  succeeded(account: string, address: string): Promise<void>;
+}
+
+const INVALID = Object.freeze({ kind: "invalid" as const });
+// No normalised email contains a space: input that is not an address
+// shares this one counter.
+const INVALID_ACCOUNT = "(not an address)";
+
+/**
+ * Whether a stored hash stands for a password. An empty one, or one that
+ * starts with `!` or `*` (as a locked entry in /etc/shadow), marks an
+ * account without a password: no hasher accepts it, and no login reaches a
+ * hasher with it.
+ */
+function holdsPassword(stored: string): boolean {
+  return typeof stored === "string" && stored !== "" &&
+    stored[0] !== "!" && stored[0] !== "*";
+}
 
 /**
  * Registers and authenticates users by email and password.
@@ -69,7 +210,7 @@ export class PasswordAuthenticator {
   #now: () => number;
   #newId: () => string;
   #dummy: Promise<string> | undefined;
-  #login: LoginParts;
+  #throttle: PasswordThrottle | undefined;
   #revoke: ((subject: string) => Promise<void>) | undefined;
 
   /**
@@ -95,13 +236,7 @@ export class PasswordAuthenticator {
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ??
       (() => encodeBase64Url(cryptoRandomBytes(16)));
-    this.#login = {
-      credentials: this.#credentials,
-      hasher: this.#hasher,
-      policy: this.#policy,
-      throttle: options.throttle,
-      dummyHash: () => this.#dummyHash(),
-    };
+    this.#throttle = options.throttle;
     this.#revoke = options.revokeSessions;
     // Mint the dummy now, so that the first unknown-email login does not
     // also pay for minting it (a timing difference on every cold start).
@@ -173,7 +308,63 @@ export class PasswordAuthenticator {
     password: string,
     options: LoginOptions = {},
   ): Promise<LoginResult> {
-    return await passwordLogin(this.#login, email, password, options);
+    let normalized: string | null;
+    try {
+      normalized = normalizeEmail(email);
+    } catch {
+      normalized = null; // throttled under one shared name, then refused
+    }
+    const address = options.address ?? "unknown";
+    if (this.#throttle !== undefined) {
+      const decision = await this.#throttle.attempt(
+        normalized ?? INVALID_ACCOUNT,
+        address,
+      );
+      if (!decision.allowed) {
+        return {
+          kind: "throttled",
+          retryAfterSeconds: Math.max(1, decision.retryAfterSeconds ?? 1),
+        };
+      }
+    }
+    if (normalized === null) return INVALID;
+    if (!this.#policy.fits(password)) return INVALID;
+    const user = await this.#credentials.findByEmail(normalized);
+    // An account without a password (made by a provider sign-in) spends the
+    // same one hash as an unknown email: its marker would fail at once, and
+    // the time saved would tell that the address has an account.
+    if (user === null || !holdsPassword(user.passwordHash)) {
+      await this.#hasher.verify(password, await this.#dummyHash());
+      return INVALID;
+    }
+    if (!(await this.#hasher.verify(password, user.passwordHash))) {
+      return INVALID;
+    }
+    let current = user.passwordHash;
+    if (this.#hasher.needsRehash(user.passwordHash)) {
+      try {
+        const fresh = await this.#hasher.hash(password);
+        if (
+          await this.#credentials.updatePasswordHash(
+            user.id,
+            fresh,
+            user.passwordHash,
+          )
+        ) current = fresh;
+      } catch {
+        // The login itself succeeded; the upgrade is retried next time.
+      }
+    }
+    if (this.#throttle !== undefined) {
+      await this.#throttle.succeeded(normalized, address).catch(() => {});
+    }
+    const credentials = this.#credentials;
+    return {
+      kind: "ok",
+      subject: user.id,
+      stillCurrent: async () =>
+        (await credentials.findById(user.id))?.passwordHash === current,
+    };
   }
 
   /**

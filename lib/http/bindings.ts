@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { DenoKV } from "../session/deno_kv.ts";
-import type { KeyValueStore } from "../session/key_value_store.ts";
-import { MemoryKV } from "../session/memory_kv.ts";
+import { DenoKV } from "../kv/deno_kv.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
+import { MemoryKV } from "../kv/memory_kv.ts";
 
 /** A bindings object: names to values, as Cloudflare passes `env`. */
 export type Bindings = Readonly<Record<string, unknown>>;

@@ -5,7 +5,7 @@
  * @module
  */
 import { CookieTransport } from "../session/cookie_transport.ts";
-import type { KeyValueStore } from "../session/key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import type { SessionManager } from "../session/session_manager.ts";
 import type { SessionRegistry } from "../session/session_registry.ts";
 

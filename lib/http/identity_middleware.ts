@@ -8,8 +8,8 @@ import {
   CookieTransport,
   type CookieTransportOptions,
 } from "../session/cookie_transport.ts";
-import type { KeyValueStore } from "../session/key_value_store.ts";
-import { SecretProvider } from "../session/secret_provider.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
+import { SecretProvider } from "../secrets/secret_provider.ts";
 import { SessionManager } from "../session/session_manager.ts";
 import { KVSessionStore } from "../session/session_store.ts";
 import type { IdentityContext } from "./_request_state.ts";

@@ -23,7 +23,11 @@ import {
   parseSessionPayload,
 } from "./session_payload.ts";
 import { bindingPurpose, type SessionBinding } from "./session_binding.ts";
-import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
+import {
+  MAX_TOKEN_LENGTH,
+  signToken,
+  verifyToken,
+} from "../tokens/signed_token.ts";
 
 interface Known {
   /** The ordinary token of the same identity, for the manager's checks. */

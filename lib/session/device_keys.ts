@@ -8,7 +8,7 @@
 import { AuthError } from "../auth_error.ts";
 import { encodeBase64Url } from "../_common/base64url.ts";
 import type { BoundSessions } from "./bound_sessions.ts";
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import {
   importProofKey,
   isProofAlgorithm,

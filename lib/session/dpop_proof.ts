@@ -13,7 +13,7 @@ import {
   sha256Base64Url,
   verifyProofSignature,
 } from "./proof_jwt.ts";
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 
 /** Options of {@linkcode DpopVerifier}. */

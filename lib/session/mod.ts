@@ -26,7 +26,7 @@ export {
   type PurposeKeys,
   type SecretInput,
   type SigningKey,
-} from "./secret_provider.ts";
+} from "../secrets/secret_provider.ts";
 export {
   DEFAULT_LIFETIME_SECONDS,
   type IssuedSession,
@@ -38,9 +38,13 @@ export {
   type KVSessionStoreOptions,
   MIN_REVOCATION_TTL_SECONDS,
 } from "./session_store.ts";
-export type { PutOptions } from "./key_value_store.ts";
-export type { MemoryKVOptions } from "./memory_kv.ts";
-export type { DenoKvAtomicLike, DenoKvLike, DenoKVOptions } from "./deno_kv.ts";
+export type { PutOptions } from "../kv/key_value_store.ts";
+export type { MemoryKVOptions } from "../kv/memory_kv.ts";
+export type {
+  DenoKvAtomicLike,
+  DenoKvLike,
+  DenoKVOptions,
+} from "../kv/deno_kv.ts";
 export type { CookieTransportOptions } from "./cookie_transport.ts";
 export type { BearerCredentials } from "./bearer_transport.ts";
 export {

@@ -7,7 +7,7 @@
  * @module
  */
 import { AuthError } from "../auth_error.ts";
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import { sha256Base64Url } from "./proof_jwt.ts";
 
 /** Options of {@linkcode ReplayGuard}. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { GuardedStore } from "./_guarded_store.ts";
-import type { PurposeKeys } from "./secret_provider.ts";
+import type { PurposeKeys } from "../secrets/secret_provider.ts";
 import {
   checkSubject,
   encodeSessionPayload,
@@ -26,7 +26,11 @@ import {
   type SlidingOptions,
   withinTimes,
 } from "./session_options.ts";
-import { MAX_TOKEN_LENGTH, signToken, verifyToken } from "./signed_token.ts";
+import {
+  MAX_TOKEN_LENGTH,
+  signToken,
+  verifyToken,
+} from "../tokens/signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SecretProvider } from "./secret_provider.ts";
+import type { SecretProvider } from "../secrets/secret_provider.ts";
 import type { SessionStore } from "./session_store.ts";
 import { StaleSessionStore } from "./stale_session_store.ts";
 

@@ -4,16 +4,9 @@
  *
  * @module
  */
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
-import {
-  cleanUserAgent,
-  readSessions,
-  sessionInfo,
-  type Sessions,
-  writeSessions,
-} from "./_session_list.ts";
 
 /** One live session as {@linkcode SessionRegistry.list} answers it. */
 export interface SessionInfo {
@@ -289,8 +282,85 @@ export class SessionRegistry {
   }
 }
 
+// A subject's session list, stored as one JSON value in the key-value store.
+
+/**
+ * One session: created, last seen (ms), user agent, expiry (s), and what it
+ * is bound to (absent for an ordinary session).
+ */
+type Entry = {
+  c: number;
+  l: number;
+  u: string | null;
+  e: number;
+  b?: "device" | "dpop";
+};
+/** A subject's sessions by jti. */
+type Sessions = Record<string, Entry>;
+
+/** Reads a list; a missing or unreadable value is an empty list. */
+async function readSessions(
+  kv: KeyValueStore,
+  key: string,
+): Promise<Sessions> {
+  const [raw] = await kv.getMany([key]);
+  if (raw === null) return {};
+  try {
+    const data = JSON.parse(raw);
+    return typeof data === "object" && data !== null ? data : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Writes a list back: expired entries dropped, the newest `max` kept, the
+ * value living as long as its longest session (at least 60 s); an empty
+ * list deletes the key.
+ */
+async function writeSessions(
+  kv: KeyValueStore,
+  key: string,
+  all: Sessions,
+  limits: { nowS: number; max: number },
+): Promise<void> {
+  const ids = Object.keys(all).filter((id) => all[id].e > limits.nowS)
+    .sort((a, b) => all[b].c - all[a].c).slice(0, limits.max);
+  if (ids.length === 0) return await kv.delete(key);
+  const kept: Sessions = {};
+  let until = 0;
+  for (const id of ids) {
+    kept[id] = all[id];
+    until = Math.max(until, all[id].e);
+  }
+  await kv.put(key, JSON.stringify(kept), {
+    ttlSeconds: Math.max(60, Math.ceil(until - limits.nowS)),
+  });
+}
+
+/** An entry as `SessionRegistry.list` answers it. */
+function sessionInfo(id: string, entry: Entry): SessionInfo {
+  return {
+    id,
+    createdAt: entry.c,
+    lastSeenAt: entry.l,
+    userAgent: entry.u,
+    expiresAt: entry.e,
+    binding: entry.b ?? null,
+  };
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A `User-Agent` without control characters, at most 256 characters. */
+function cleanUserAgent(value: string | null): string | null {
+  const clean = value?.replace(CONTROL, "").trim().slice(0, 256) ?? "";
+  return clean === "" ? null : clean;
+}
+
 // The types this entry's API names, so its documentation is whole.
-export type { KeyValueStore, PutOptions } from "./key_value_store.ts";
+export type { KeyValueStore, PutOptions } from "../kv/key_value_store.ts";
 export type {
   Identity,
   IssuedSession,

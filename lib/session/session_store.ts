@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { KeyValueStore } from "./key_value_store.ts";
+import type { KeyValueStore } from "../kv/key_value_store.ts";
 
 /**
  * Where revocations live: a denylist of jtis and a per-subject cut-off.

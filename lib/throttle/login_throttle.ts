@@ -6,18 +6,76 @@
  *
  * @module
  */
-import { bump, int, whole } from "./_counter.ts";
+import { bump, counterKey, int, whole } from "./_counter.ts";
 import { guarded } from "./_guarded.ts";
-import { type Counts, countsOf, loginKeys, refuse } from "./_login_counts.ts";
 import type { ThrottleStore } from "./throttle_store.ts";
-import type { DeviceToken } from "./device_token.ts";
+import type { DeviceToken, DeviceTrustOptions } from "./device_token.ts";
 import { DeviceTrust } from "./_device_trust.ts";
-import type {
-  LoginThrottleOptions,
-  ThrottleDecision,
-} from "./login_throttle_types.ts";
 
-export type * from "./login_throttle_types.ts";
+/** Options of {@linkcode LoginThrottle}. */
+export interface LoginThrottleOptions {
+  /** Where the counters live: a key-value store with `increment`. */
+  store: ThrottleStore;
+  /**
+   * Consecutive failures on one account, from browsers it does not trust,
+   * after which every such attempt on it is refused, the right password
+   * included, until {@linkcode LoginThrottle.reset} (or a success before
+   * the stop). A trusted browser (see `devices`) is never held by it. 1–100;
+   * default 100 (NIST SP 800-63B; docs/security.md, "Strangers cannot lock
+   * the owner out").
+   */
+  hardStop?: number;
+  /** Failures before any delay starts (per account and per pair); default 3. */
+  freeFailures?: number;
+  /**
+   * The first delay, in seconds; each further failure doubles it, up to
+   * `maxDelaySeconds`. Default 1.
+   */
+  baseDelaySeconds?: number;
+  /** The longest delay, in seconds; default 900 (15 minutes). */
+  maxDelaySeconds?: number;
+  /**
+   * Attempts per client address, in a sliding window, successful ones
+   * included: the first line against one address spraying many accounts.
+   * Default 100 per 900 seconds.
+   */
+  perAddress?: { max: number; windowSeconds: number };
+  /**
+   * How long failure counts are kept, from an account's first failure, in
+   * seconds; default 30 days. Past it the count starts again.
+   */
+  memorySeconds?: number;
+  /**
+   * Device tokens (OWASP "device cookies"): with a signer, a browser that
+   * signed in to an account carries a token ({@linkcode LoginThrottle.trustDevice})
+   * that exempts it from that account's delays and hard stop, so that
+   * strangers' guesses cannot lock the owner out. Default: none (every
+   * attempt is untrusted).
+   */
+  devices?: DeviceTrustOptions;
+  /** Prefix of every key; default `"throttle:"`. */
+  prefix?: string;
+  /** The clock, in unix milliseconds; default `Date.now`. */
+  now?: () => number;
+}
+
+/** The answer of {@linkcode LoginThrottle.attempt}. */
+export type ThrottleDecision =
+  | {
+    readonly allowed: true;
+    /**
+     * `true` when a valid device token let the attempt through: the
+     * account's lockout did not apply to it.
+     */
+    readonly trustedDevice?: true;
+  }
+  | {
+    readonly allowed: false;
+    /** Seconds until an attempt may be let through (for `Retry-After`). */
+    readonly retryAfterSeconds: number;
+    /** Which rule refused. */
+    readonly reason: "address" | "delay" | "hardStop";
+  };
 
 /**
  * Throttles password guesses. Call {@linkcode LoginThrottle.attempt}
@@ -312,4 +370,75 @@ export class LoginThrottle {
     if (delay === 0 || lastMs === 0) return 0;
     return Math.max(0, (lastMs + delay * 1000 - nowMs) / 1000);
   }
+}
+
+// The counters (private): their keys, and what they read as.
+/** The store keys of one attempt's counters. */
+interface Keys {
+  account: string;
+  accountLast: string;
+  accountReset: string;
+  pair: string;
+  pairLast: string;
+  address: string;
+}
+
+/** The failure counts an attempt is judged by. */
+interface Counts {
+  account: number;
+  accountLast: number;
+  pair: number;
+  pairLast: number;
+}
+
+/** The keys of the counters of (account, address); hashed, no email in them. */
+async function loginKeys(
+  prefix: string,
+  account: string,
+  address: string,
+): Promise<Keys> {
+  const [acct, pair, addr] = await Promise.all([
+    counterKey(prefix, "login-account", account),
+    counterKey(prefix, "login-pair", account, address),
+    counterKey(prefix, "login-address", address),
+  ]);
+  return {
+    account: acct,
+    accountLast: `${acct}:last`,
+    accountReset: `${acct}:reset`,
+    pair,
+    pairLast: `${pair}:last`,
+    address: addr,
+  };
+}
+
+/** The counts as read; a pair whose last failure came before the account's reset is clean. */
+function countsOf(
+  a: string | null,
+  aLast: string | null,
+  aReset: string | null,
+  p: string | null,
+  pLast: string | null,
+): Counts {
+  const resetAt = int(aReset);
+  const pairLast = int(pLast);
+  const stale = resetAt > 0 && pairLast <= resetAt;
+  return {
+    account: int(a),
+    accountLast: int(aLast),
+    pair: stale ? 0 : int(p),
+    pairLast: stale ? 0 : pairLast,
+  };
+}
+
+/** A refusal, waiting at least a second. */
+function refuse(
+  seconds: number,
+  reason: "address" | "delay" | "hardStop",
+): ThrottleDecision {
+  return {
+    allowed: false,
+    retryAfterSeconds: Math.max(1, Math.ceil(seconds)),
+    reason,
+  };
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { OidcIdentity } from "./oidc_types.ts";
+import type { OidcIdentity } from "./oidc_client.ts";
 
 /** What the application does after a provider signed a user in. */
 export type AccountDecision =

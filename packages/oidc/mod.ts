@@ -22,15 +22,16 @@
  *
  * @module
  */
-export { OidcClient, type OidcClientOptions } from "./oidc_client.ts";
-export type {
-  OidcIdentity,
-  OidcOutcome,
-  OidcProviderConfig,
-  OidcRefusal,
-  OidcStart,
-  OidcStartOptions,
-} from "./oidc_types.ts";
+export {
+  OidcClient,
+  type OidcClientOptions,
+  type OidcIdentity,
+  type OidcOutcome,
+  type OidcProviderConfig,
+  type OidcRefusal,
+  type OidcStart,
+  type OidcStartOptions,
+} from "./oidc_client.ts";
 export {
   type AccountDecision,
   type AccountFacts,

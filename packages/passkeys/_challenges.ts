@@ -8,7 +8,9 @@
 import { fromBase64Url, sha256Hex, toBase64Url } from "./_encoding.ts";
 import type { ChallengeStore } from "./passkey_store.ts";
 import type { PurposeSigner } from "./signed_values.ts";
-import type { PasskeyRefusal } from "./passkey_types.ts";
+
+/** Why {@linkcode Challenges.accept} refused a challenge. */
+export type ChallengeRefusal = "challenge_invalid" | "challenge_used";
 
 /** The ceremony a challenge belongs to. */
 export type CeremonyKind = "reg" | "auth";
@@ -73,7 +75,7 @@ export class Challenges {
     encoded: string,
     kind: CeremonyKind,
     subject: string,
-    ctx: { reason: PasskeyRefusal | null },
+    ctx: { reason: ChallengeRefusal | null },
   ): Promise<boolean> {
     ctx.reason = "challenge_invalid";
     const bytes = encoded.length <= 4096 ? fromBase64Url(encoded) : null;

@@ -24,15 +24,13 @@
  * @module
  */
 export {
+  type CreationOptionsJSON,
   PasskeyAuthenticator,
   type PasskeyAuthenticatorOptions,
+  type PasskeyOutcome,
+  type PasskeyRefusal,
+  type RequestOptionsJSON,
 } from "./passkey_authenticator.ts";
-export type {
-  CreationOptionsJSON,
-  PasskeyOutcome,
-  PasskeyRefusal,
-  RequestOptionsJSON,
-} from "./passkey_types.ts";
 export {
   type ChallengeStore,
   MemoryPasskeyStore,

@@ -13,20 +13,58 @@ import {
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import { fromBase64Url, toBase64Url } from "./_encoding.ts";
-import { Challenges } from "./_challenges.ts";
+import { type ChallengeRefusal, Challenges } from "./_challenges.ts";
 import type {
   ChallengeStore,
   PasskeyRecord,
   PasskeyStore,
 } from "./passkey_store.ts";
 import type { PurposeSigner } from "./signed_values.ts";
-import {
-  type CreationOptionsJSON,
-  type PasskeyOutcome,
-  type PasskeyRefusal,
-  reasonOf,
-  type RequestOptionsJSON,
-} from "./passkey_types.ts";
+
+/** Why a ceremony was refused. */
+export type PasskeyRefusal =
+  | "malformed"
+  | "challenge_invalid"
+  | "challenge_used"
+  | "unknown_credential"
+  | "credential_exists"
+  | "origin_mismatch"
+  | "rp_id_mismatch"
+  | "counter_stale"
+  | "verification_failed";
+
+/** The outcome of a ceremony. */
+export type PasskeyOutcome<T> =
+  | ({ kind: "ok" } & T)
+  | { kind: "refused"; reason: PasskeyRefusal };
+
+/**
+ * Creation options as JSON (WebAuthn's
+ * `PublicKeyCredentialCreationOptionsJSON`): pass them unchanged to
+ * `startRegistration({ optionsJSON })` in the browser.
+ */
+export interface CreationOptionsJSON {
+  /** The single-use challenge, base64url. */
+  readonly challenge: string;
+  /** The relying party. */
+  readonly rp: { readonly id?: string; readonly name: string };
+  /** Everything else WebAuthn defines. */
+  readonly [member: string]: unknown;
+}
+
+/**
+ * Request options as JSON (WebAuthn's
+ * `PublicKeyCredentialRequestOptionsJSON`): pass them unchanged to
+ * `startAuthentication({ optionsJSON })` in the browser.
+ */
+export interface RequestOptionsJSON {
+  /** The single-use challenge, base64url. */
+  readonly challenge: string;
+  /** The relying party id. */
+  readonly rpId?: string;
+  /** Everything else WebAuthn defines. */
+  readonly [member: string]: unknown;
+}
 
 /** Options of {@linkcode PasskeyAuthenticator}. */
 export interface PasskeyAuthenticatorOptions {
@@ -157,7 +195,7 @@ export class PasskeyAuthenticator {
     response: unknown,
     name: string,
   ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
-    const ctx = { reason: null as PasskeyRefusal | null };
+    const ctx = { reason: null as ChallengeRefusal | null };
     let info;
     try {
       const result = await verifyRegistrationResponse({
@@ -226,7 +264,7 @@ export class PasskeyAuthenticator {
     ) return refused("unknown_credential");
     const publicKey = fromBase64Url(record.publicKey);
     if (publicKey === null) return refused("verification_failed");
-    const ctx = { reason: null as PasskeyRefusal | null };
+    const ctx = { reason: null as ChallengeRefusal | null };
     let newCounter: number;
     try {
       const result = await verifyAuthenticationResponse({
@@ -266,4 +304,14 @@ function refused(
   reason: PasskeyRefusal,
 ): { kind: "refused"; reason: PasskeyRefusal } {
   return { kind: "refused", reason };
+}
+
+/** The refusal a library error stands for. */
+function reasonOf(error: unknown): PasskeyRefusal {
+  const m = String((error as Error)?.message ?? "");
+  if (/counter/i.test(m)) return "counter_stale";
+  if (/origin/i.test(m)) return "origin_mismatch";
+  if (/RP ID/i.test(m)) return "rp_id_mismatch";
+  if (/challenge/i.test(m)) return "challenge_invalid";
+  return "verification_failed";
 }

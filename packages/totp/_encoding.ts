@@ -1,6 +1,15 @@
 /**
  * Base64url without padding, private to this package.
  *
+ * The same file is `packages/totp/_encoding.ts` and
+ * `packages/passkeys/_encoding.ts`, on purpose (tests/packages_test.ts keeps
+ * the two identical): each package is published on its own and may import
+ * only its own files and the core's exports. The core's codec
+ * (`lib/_common/base64url.ts`) is no export: exporting it would add a codec
+ * to the core's public names and make both packages need that core version;
+ * a package of its own for three small functions would be a new dependency
+ * of both.
+ *
  * @module
  */
 

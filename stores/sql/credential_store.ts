@@ -13,19 +13,44 @@ import type {
   UpdateEmailResult,
   UserRecord,
 } from "@portcullis/auth/passwords";
-import { deleteUserRow, updateUserEmail } from "./_user_lifecycle.ts";
-import { findUser, updateUser } from "./_user_rows.ts";
 import {
   detectDialect,
   type DrizzleDatabase,
   type SQLDatabase,
   type SQLDialect,
 } from "./dialect.ts";
-import { execute } from "./_exec.ts";
+import { execute, mysqlMatched, queryRows, type Row } from "./_exec.ts";
 import { schemaGate } from "./_schema_gate.ts";
 import { errorMentions, isUniqueViolation, storeError } from "./_errors.ts";
 import type { SQLStoreOptions, SQLTableNames } from "./table_names.ts";
 import { tableNames } from "./table_names.ts";
+
+const USER_COLUMNS = sql.raw(
+  "id, email, password_hash, verified_at, created_at",
+);
+
+function toUser(row: Row): UserRecord {
+  return {
+    id: String(row.id),
+    email: String(row.email),
+    passwordHash: String(row.password_hash),
+    verifiedAt: Number(row.verified_at),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * Runs an UPDATE or DELETE and answers how many rows it matched, on every
+ * dialect (MySQL has no RETURNING).
+ */
+async function matched(
+  db: DrizzleDatabase,
+  dialect: SQLDialect,
+  statement: SQL,
+): Promise<number> {
+  if (dialect === "mysql") return await mysqlMatched(db, statement);
+  return (await queryRows(db, dialect, sql`${statement} RETURNING id`)).length;
+}
 
 /**
  * A {@linkcode CredentialStore} over a drizzle database. The dialect is
@@ -217,6 +242,19 @@ export class SQLCredentialStore implements CredentialStore {
    * @returns `true` when a row matched.
    * @throws {RangeError} When `at` is not a positive safe integer.
    * @throws {AuthError} `STORE_UNAVAILABLE` when the query fails.
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { drizzle } from "drizzle-orm/libsql";
+   * import { migrate, SQLCredentialStore } from "@portcullis/sql";
+   * const db = drizzle({ connection: { url: ":memory:" } });
+   * await migrate(db);
+   * const store = new SQLCredentialStore(db);
+   * await store.create({ id: "u1", email: "a@example.com", passwordHash: "$x", createdAt: 0 });
+   * assert.equal(await store.markVerified("u1", "a@example.com", Date.now()), true);
+   * db.$client.close();
+   * ```
    */
   async markVerified(id: string, email: string, at: number): Promise<boolean> {
     await this.#gate();
@@ -260,11 +298,50 @@ export class SQLCredentialStore implements CredentialStore {
     options: UpdateEmailOptions = {},
   ): Promise<UpdateEmailResult> {
     await this.#gate();
-    return await updateUserEmail(this.#db, this.dialect, this.#names, {
-      id,
-      email,
-      options,
-    });
+    const verifiedAt = options.verifiedAt ?? 0;
+    if (!Number.isSafeInteger(verifiedAt) || verifiedAt < 0) {
+      throw new RangeError(
+        `verifiedAt must be a whole number of milliseconds, 0 or more: received ${verifiedAt}`,
+      );
+    }
+    const where = options.expectedEmail === undefined
+      ? sql`id = ${id}`
+      : sql`id = ${id} AND email = ${options.expectedEmail}`;
+    // The unique index decides a race for one address: the losers'
+    // statements fail with a unique violation (SQLite
+    // `SQLITE_CONSTRAINT_UNIQUE`, PostgreSQL `23505`, MySQL `ER_DUP_ENTRY`),
+    // which becomes `emailTaken`.
+    try {
+      const n = await matched(
+        this.#db,
+        this.dialect,
+        sql`UPDATE ${this.#table} SET email = ${email}, verified_at = ${verifiedAt} WHERE ${where}`,
+      );
+      return n > 0 ? { kind: "updated" } : { kind: "notFound" };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw storeError("Updating an email", err);
+      if (
+        errorMentions(err, this.#names.usersEmailIndex) ||
+        errorMentions(err, `${this.#names.users}.email`)
+      ) {
+        return { kind: "emailTaken" };
+      }
+      // A driver that does not name the index: the row decides.
+      let rows;
+      try {
+        rows = await queryRows(
+          this.#db,
+          this.dialect,
+          sql`SELECT id FROM ${this.#table} WHERE email = ${email}`,
+        );
+      } catch (again) {
+        throw storeError("Updating an email", again);
+      }
+      if (rows.length > 0 && String(rows[0].id) !== id) {
+        return { kind: "emailTaken" };
+      }
+      throw storeError("Updating an email", err);
+    }
   }
 
   /**
@@ -287,14 +364,42 @@ export class SQLCredentialStore implements CredentialStore {
    */
   async deleteUser(id: string): Promise<boolean> {
     await this.#gate();
-    return await deleteUserRow(this.#db, this.dialect, this.#names, id);
+    try {
+      return await matched(
+        this.#db,
+        this.dialect,
+        sql`DELETE FROM ${this.#table} WHERE id = ${id}`,
+      ) > 0;
+    } catch (err) {
+      throw storeError("Deleting a user", err);
+    }
   }
 
-  #findOne(where: SQL): Promise<UserRecord | null> {
-    return findUser(this.#db, this.dialect, this.#table, where);
+  /** The first user matching `where`, or `null`. */
+  async #findOne(where: SQL): Promise<UserRecord | null> {
+    let rows: Row[];
+    try {
+      rows = await queryRows(
+        this.#db,
+        this.dialect,
+        sql`SELECT ${USER_COLUMNS} FROM ${this.#table} WHERE ${where}`,
+      );
+    } catch (err) {
+      throw storeError("Reading a user", err);
+    }
+    return rows.length > 0 ? toUser(rows[0]) : null;
   }
 
-  #update(set: SQL, where: SQL): Promise<boolean> {
-    return updateUser(this.#db, this.dialect, this.#table, set, where);
+  /** Updates the users matching `where`; `true` when one matched. */
+  async #update(set: SQL, where: SQL): Promise<boolean> {
+    try {
+      return await matched(
+        this.#db,
+        this.dialect,
+        sql`UPDATE ${this.#table} SET ${set} WHERE ${where}`,
+      ) > 0;
+    } catch (err) {
+      throw storeError("Updating a user", err);
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The reference app against every row of DESIGN.md §10, over HTTP, with a
- * libSQL file, Deno KV and an injected clock.
+ * The reference app against every row of docs/http_contract.md, over HTTP,
+ * with a libSQL file, Deno KV and an injected clock.
  */
 import assert from "node:assert/strict";
 import {
@@ -214,7 +214,8 @@ Deno.test("POST /logout revokes the jti: form 303 to /login clearing the cookie;
 });
 
 Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confirmation form and changes nothing; HEAD neither; POST /verify stamps verified_at, consumes, flashes and redirects to /; bad tokens get 400", async () => {
-  // Deliberate deviation from DESIGN.md §10: GET no longer redeems.
+  // docs/http_contract.md (GET /verify): a GET from anything but the
+  // account's signed-in browser (here a link scanner) redeems nothing.
   await using app = await startApp();
   const b = new Browser(app.origin);
   await b.post("/register", {

@@ -7,7 +7,7 @@ import { MemoryCredentialStore } from "../../lib/authn/memory_credential_store.t
 import type { PasswordHasher } from "../../lib/authn/password_hasher.ts";
 import { AuthError } from "../../lib/auth_error.ts";
 import type { CredentialStore } from "../../lib/authn/credential_store.ts";
-import { MemoryKV } from "../../lib/session/memory_kv.ts";
+import { MemoryKV } from "../../lib/kv/memory_kv.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
 
 const fast = (): Pbkdf2Hasher => new Pbkdf2Hasher({ iterations: 1000 });

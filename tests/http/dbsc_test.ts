@@ -712,12 +712,27 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
   await res.body?.cancel();
 });
 
-Deno.test("the session.* and dbsc.* purposes are reserved on /tokens", async () => {
+Deno.test("the session, session.* and dbsc.* purposes are reserved on /tokens", async () => {
   const { signToken, verifyToken } = await import(
-    "../../lib/session/tokens.ts"
+    "../../lib/tokens/tokens.ts"
+  );
+  // lib/tokens names the session purposes itself (it imports no layer): the
+  // ones lib/session uses must be among those it refuses.
+  const { SESSION_PURPOSE } = await import("../../lib/session/mod.ts");
+  const { bindingPurpose } = await import(
+    "../../lib/session/session_binding.ts"
   );
   const keys = await SecretProvider.fromValue(SECRET).keys("session");
-  for (const purpose of ["session.device", "session.dpop.x", "dbsc.refresh"]) {
+  for (
+    const purpose of [
+      SESSION_PURPOSE,
+      bindingPurpose({ kind: "device" }),
+      bindingPurpose({ kind: "dpop", thumbprint: "x" }),
+      "session.device",
+      "session.dpop.x",
+      "dbsc.refresh",
+    ]
+  ) {
     await assert.rejects(
       async () => await signToken(keys.current, purpose, new Uint8Array()),
       RangeError,

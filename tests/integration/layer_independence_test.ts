@@ -1,4 +1,4 @@
-// DESIGN.md §2 in practice: the authentication layer knows nothing of
+// docs/architecture.md in practice: the authentication layer knows nothing of
 // sessions, so one PasswordAuthenticator serves two SessionManagers over
 // different stores, and a subject string is all that crosses between them.
 import assert from "node:assert/strict";

@@ -6,7 +6,7 @@
  * @module
  */
 import { SecretProvider } from "../../mod.ts";
-import { signToken, verifyToken } from "../../lib/session/tokens.ts";
+import { signToken, verifyToken } from "../../lib/tokens/tokens.ts";
 
 /** The secret the package tests use. */
 export const TEST_SECRET = SecretProvider.fromValue(

@@ -2,7 +2,7 @@
 // would survive revokeAll (its session "began" after every cut-off). Such a
 // token is refused beyond a small clock skew (60 s by default).
 import assert from "node:assert/strict";
-import { signToken } from "../../lib/session/signed_token.ts";
+import { signToken } from "../../lib/tokens/signed_token.ts";
 import {
   encodeSessionPayload,
   newJti,

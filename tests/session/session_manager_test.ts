@@ -6,7 +6,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "../../mod.ts";
-import { signToken } from "../../lib/session/signed_token.ts";
+import { signToken } from "../../lib/tokens/signed_token.ts";
 import type { KeyValueStore } from "../../mod.ts";
 import type { SessionManagerOptions } from "../../lib/session/mod.ts";
 import {

@@ -1,5 +1,5 @@
 // Property tests for the parsers of outside input: tokens, cookies and
-// Authorization headers (DESIGN.md §12). Under CI the mutation property runs
+// Authorization headers (docs/architecture.md, "How it is proven"). Under CI the mutation property runs
 // at least 100,000 cases.
 import assert from "node:assert/strict";
 import fc from "fast-check";

@@ -5,7 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { KeyValueStore } from "../../lib/session/key_value_store.ts";
+import type { KeyValueStore } from "../../lib/kv/key_value_store.ts";
 import type { CredentialStore } from "../../lib/authn/credential_store.ts";
 import type {
   VerificationTokenRecord,
@@ -184,7 +184,7 @@ function randomId(): string {
 
 /**
  * Registers the credential-store conformance tests for one store
- * (`CredentialStore`, DESIGN.md §8 and §9).
+ * (`CredentialStore`, as docs/stores.md describes it).
  *
  * @param name The store's name, for test names.
  * @param make Makes the store; the tables may hold rows of earlier runs, so

@@ -10,7 +10,7 @@ import { createClient } from "@libsql/client";
 import { createClient as createRedisClient } from "@redis/client";
 import { RedisKV } from "../../stores/redis/mod.ts";
 import { DenoKV, MemoryKV, SecretProvider } from "../../mod.ts";
-import { signToken, verifyToken } from "../../lib/session/tokens.ts";
+import { signToken, verifyToken } from "../../lib/tokens/tokens.ts";
 import { LibsqlKV } from "../../stores/libsql_kv/mod.ts";
 import { UpstashKV } from "../../stores/upstash/mod.ts";
 import {

@@ -1,12 +1,15 @@
 /**
  * Mounts a handler of the form `(ctx, req, param)` as a Hono route handler:
  * the app's parts, the request (`c.req.raw`, which carries the identity the
- * portcullis adapter resolved) and the path's one `:param`, if any.
+ * portcullis adapter resolved) and the path's one `:param`, if any; and the
+ * gate of the routes for signed-in users.
  *
  * @module
  */
+import type { MiddlewareHandler } from "hono";
+import { requireAuthenticated } from "@portcullis/auth";
 import type { AppContext } from "../context.ts";
-import type { AppHonoContext } from "../module.ts";
+import type { AppEnv, AppHonoContext } from "../module.ts";
 
 /** A route handler: the app, the request, and the `:param` of its path. */
 export type RouteHandler = (
@@ -28,3 +31,10 @@ export function handle(
 ): (c: AppHonoContext) => Promise<Response> | Response {
   return (c) => handler(ctx, c.req.raw, Object.values(c.req.param())[0] ?? "");
 }
+
+/**
+ * The gate of routes for signed-in users only: 401 (JSON or a small page)
+ * without a session, before the route runs (`requireAuthenticated`).
+ */
+export const signedIn: MiddlewareHandler<AppEnv> = async (c, next) =>
+  requireAuthenticated(c.req.raw) ?? await next();

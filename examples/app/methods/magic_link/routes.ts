@@ -25,7 +25,7 @@ import { type AppContext, limit } from "../../context.ts";
 import { proofWay, proveByLink } from "../../address_proof.ts";
 import { record, startSession } from "../../lifecycle.ts";
 import { hasPassword } from "../../reauth.ts";
-import { readBody } from "../../request_body.ts";
+import { bodyOrBadRequest, readBody } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { messagePage } from "../../views/auth/message.ts";
 import {
@@ -74,10 +74,8 @@ export async function requestLink(
   req: Request,
   settings: MagicLinkSettings,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const typed = body.fields.email ?? "";
   const next = safeNextPath(body.fields.next);

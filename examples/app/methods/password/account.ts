@@ -9,7 +9,6 @@ import {
   currentUser,
   errorResponse,
   normalizeEmail,
-  requireAuthenticated,
   signOut,
 } from "@portcullis/auth";
 import {
@@ -19,7 +18,11 @@ import {
 } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
 import { proveAddress, record } from "../../lifecycle.ts";
-import { type ParsedBody, readBody } from "../../request_body.ts";
+import {
+  bodyOrBadRequest,
+  type ParsedBody,
+  readBody,
+} from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
 import { confirmEmailChangePage } from "./views/auth/confirm_email_change.ts";
@@ -104,13 +107,9 @@ export async function changeEmail(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentUser(req)!;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const checked = await checkUser(ctx, req, subject, body);
   if (checked instanceof Response) return checked;
   let email: string;
@@ -380,13 +379,9 @@ export async function deleteAccount(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentUser(req)!;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const checked = await checkUser(ctx, req, subject, body);
   if (checked instanceof Response) return checked;
   await ctx.sessions.revokeAll(subject);

@@ -3,12 +3,7 @@
  *
  * @module
  */
-import {
-  authorize,
-  currentUser,
-  errorResponse,
-  requireAuthenticated,
-} from "@portcullis/auth";
+import { authorize, currentUser, errorResponse } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { MAX_NOTE_LENGTH } from "./notes.ts";
 import { readBody } from "../../request_body.ts";
@@ -17,8 +12,6 @@ import { signedInUser } from "../../routes/pages.ts";
 
 /** `GET /api/me`: 200 `{subject, email, verified}`; 401 anonymous. */
 export async function me(ctx: AppContext, req: Request): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const user = await signedInUser(ctx, req);
   if (user === null) {
     return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
@@ -35,8 +28,6 @@ export async function createNote(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   for (const m of ctx.modules) {
     const refused = await m.beforeWrite?.(req);
     if (refused) return refused;
@@ -53,8 +44,6 @@ export async function getNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const note = await ctx.notes.find(id);
   if (note === null) return notFound(req);
   const forbidden = await authorize(req, ctx.notePolicy, "view", note.id);
@@ -68,8 +57,6 @@ export async function putNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const note = await ctx.notes.find(id);
   if (note === null) return notFound(req);
   const forbidden = await authorize(req, ctx.notePolicy, "edit", note.id);

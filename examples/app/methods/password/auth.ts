@@ -14,7 +14,7 @@ import {
 } from "@portcullis/auth";
 import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
 import { type AppContext, limit } from "../../context.ts";
-import { readBody } from "../../request_body.ts";
+import { bodyOrBadRequest } from "../../request_body.ts";
 import { record, startSession, subjectOfEmail } from "../../lifecycle.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
@@ -32,10 +32,8 @@ export async function register(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
@@ -104,10 +102,8 @@ export async function register(
  * wrong password (`signIn` re-checks it).
  */
 export async function login(ctx: AppContext, req: Request): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
@@ -215,13 +211,9 @@ export async function changePassword(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const user = await ctx.credentials.findById(subject);
   const refuse = (status: number, code: string, message: string) => {

@@ -10,12 +10,11 @@ import {
   currentUser,
   errorResponse,
   normalizeEmail,
-  requireAuthenticated,
 } from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
 import { proveAddress, record } from "../../lifecycle.ts";
-import { readBody } from "../../request_body.ts";
+import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { forgotPasswordPage } from "./views/auth/forgot_password.ts";
 import { resetPasswordPage } from "./views/auth/reset_password.ts";
@@ -46,10 +45,8 @@ export function forgotForm(): Response {
  * address asked for and per client address (429).
  */
 export async function forgot(ctx: AppContext, req: Request): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const typed = body.fields.email ?? "";
   let email: string;
@@ -124,12 +121,8 @@ export async function passwordLink(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const user = await ctx.credentials.findById(currentUser(req)!);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
   if (hasPassword(user)) {
@@ -195,10 +188,8 @@ export async function resetForm(
  * address.
  */
 export async function reset(ctx: AppContext, req: Request): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(req, 400, "bad_request", "Unreadable request body");
-  }
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const form = body.kind === "form";
   const wait = await ctx.limiter.take([
     limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),

@@ -6,12 +6,7 @@
  *
  * @module
  */
-import {
-  currentIdentity,
-  errorResponse,
-  requireAuthenticated,
-  signOut,
-} from "@portcullis/auth";
+import { currentIdentity, errorResponse, signOut } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { record, startSession } from "../../lifecycle.ts";
 import { isFormPost, readBody } from "../../request_body.ts";
@@ -80,8 +75,6 @@ export async function listSessions(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   return json({ sessions: await sessionViews(ctx, req) });
 }
 
@@ -90,8 +83,6 @@ export async function listActivity(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   return json({
     events: await activityViews(ctx, currentIdentity(req)!.subject),
   });
@@ -119,8 +110,6 @@ export async function deleteSession(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   if (!(await revokeOne(ctx, req, id))) {
     return errorResponse(req, 404, "not_found", "No such session");
   }
@@ -136,8 +125,6 @@ export async function revokeSessionForm(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const id = (await readBody(req))?.fields.id ?? "";
   if (!(await revokeOne(ctx, req, id))) {
     return errorResponse(req, 404, "not_found", "No such session");
@@ -163,8 +150,6 @@ export async function revokeOtherSessions(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentIdentity(req)!.subject;
   await ctx.sessions.revokeAll(subject);
   await ctx.registry.clear(subject);

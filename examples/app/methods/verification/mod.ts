@@ -9,7 +9,7 @@
  */
 import { requireVerified } from "@portcullis/auth";
 import type { AppModule } from "../../module.ts";
-import { handle } from "../../routes/handle.ts";
+import { handle, signedIn } from "../../routes/handle.ts";
 import { html } from "../../views/html.ts";
 import {
   confirmVerify,
@@ -24,7 +24,7 @@ export const verification: AppModule = {
   routes(app, ctx) {
     app.get("/verify", handle(ctx, confirmVerify));
     app.post("/verify", handle(ctx, verify));
-    app.post("/verify/resend", handle(ctx, resend));
+    app.post("/verify/resend", signedIn, handle(ctx, resend));
   },
   afterRegister: async (ctx, user) =>
     await sendVerificationLink(ctx, user.subject, user.email)

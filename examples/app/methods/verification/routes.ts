@@ -6,12 +6,7 @@
  *
  * @module
  */
-import {
-  currentUser,
-  errorResponse,
-  requireAuthenticated,
-  safeNextPath,
-} from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
 import { isFormPost, readBody } from "../../request_body.ts";
@@ -260,8 +255,6 @@ async function refused(
  * address.
  */
 export async function resend(ctx: AppContext, req: Request): Promise<Response> {
-  const denied = requireAuthenticated(req);
-  if (denied) return denied;
   const subject = currentUser(req)!;
   const body = await readBody(req);
   const back = safeNextPath(body?.fields.next);

@@ -3,7 +3,7 @@
 // recognisable encoding. Each check is calibrated so that 32 or more bytes
 // from a CSPRNG, in hex, base64 or base64url or as raw bytes, are refused
 // with odds below one in a billion (the property test in
-// tests/session/secret_provider_test.ts draws thousands of them), while
+// tests/secrets/secret_provider_test.ts draws thousands of them), while
 // what people paste instead of a secret is refused: a pattern repeated
 // ("0123456789abcdef" four times), a counter, a byte value repeated far
 // more often than chance, or a phrase ("YourSecretKeyGoesHere…").

@@ -25,16 +25,18 @@
  *
  * @module
  */
-import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
-import { SESSION_PURPOSE } from "./session_manager.ts";
+import type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
 import * as raw from "./signed_token.ts";
 
 export { MAX_TOKEN_LENGTH } from "./signed_token.ts";
-export type { PurposeKeys, SigningKey } from "./secret_provider.ts";
+export type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
 
+// The purposes sessions use (SessionManager's SESSION_PURPOSE, "session",
+// the bound sessions' "session.*" and "dbsc.*"), named here rather than
+// imported so that lib/tokens stays below the session layer.
 function refuseReserved(purpose: string): void {
   if (
-    purpose === SESSION_PURPOSE || purpose?.startsWith?.("session.") ||
+    purpose === "session" || purpose?.startsWith?.("session.") ||
     purpose?.startsWith?.("dbsc.")
   ) {
     throw new RangeError(

@@ -10,7 +10,7 @@
  * @module
  */
 import { decodeBase64Url, encodeBase64Url } from "../_common/base64url.ts";
-import type { PurposeKeys, SigningKey } from "./secret_provider.ts";
+import type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
 
 /** The longest token accepted, in characters (docs/token_format.md). */
 export const MAX_TOKEN_LENGTH = 4096;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { SecretProvider } from "../../mod.ts";
-import { signToken, verifyToken } from "../../lib/session/signed_token.ts";
-import { OLD_SECRET, SECRET } from "./_helpers.ts";
+import { signToken, verifyToken } from "../../lib/tokens/signed_token.ts";
+import { OLD_SECRET, SECRET } from "../session/_helpers.ts";
 
 Deno.test("item 18: a secret shorter than 32 bytes, empty or missing throws at construction", () => {
   assert.throws(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DenoKV, MemoryKV } from "../../mod.ts";
 import { testKeyValueStore } from "../stores/_conformance.ts";
-import { Clock } from "./_helpers.ts";
+import { Clock } from "../session/_helpers.ts";
 
 {
   const clock = new Clock();
