@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import {
   AuthError,
@@ -48,7 +48,10 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
-import type { DeviceBoundOptions } from "@portcullis/auth/http";
+import type {
+  DeviceBoundOptions,
+  IdentityOptions,
+} from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
@@ -148,12 +151,21 @@ export interface AppDeps {
    */
   settings?: ModuleSettings;
   /**
-   * Device-bound browser sessions (DBSC), on by default: a browser able to
-   * bind (Chromium over https) renews a 10-minute cookie with its key, so a
-   * copied cookie dies within minutes. `false` turns it off.
+   * Device-bound browser sessions (DBSC), on while `methods/device_bound`
+   * is in `modules.ts`: a browser able to bind (Chromium over https) renews
+   * a 10-minute cookie with its key, so a copied cookie dies within
+   * minutes. Options here override the module's; `false` turns it off.
    */
   deviceBound?: DeviceBoundOptions | false;
 }
+
+/**
+ * The pages' content security policy. `'self'` for scripts and fetches:
+ * the passkey pages load the app's own `/assets/passkeys.js`, which posts
+ * to the app.
+ */
+const CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
@@ -329,18 +341,7 @@ export function createApp(deps: AppDeps): AppHono {
     errorResponse(c.req.raw, 404, "not_found", "Nothing here")
   );
   app.use(secureHeaders({
-    // The app's own set: what it sends, and nothing more.
-    contentSecurityPolicy: {
-      defaultSrc: ["'none'"],
-      // 'self': the passkey pages load the app's own /assets/passkeys.js,
-      // which posts to the app.
-      scriptSrc: ["'self'"],
-      connectSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      formAction: ["'self'"],
-      baseUri: ["'none'"],
-      frameAncestors: ["'none'"],
-    },
+    // The app's own set, and none of the middleware's other defaults.
     xFrameOptions: "DENY",
     // Pages that carry a token in their URL set "strict-origin" themselves.
     referrerPolicy: "same-origin",
@@ -357,6 +358,17 @@ export function createApp(deps: AppDeps): AppHono {
     xPermittedCrossDomainPolicies: false,
     xXssProtection: false,
   }));
+  // The content security policy goes on pages only, as it always has:
+  // secureHeaders would put it on every answer, and with it on the JSON
+  // 413 for an oversized body, Deno sent that answer's head and body in
+  // separate writes about half the time (measured over raw TCP), so a
+  // client that stops reading at the head missed the body.
+  app.use(async (c, next) => {
+    await next();
+    if ((c.res.headers.get("content-type") ?? "").startsWith("text/html")) {
+      c.res.headers.set("content-security-policy", CSP);
+    }
+  });
   // Every body passes the caps before any route sees it.
   app.use(...bodyCaps());
   app.use(async (c, next) => {
@@ -373,14 +385,21 @@ export function createApp(deps: AppDeps): AppHono {
       : registry.seen(identity, req.headers.get("user-agent"));
     if (touch !== null) deferWith(rest, touch);
   });
+  // What the modules add to the identity middleware (device-bound
+  // sessions), under the app's own options.
+  const added: Partial<IdentityOptions> = Object.assign(
+    {},
+    ...deps.modules.map((m) => m.identityOptions?.(ctx)),
+  );
   app.use(honoMiddleware(identityMiddleware(deps.sessions, {
+    ...added,
     cookie: { secure },
     crossOrigin: { appOrigin },
     isVerified: async (subject) =>
       ((await deps.credentials.findById(subject))?.verifiedAt ?? 0) > 0,
-    deviceBound: deps.deviceBound === false
+    deviceBound: deps.deviceBound === false || added.deviceBound === undefined
       ? undefined
-      : { store: deps.kv, registry, now, ...deps.deviceBound },
+      : { ...added.deviceBound, ...deps.deviceBound },
     securityEvents: events,
   })));
   app.use(async (c, next) => {
@@ -398,9 +417,11 @@ export function createApp(deps: AppDeps): AppHono {
     }
     await next();
   });
-  mountPages(app, ctx);
-  for (const module of deps.modules) module.routes?.(app, ctx);
-  methodNotAllowed(app);
+  const routes: AppHono = new Hono();
+  mountPages(routes, ctx);
+  for (const module of deps.modules) module.routes?.(routes, ctx);
+  app.use(methodNotAllowed(appRoutes(routes)));
+  app.route("/", routes);
   return app;
 }
 
@@ -440,31 +461,44 @@ function extraOf(c: {
 }
 
 /**
- * Answers 405 with `Allow` for a method a path lacks: one catch-all per
- * path the modules mounted, after their routes.
+ * Answers 405 with `Allow` for a method a path's routes lack, before any
+ * route runs. A path without a parameter wins over one with: `GET
+ * /login/oidc/link` is 405 (the path takes only `POST`), not a provider
+ * named "link".
  */
-function methodNotAllowed(app: AppHono): void {
-  const byPath = new Map<string, string[]>();
-  for (const { method, path } of appRoutes(app)) {
-    byPath.set(path, [...byPath.get(path) ?? [], method]);
+function methodNotAllowed(
+  routes: { method: string; path: string }[],
+): MiddlewareHandler {
+  const allowed = new Map<string, string[]>();
+  for (const { method, path } of routes) {
+    allowed.set(path, [...allowed.get(path) ?? [], method]);
   }
-  for (const [path, methods] of byPath) {
-    const allow = methods.flatMap((m) => m === "GET" ? ["GET", "HEAD"] : [m])
-      .join(", ");
-    app.all(
+  const patterns = [...allowed.keys()].filter((p) => p.includes("/:")).map(
+    (path) => ({
       path,
-      (c) =>
-        errorResponse(
-          c.req.raw,
-          405,
-          "method_not_allowed",
-          "Method not allowed",
-          {
-            allow,
-          },
+      pattern: new RegExp(`^${path.replace(/\/:[a-z]+/g, "/[^/]+")}$`),
+    }),
+  );
+  return async (c, next) => {
+    const path = c.req.path;
+    const route = allowed.has(path)
+      ? path
+      : patterns.find((p) => p.pattern.test(path))?.path;
+    const methods = route === undefined ? undefined : allowed.get(route)!;
+    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+    if (methods === undefined || methods.includes(method)) return await next();
+    return errorResponse(
+      c.req.raw,
+      405,
+      "method_not_allowed",
+      "Method not allowed",
+      {
+        allow: methods.flatMap((m) => m === "GET" ? ["GET", "HEAD"] : [m]).join(
+          ", ",
         ),
+      },
     );
-  }
+  };
 }
 
 function defaultClientAddress(

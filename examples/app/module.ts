@@ -23,6 +23,7 @@
 import type { Context, Hono } from "hono";
 import type { SecretProvider } from "@portcullis/auth";
 import type { PortcullisVariables } from "@portcullis/auth/adapters/hono";
+import type { IdentityOptions } from "@portcullis/auth/http";
 import type { AccountLifecyclePart } from "@portcullis/auth/passwords";
 import type { SQLDatabase } from "@portcullis/sql";
 import type { AppContext } from "./context.ts";
@@ -138,6 +139,12 @@ export interface AppModule<S = unknown> {
    * answer refuses the request, `null` lets it through.
    */
   beforeWrite?(req: Request): Promise<Response | null>;
+  /**
+   * Options the module adds to the portcullis identity middleware (the
+   * device-bound sessions' store and registry); the app's own options
+   * (`cookie`, `crossOrigin`, …) win over them.
+   */
+  identityOptions?(ctx: AppContext): Partial<IdentityOptions>;
   /**
    * A step after a right password, before any session (a second factor):
    * an answer replaces the session start; `null` lets it go on.

@@ -1,8 +1,11 @@
 /**
- * Device-bound browser sessions (DBSC): `identityMiddleware` answers
- * `POST /auth/dbsc/start` and `/auth/dbsc/refresh` itself while they are on
- * (`deviceBound` of `createApp`); the routes here answer only when the app
- * turned them off.
+ * Device-bound browser sessions (W3C DBSC): a browser able to bind
+ * (Chromium over https) registers a key at `POST /auth/dbsc/start` and
+ * renews a 10-minute cookie with it at `POST /auth/dbsc/refresh`, so a
+ * copied cookie dies within minutes. The portcullis identity middleware
+ * answers both routes; this module gives it the store and the sessions
+ * registry. With `deviceBound: false` in `createApp` the routes stay and
+ * answer 404; without this folder the app binds nothing.
  *
  * @module
  */
@@ -12,7 +15,11 @@ import type { AppModule } from "../../module.ts";
 /** The device-bound sessions module. */
 export const deviceBound: AppModule = {
   name: "device_bound",
+  identityOptions: (ctx) => ({
+    deviceBound: { store: ctx.kv, registry: ctx.registry, now: ctx.now },
+  }),
   routes(app) {
+    // Reached only when the identity middleware does not answer them.
     const off = (c: { req: { raw: Request } }) =>
       errorResponse(
         c.req.raw,

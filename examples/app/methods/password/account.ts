@@ -45,19 +45,20 @@ const REFUSED =
 const TAKEN = "That email is already registered";
 
 /**
- * Re-checks the signed-in user before an email change or a deletion: the
- * password (counted per account and per address, as at
+ * Reads the body and re-checks the signed-in user before an email change
+ * or a deletion: the password (counted per account and per address, as at
  * `POST /account/password`), or a fresh re-authentication (the only way
- * for an account without a password). The user's email when it passes,
- * else the answer: 401 (wrong password), 403 (re-authentication needed),
- * or 429.
+ * for an account without a password). The user, the body and the user's
+ * email when it passes, else the answer: 400 (unreadable body), 401 (wrong
+ * password), 403 (re-authentication needed), or 429.
  */
 async function checkUser(
   ctx: AppContext,
   req: Request,
-  subject: string,
-  body: ParsedBody,
-): Promise<{ email: string } | Response> {
+): Promise<{ subject: string; body: ParsedBody; email: string } | Response> {
+  const subject = currentUser(req)!;
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
   const outcome = await recheck(
     ctx,
     req,
@@ -65,7 +66,7 @@ async function checkUser(
     body.fields.password,
     passwordCheckLimits(ctx, req, subject),
   );
-  if (outcome.kind === "ok") return { email: outcome.email };
+  if (outcome.kind === "ok") return { subject, body, email: outcome.email };
   if (outcome.kind === "throttled") {
     return tooManyRequests(req, outcome.retryAfterSeconds);
   }
@@ -107,11 +108,9 @@ export async function changeEmail(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const subject = currentUser(req)!;
-  const body = await bodyOrBadRequest(req);
-  if (body instanceof Response) return body;
-  const checked = await checkUser(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req);
   if (checked instanceof Response) return checked;
+  const { subject, body } = checked;
   let email: string;
   try {
     email = normalizeEmail(body.fields.email ?? "");
@@ -379,11 +378,9 @@ export async function deleteAccount(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const subject = currentUser(req)!;
-  const body = await bodyOrBadRequest(req);
-  if (body instanceof Response) return body;
-  const checked = await checkUser(ctx, req, subject, body);
+  const checked = await checkUser(ctx, req);
   if (checked instanceof Response) return checked;
+  const { subject, body } = checked;
   await ctx.sessions.revokeAll(subject);
   // Browsers trusted for this address stop being trusted: whoever
   // registers it next starts with none.

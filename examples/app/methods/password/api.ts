@@ -5,7 +5,7 @@
  */
 import { authorize, currentUser, errorResponse } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
-import { MAX_NOTE_LENGTH } from "./notes.ts";
+import { MAX_NOTE_LENGTH, type Note } from "./notes.ts";
 import { readBody } from "../../request_body.ts";
 import { json } from "../../respond.ts";
 import { signedInUser } from "../../routes/pages.ts";
@@ -44,10 +44,8 @@ export async function getNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const note = await ctx.notes.find(id);
-  if (note === null) return notFound(req);
-  const forbidden = await authorize(req, ctx.notePolicy, "view", note.id);
-  if (forbidden) return forbidden;
+  const note = await allowedNote(ctx, req, id, "view");
+  if (note instanceof Response) return note;
   return json(note);
 }
 
@@ -57,10 +55,8 @@ export async function putNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const note = await ctx.notes.find(id);
-  if (note === null) return notFound(req);
-  const forbidden = await authorize(req, ctx.notePolicy, "edit", note.id);
-  if (forbidden) return forbidden;
+  const note = await allowedNote(ctx, req, id, "edit");
+  if (note instanceof Response) return note;
   const text = await noteText(req);
   if (text === null) return invalidText(req);
   const updated = { ...note, text };
@@ -86,4 +82,16 @@ function invalidText(req: Request): Response {
 
 function notFound(req: Request): Response {
   return errorResponse(req, 404, "not_found", "No such note");
+}
+
+/** The note, when the signed-in user may `action` it; else 404 or 403. */
+async function allowedNote(
+  ctx: AppContext,
+  req: Request,
+  id: string,
+  action: "view" | "edit",
+): Promise<Note | Response> {
+  const note = await ctx.notes.find(id);
+  if (note === null) return notFound(req);
+  return await authorize(req, ctx.notePolicy, action, note.id) ?? note;
 }

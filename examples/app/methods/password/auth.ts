@@ -21,6 +21,7 @@ import { accountPageWithError } from "../../routes/pages.ts";
 import { loginPage } from "../../views/auth/login.ts";
 import { registerPage } from "./views/auth/register.ts";
 import { hasPassword } from "../../reauth.ts";
+import { passwordAdvice } from "./password_advice.ts";
 import { passwordLogin, trustThisDevice } from "./password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
@@ -284,18 +285,9 @@ export async function changePassword(
 
 /** What to tell a user whose email or new password was refused. */
 function advice(reason: RegisterRejectionReason | undefined): string {
-  switch (reason) {
-    case "emailInvalid":
-      return "Enter a valid email address";
-    case "passwordCommon":
-      return "That password is too common: choose another";
-    case "passwordTooLong":
-      return "That password is too long";
-    case "passwordMalformed":
-      return "That password holds characters that cannot be stored";
-    default:
-      return "Passwords need at least 8 characters";
-  }
+  return reason === "emailInvalid"
+    ? "Enter a valid email address"
+    : passwordAdvice(reason);
 }
 
 /** The modules' steps after a right password: the first answer, or `null`. */
