@@ -249,7 +249,11 @@ Deno.bench({
         },
       }),
     );
-    if (res.status !== 200) throw new Error(`refresh answered ${res.status}`);
+    // A refresh refused for good is a 200 too (`{"continue": false}`), but
+    // without a cookie.
+    if (res.status !== 200 || res.headers.getSetCookie().length === 0) {
+      throw new Error(`refresh answered ${res.status} ${await res.text()}`);
+    }
     await res.text();
   },
 });

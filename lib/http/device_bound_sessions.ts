@@ -197,23 +197,27 @@ export class DeviceBoundSessions {
       );
     }
     const jwt = req.headers.get("secure-session-response");
-    if (jwt === null) {
-      const challenge = await this.#keys.challenge("dbsc.refresh", id);
-      return new Response(null, {
-        status: 403,
-        headers: {
-          "secure-session-challenge": `"${challenge}";id="${id}"`,
-          "cache-control": "no-store",
-        },
-      });
-    }
+    if (jwt === null) return this.#challenge(id);
     const record = await this.#keys.get(id);
-    if (record === null) {
-      return this.#refuse(req, null, "unknown_session", 401);
-    }
+    if (record === null) return this.#end(req, id, null, "unknown_session");
     const proof = await this.#keys.checkProof("dbsc.refresh", jwt, record);
+    // Signed by the session's own key, but over a challenge that expired,
+    // was used, or names another session: a fresh challenge lets the
+    // browser sign again instead of ending a session that is sound (a
+    // thief holding such a proof cannot sign the new one).
+    const stale = proof.ok
+      ? proof.id !== id
+      : proof.reason === "challenge" || proof.reason === "replayed";
+    if (stale) {
+      this.#hook?.({
+        type: "binding_proof_refused",
+        subject: record.s,
+        reason: proof.ok ? "challenge" : proof.reason,
+        req,
+      });
+      return this.#challenge(id);
+    }
     if (!proof.ok) return this.#refuse(req, record.s, proof.reason);
-    if (proof.id !== id) return this.#refuse(req, record.s, "challenge");
     const nowS = Math.floor(this.#now() / 1000);
     const session = { jti: id, issuedAt: record.i };
     const fresh = await this.bound.mint(
@@ -223,10 +227,22 @@ export class DeviceBoundSessions {
       session,
     );
     if (record.e <= nowS || !(await this.bound.isLive(fresh.identity))) {
-      return this.#refuse(req, record.s, "revoked", 401);
+      return this.#end(req, id, record.s, "revoked");
     }
     this.#hook?.({ type: "session_refreshed", subject: record.s, req });
     return this.#instructions(req, fresh.identity, fresh.token, false);
+  }
+
+  /** 403 with a fresh refresh challenge for session `id`. */
+  async #challenge(id: string): Promise<Response> {
+    const challenge = await this.#keys.challenge("dbsc.refresh", id);
+    return new Response(null, {
+      status: 403,
+      headers: {
+        "secure-session-challenge": `"${challenge}";id="${id}"`,
+        "cache-control": "no-store",
+      },
+    });
   }
 
   #instructions(
@@ -258,6 +274,31 @@ export class DeviceBoundSessions {
         credentials,
       }),
       { status: 200, headers },
+    );
+  }
+
+  /**
+   * The answer to a refresh refused for good (a revoked session, its
+   * absolute lifetime passed, an unknown id): the draft's session
+   * instructions with `"continue": false`, so the browser ends the session
+   * and stops trying, and no cookie.
+   */
+  #end(
+    req: Request,
+    id: string,
+    subject: string | null,
+    reason: string,
+  ): Response {
+    this.#hook?.({ type: "binding_proof_refused", subject, reason, req });
+    return new Response(
+      JSON.stringify({ session_identifier: id, continue: false }),
+      {
+        status: 200,
+        headers: {
+          "content-type": "application/json",
+          "cache-control": "no-store",
+        },
+      },
     );
   }
 

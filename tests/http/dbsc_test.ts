@@ -263,6 +263,21 @@ async function refreshWith(app: App, id: string, key: Key) {
   );
 }
 
+/**
+ * A refresh refused for good: the draft's instructions to end the session
+ * (`{"continue": false}`, which makes the browser stop trying), no cookie.
+ */
+async function assertEnded(res: Response, id: string) {
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.getSetCookie().length, 0);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  assert.equal(res.headers.get("content-type"), "application/json");
+  assert.deepEqual(await res.json(), {
+    session_identifier: id,
+    continue: false,
+  });
+}
+
 Deno.test("registration binds the session: JSON, a short bound cookie, and the unbound token dies", async () => {
   const app = makeDbscApp();
   const { unbound, bound, id, body, res } = await bind(app);
@@ -501,7 +516,8 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
   );
   assert.equal(res.status, 400);
   await res.body?.cancel();
-  // A challenge issued for another session id.
+  // A challenge issued for another session id, signed by the right key:
+  // no cookie, a fresh challenge for this session instead.
   res = await refresh(
     app,
     id,
@@ -510,9 +526,8 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
       typ: "dbsc+jwt",
     }),
   );
-  assert.equal(res.status, 400);
-  await res.body?.cancel();
-  // Replay of one good proof.
+  assertRechallenged(res, id);
+  // Replay of one good proof: the same.
   const good = await proof(key, { jti: await challenge(id) }, {
     alg: "ES256",
     typ: "dbsc+jwt",
@@ -521,9 +536,7 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
   assert.equal(res.status, 200);
   await res.body?.cancel();
   res = await refresh(app, id, good);
-  assert.equal(res.status, 400);
-  assert.equal(res.headers.getSetCookie().length, 0);
-  await res.body?.cancel();
+  assertRechallenged(res, id);
   // A malformed or unknown id.
   res = await refresh(app, "../etc");
   assert.equal(res.status, 400);
@@ -536,8 +549,55 @@ Deno.test("refresh refusals: another key, a replayed proof, a forged id, a chall
       typ: "dbsc+jwt",
     }),
   );
-  assert.equal(res.status, 401);
-  await res.body?.cancel();
+  await assertEnded(res, "B".repeat(30));
+  assert.ok(app.seen.includes("binding_proof_refused:null"));
+});
+
+/**
+ * Asserts a 403 that carries a fresh refresh challenge for `id` and no
+ * cookie: the proof was the session's own key over a stale challenge.
+ */
+function assertRechallenged(res: Response, id: string): void {
+  assert.equal(res.status, 403);
+  assert.match(
+    res.headers.get("secure-session-challenge") ?? "",
+    new RegExp(`^"[^"]+";id="${id}"$`),
+  );
+  assert.equal(res.headers.getSetCookie().length, 0);
+}
+
+Deno.test("a proof by the session's key over an expired challenge gets a new challenge, and signing that one renews", async () => {
+  const app = makeDbscApp();
+  const { id, key, bound } = await bind(app);
+  const first = await refresh(app, id);
+  const stale = /^"([^"]+)"/.exec(
+    first.headers.get("secure-session-challenge")!,
+  )![1];
+  app.clock.advance(121); // the challenge lives 120 s
+  const res = await refresh(
+    app,
+    id,
+    await proof(key, { jti: stale }, { alg: "ES256", typ: "dbsc+jwt" }),
+  );
+  assertRechallenged(res, id);
+  const again = /^"([^"]+)"/.exec(
+    res.headers.get("secure-session-challenge")!,
+  )![1];
+  assert.notEqual(again, stale);
+  assert.ok(app.seen.includes("binding_proof_refused:alice"));
+  // The session stands: the old bound cookie still works inside its life,
+  // and a proof over the new challenge renews.
+  const still = await me(app, `__Host-session-bound=${bound}`);
+  assert.equal(still.status, 200);
+  await still.body?.cancel();
+  const ok = await refresh(
+    app,
+    id,
+    await proof(key, { jti: again }, { alg: "ES256", typ: "dbsc+jwt" }),
+  );
+  assert.equal(ok.status, 200);
+  assert.ok(cookieOf(ok, "__Host-session-bound"));
+  await ok.body?.cancel();
 });
 
 Deno.test("a revoked session never refreshes: logout, revokeAll, absolute lifetime", async () => {
@@ -561,20 +621,47 @@ Deno.test("a revoked session never refreshes: logout, revokeAll, absolute lifeti
   );
   app.clock.advance(3600); // far past the denylist's shortest life
   let res = await refreshWith(app, a.id, a.key);
-  assert.equal(res.status, 401);
-  await res.body?.cancel();
+  await assertEnded(res, a.id);
   // Sign out everywhere.
   const b = await bind(app);
   await app.sessions.revokeAll("alice");
   res = await refreshWith(app, b.id, b.key);
-  assert.equal(res.status, 401);
-  await res.body?.cancel();
+  await assertEnded(res, b.id);
   // The absolute lifetime (the sign-in token's expiry) passes.
   const c = await bind(app);
   app.clock.advance(24 * 3600 + 1);
   res = await refreshWith(app, c.id, c.key);
-  assert.equal(res.status, 401);
-  await res.body?.cancel();
+  await assertEnded(res, c.id);
+  // Every one is a refused proof among the security events (the last one
+  // of an unknown session: its key left with the session), none a refresh.
+  assert.equal(
+    app.seen.filter((e) => e.startsWith("binding_proof_refused:")).length,
+    3,
+  );
+  assert.ok(!app.seen.includes("session_refreshed:alice"));
+});
+
+Deno.test("a refresh that is only refused (a bad proof) is an error, not the end of the session", async () => {
+  const app = makeDbscApp();
+  const { id, key } = await bind(app);
+  const thief = await ecKey();
+  const c = await refresh(app, id);
+  const challenge = /^"([^"]+)"/.exec(
+    c.headers.get("secure-session-challenge")!,
+  )![1];
+  const res = await refresh(
+    app,
+    id,
+    await proof(thief, { jti: challenge }, { alg: "ES256", typ: "dbsc+jwt" }),
+  );
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.error, "invalid_session_proof");
+  assert.equal(body.continue, undefined);
+  // The session is untouched: its own key still renews it.
+  const ok = await refreshWith(app, id, key);
+  assert.equal(ok.status, 200);
+  assert.equal((await ok.json()).session_identifier, id);
 });
 
 Deno.test("a bound cookie request costs what an unbound one costs: one denylist read, no key read", async () => {
@@ -682,12 +769,21 @@ Deno.test("one registration per session: two offers' proofs sent at once bind it
   await nav.body?.cancel();
   assert.notEqual(second, challenge);
   const [one, two] = [await ecKey(), await ecKey()];
-  const answers = await Promise.all([
-    register(app, unbound, await proof(one, { jti: challenge })),
-    register(app, unbound, await proof(two, { jti: second })),
-  ]);
+  // Both proofs are made before either is sent, so the two registrations
+  // are in flight together.
+  const proofs = [
+    await proof(one, { jti: challenge }),
+    await proof(two, { jti: second }),
+  ];
+  const answers = await Promise.all(
+    proofs.map((jwt) => register(app, unbound, jwt)),
+  );
   const statuses = answers.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [200, 403]);
+  // The loser finds the session claimed (403), or, when the winner got as
+  // far as revoking the unbound token first, no session at all (401).
+  assert.equal(statuses[0], 200, statuses.join());
+  assert.ok([401, 403].includes(statuses[1]), statuses.join());
+  assert.equal(app.seen.filter((e) => e === "session_bound:alice").length, 1);
   for (const r of answers) await r.body?.cancel();
 });
 
@@ -708,8 +804,7 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
   assert.equal(await app.registry.revoke("alice", id), true);
   app.clock.advance(3600);
   const res = await refreshWith(app, id, key);
-  assert.equal(res.status, 401);
-  await res.body?.cancel();
+  await assertEnded(res, id);
 });
 
 Deno.test("the session, session.* and dbsc.* purposes are reserved on /tokens", async () => {

@@ -36,6 +36,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 /** The part of Bun's server the app uses: the client's address. */
 interface BunServerLike {
@@ -76,6 +77,7 @@ const app = withHasherReport(
       (server as BunServerLike).requestIP(req)?.address ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     signInMethods: signInMethodsFromEnv({
       env,
       db,

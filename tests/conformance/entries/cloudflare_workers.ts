@@ -40,6 +40,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 interface Env {
   AUTH_SECRET: string;
@@ -83,6 +84,7 @@ async function build(env: Env): Promise<AppHono> {
     clientAddress: (req) => req.headers.get("cf-connecting-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     signInMethods: signInMethodsFromEnv({
       env: settings(env),
       db,

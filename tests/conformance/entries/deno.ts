@@ -29,6 +29,7 @@ import { mailerFromEnv } from "../../../examples/app/mailer.ts";
 import { setupModules } from "../../../examples/app/module.ts";
 import { MODULES } from "../../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../../examples/app/sign_in_setup.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 /** The bindings the entry reads. */
 export type Env = Record<string, string | undefined>;
@@ -39,7 +40,8 @@ export type Env = Record<string, string | undefined>;
  * @param env `AUTH_SECRET`, `APP_ORIGIN`, `DATABASE_URL` (`file:…` or
  * `libsql://…`), `DATABASE_AUTH_TOKEN`, `KV_PATH`, `RESEND_API_KEY`,
  * `RESEND_BASE_URL`, `MAIL_FROM`, and the sign-in methods' settings
- * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts).
+ * (`TOTP`, `PASSKEYS`, `OIDC_*`; see examples/app/sign_in_setup.ts), and
+ * `DBSC_COOKIE_LIFETIME` (_device_bound.ts).
  * @param overrides Parts to use instead of the defaults (the conformance
  * hasher and limits).
  * @returns The app's handler.
@@ -87,6 +89,7 @@ export async function createDenoApp(
       secret: overrides.secret ?? secret,
       appOrigin: env.APP_ORIGIN,
     }),
+    deviceBound: deviceBoundFromEnv(env),
     ...overrides,
   });
 }

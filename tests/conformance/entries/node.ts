@@ -34,6 +34,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 const env = process.env;
 const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
@@ -57,6 +58,7 @@ const app = withHasherReport(
         ?.hostname ?? null,
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     signInMethods: signInMethodsFromEnv({
       env,
       db,

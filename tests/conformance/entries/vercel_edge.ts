@@ -34,6 +34,7 @@ import {
   conformanceHasher,
   withHasherReport,
 } from "../_hasher.ts";
+import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 interface FetchEventLike {
   request: Request;
@@ -65,6 +66,7 @@ async function build(env: Env): Promise<AppHono> {
     clientAddress: (req) => req.headers.get("x-real-ip"),
     hasher,
     limits: CONFORMANCE_LIMITS,
+    deviceBound: deviceBoundFromEnv(env),
     signInMethods: signInMethodsFromEnv({
       env,
       db,
