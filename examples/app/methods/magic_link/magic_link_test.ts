@@ -222,3 +222,18 @@ Deno.test("magic link: the registrant's own password proves the address and sign
   assert.equal(login.res.status, 303, "the password still signs in");
   s.close();
 });
+
+Deno.test("magic link: MAGIC_LINK=off or SIGN_IN_METHODS=off: no form on /login, its routes answer 404", async () => {
+  for (const env of [{ MAGIC_LINK: "off" }, { SIGN_IN_METHODS: "off" }]) {
+    const s = await startTestApp(env);
+    const login = await s.call("GET", "/login", undefined, undefined, {
+      headers: { accept: "text/html" },
+    });
+    assert.doesNotMatch(login.text, /action="\/magic-link"/);
+    const asked = await s.call("POST", "/magic-link", { email: "a@b.example" });
+    assert.equal(asked.res.status, 404);
+    const page = await s.call("GET", "/magic-link/callback?token=x");
+    assert.equal(page.res.status, 404);
+    s.close();
+  }
+});

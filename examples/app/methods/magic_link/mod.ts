@@ -3,8 +3,9 @@
  * `GET|POST /magic-link/callback`): a form under the password form on
  * `/login` asks for it; the link works once, for 15 minutes, and proves
  * the address, by the same rules as the verification link. Off with
- * `MAGIC_LINK=off` (its routes then answer 404). A project without this
- * folder (the scaffold's `--no-magic-link`) has no sign-in links.
+ * `MAGIC_LINK=off` or `SIGN_IN_METHODS=off` (its routes then answer
+ * 404). A project without this folder (the scaffold's `--no-magic-link`)
+ * has no sign-in links.
  *
  * @module
  */
@@ -32,7 +33,7 @@ type Handler = (
 export const magicLink: AppModule<MagicLinkSettings> = {
   name: "magic_link",
   setup: ({ env, db, now }) =>
-    env.MAGIC_LINK === "off" ? null : {
+    env.MAGIC_LINK === "off" || env.SIGN_IN_METHODS === "off" ? null : {
       links: new OneTimeTokens({
         store: new SQLVerificationTokenStore(db),
         ttlMs: MAGIC_LINK_TTL_MS,
