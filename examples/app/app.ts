@@ -7,9 +7,9 @@
  *
  * A Hono app: the shared pages (`routes/pages.ts`), then each module's
  * routes (`modules.ts` lists the modules, `module.ts` is their contract),
- * behind one body cap, the security headers and the portcullis identity
- * middleware (sessions, cross-origin protection, device-bound sessions)
- * through the Hono adapter. `docs/http_contract.md` documents every route
+ * behind the answers of `http.ts` (errors, security headers, 415, 405),
+ * one body cap, and the portcullis identity middleware (sessions,
+ * cross-origin protection, device-bound sessions) through the Hono adapter. `docs/http_contract.md` documents every route
  * (a test reads them from the Hono app): the pages and the notes API, email
  * verification, the account lifecycle (password reset, email change,
  * deletion, sessions, activity), and the sign-in methods beside the
@@ -18,13 +18,10 @@
  *
  * @module
  */
-import { Hono, type MiddlewareHandler } from "hono";
-import { secureHeaders } from "hono/secure-headers";
+import { Hono } from "hono";
 import {
-  AuthError,
   type CredentialStore,
   currentIdentity,
-  errorResponse,
   identityMiddleware,
   type KeyValueStore,
   KVSessionStore,
@@ -56,7 +53,15 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { acceptedBody, bodyCaps } from "./request_body.ts";
+import { bodyCaps } from "./request_body.ts";
+import {
+  acceptedBodies,
+  answerErrors,
+  appRoutes,
+  extraOf,
+  methodNotAllowed,
+  securityHeaders,
+} from "./http.ts";
 import type { Mailer } from "./mailer.ts";
 import { notePolicy, NoteStore } from "./methods/password/notes.ts";
 import type { AppHono, AppModule, ModuleSettings } from "./module.ts";
@@ -158,14 +163,6 @@ export interface AppDeps {
    */
   deviceBound?: DeviceBoundOptions | false;
 }
-
-/**
- * The pages' content security policy. `'self'` for scripts and fetches:
- * the passkey pages load the app's own `/assets/passkeys.js`, which posts
- * to the app.
- */
-const CSP =
-  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** The default rate limits. */
 export const DEFAULT_LIMITS: RateLimits = {
@@ -318,57 +315,8 @@ export function createApp(deps: AppDeps): AppHono {
   }
 
   const app: AppHono = new Hono();
-  app.onError((error, c) => {
-    const req = c.req.raw;
-    if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
-      log(`store unavailable: ${error.message}`);
-      return errorResponse(
-        req,
-        503,
-        "unavailable",
-        "The service is temporarily unavailable, try again shortly",
-        { "retry-after": "5" },
-      );
-    }
-    log(
-      `unexpected error on ${req.method} ${new URL(req.url).pathname}: ${
-        (error as Error)?.message
-      }`,
-    );
-    return errorResponse(req, 500, "internal", "Something went wrong");
-  });
-  app.notFound((c) =>
-    errorResponse(c.req.raw, 404, "not_found", "Nothing here")
-  );
-  app.use(secureHeaders({
-    // The app's own set, and none of the middleware's other defaults.
-    xFrameOptions: "DENY",
-    // Pages that carry a token in their URL set "strict-origin" themselves.
-    referrerPolicy: "same-origin",
-    // Served over https: browsers use nothing else for a year, so a first
-    // plain-HTTP request cannot be downgraded (the cross-origin check
-    // relies on it too).
-    strictTransportSecurity: hsts ? "max-age=31536000" : false,
-    overwrite: false,
-    crossOriginResourcePolicy: false,
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    xXssProtection: false,
-  }));
-  // The content security policy goes on pages only, as it always has:
-  // secureHeaders would put it on every answer, and with it on the JSON
-  // 413 for an oversized body, Deno sent that answer's head and body in
-  // separate writes about half the time (measured over raw TCP), so a
-  // client that stops reading at the head missed the body.
-  app.use(async (c, next) => {
-    await next();
-    if ((c.res.headers.get("content-type") ?? "").startsWith("text/html")) {
-      c.res.headers.set("content-security-policy", CSP);
-    }
-  });
+  answerErrors(app, log);
+  app.use(...securityHeaders(hsts));
   // Every body passes the caps before any route sees it.
   app.use(...bodyCaps());
   app.use(async (c, next) => {
@@ -402,103 +350,13 @@ export function createApp(deps: AppDeps): AppHono {
       : { ...added.deviceBound, ...deps.deviceBound },
     securityEvents: events,
   })));
-  app.use(async (c, next) => {
-    const method = c.req.method;
-    if (
-      (method === "POST" || method === "PUT" || method === "PATCH") &&
-      !acceptedBody(c.req.raw)
-    ) {
-      return errorResponse(
-        c.req.raw,
-        415,
-        "unsupported_media_type",
-        "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
-      );
-    }
-    await next();
-  });
+  app.use(acceptedBodies);
   const routes: AppHono = new Hono();
   mountPages(routes, ctx);
   for (const module of deps.modules) module.routes?.(routes, ctx);
   app.use(methodNotAllowed(appRoutes(routes)));
   app.route("/", routes);
   return app;
-}
-
-/**
- * Every route the app serves, `METHOD path` (Hono's route list without the
- * middleware and the 405 catch-alls): what `docs/http_contract.md` lists.
- *
- * @param app The app.
- * @returns The routes, in the order they were mounted.
- */
-export function appRoutes(app: AppHono): { method: string; path: string }[] {
-  const out: { method: string; path: string }[] = [];
-  for (const { method, path } of app.routes) {
-    if (method === "ALL") continue;
-    if (!out.some((r) => r.method === method && r.path === path)) {
-      out.push({ method, path });
-    }
-  }
-  return out;
-}
-
-/**
- * What a runtime passed beside the request: Hono's `env` (Deno's serve
- * info, Workers' bindings) and its execution context where there is one.
- */
-function extraOf(c: {
-  env: unknown;
-  readonly executionCtx: unknown;
-}): unknown[] {
-  let executionCtx: unknown;
-  try {
-    executionCtx = c.executionCtx;
-  } catch {
-    return c.env === undefined ? [] : [c.env];
-  }
-  return [c.env, executionCtx];
-}
-
-/**
- * Answers 405 with `Allow` for a method a path's routes lack, before any
- * route runs. A path without a parameter wins over one with: `GET
- * /login/oidc/link` is 405 (the path takes only `POST`), not a provider
- * named "link".
- */
-function methodNotAllowed(
-  routes: { method: string; path: string }[],
-): MiddlewareHandler {
-  const allowed = new Map<string, string[]>();
-  for (const { method, path } of routes) {
-    allowed.set(path, [...allowed.get(path) ?? [], method]);
-  }
-  const patterns = [...allowed.keys()].filter((p) => p.includes("/:")).map(
-    (path) => ({
-      path,
-      pattern: new RegExp(`^${path.replace(/\/:[a-z]+/g, "/[^/]+")}$`),
-    }),
-  );
-  return async (c, next) => {
-    const path = c.req.path;
-    const route = allowed.has(path)
-      ? path
-      : patterns.find((p) => p.pattern.test(path))?.path;
-    const methods = route === undefined ? undefined : allowed.get(route)!;
-    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
-    if (methods === undefined || methods.includes(method)) return await next();
-    return errorResponse(
-      c.req.raw,
-      405,
-      "method_not_allowed",
-      "Method not allowed",
-      {
-        allow: methods.flatMap((m) => m === "GET" ? ["GET", "HEAD"] : [m]).join(
-          ", ",
-        ),
-      },
-    );
-  };
 }
 
 function defaultClientAddress(

@@ -24,7 +24,8 @@ import {
 } from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
-import { type AppDeps, appRoutes, createApp } from "../../examples/app/app.ts";
+import { type AppDeps, createApp } from "../../examples/app/app.ts";
+import { appRoutes } from "../../examples/app/http.ts";
 import { MODULES } from "../../examples/app/modules.ts";
 import { signInMethodsFromEnv } from "../../examples/app/sign_in_setup.ts";
 import type { SignInMethodsDeps } from "../../examples/app/sign_in_methods.ts";
