@@ -4,7 +4,7 @@
  * @module
  */
 import { evaluatePolicy, type Policy, principal } from "../authz/policy.ts";
-import { Deadline } from "../kv/_deadline.ts";
+import { Deadline } from "../kv/deadline.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
 import {
   type IdentityContext,

@@ -3,7 +3,7 @@
 // AuthError("STORE_UNAVAILABLE") whose reason says whether the store failed
 // or ran out of time. Callers never see a driver's error.
 import { AuthError } from "../auth_error.ts";
-import { Deadline, DeadlineExceeded } from "../kv/_deadline.ts";
+import { Deadline, DeadlineExceeded } from "../kv/deadline.ts";
 import type { SessionStore } from "./session_store.ts";
 
 function unavailable(message: string, cause: unknown): AuthError {

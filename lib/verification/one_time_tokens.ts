@@ -5,10 +5,7 @@
  */
 import { PURPOSE_TTL_MS } from "./token_purposes.ts";
 import { checkPurpose, toBase64Url } from "./_token_text.ts";
-import type {
-  VerificationTokenRecord,
-  VerificationTokenStore,
-} from "./verification_token_store.ts";
+import type { VerificationTokenStore } from "./verification_token_store.ts";
 
 /** The default life of a single-use token: 24 hours, in milliseconds. */
 export const ONE_TIME_TOKEN_TTL_MS: number = 24 * 60 * 60 * 1000;
@@ -195,13 +192,7 @@ export class OneTimeTokens {
     purpose: string,
     options: RedeemOptions = {},
   ): Promise<RedeemedToken | null> {
-    checkPurpose(purpose);
-    if (typeof token !== "string" || !TOKEN_SHAPE.test(token)) return null;
-    const record = await this.#store.consume(
-      await hashOneTimeToken(token),
-      purpose,
-    );
-    return await this.#accept(record, purpose, options);
+    return await this.#read(token, purpose, options, "consume");
   }
 
   /**
@@ -234,20 +225,22 @@ export class OneTimeTokens {
     purpose: string,
     options: RedeemOptions = {},
   ): Promise<RedeemedToken | null> {
+    return await this.#read(token, purpose, options, "find");
+  }
+
+  /** What `redeem` (`consume`) and `peek` (`find`) share. */
+  async #read(
+    token: string,
+    purpose: string,
+    options: RedeemOptions,
+    read: "consume" | "find",
+  ): Promise<RedeemedToken | null> {
     checkPurpose(purpose);
     if (typeof token !== "string" || !TOKEN_SHAPE.test(token)) return null;
-    const record = await this.#store.find(
+    const record = await this.#store[read](
       await hashOneTimeToken(token),
       purpose,
     );
-    return await this.#accept(record, purpose, options);
-  }
-
-  async #accept(
-    record: VerificationTokenRecord | null,
-    purpose: string,
-    options: RedeemOptions,
-  ): Promise<RedeemedToken | null> {
     // The store filters by purpose; checking again here keeps a store that
     // forgot to from turning one kind of token into another.
     if (record === null || record.purpose !== purpose) return null;

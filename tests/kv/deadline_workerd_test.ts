@@ -14,7 +14,7 @@ async function bundleWorker(): Promise<string> {
   const entry = `
     import { Deadline } from ${
     JSON.stringify(
-      new URL("../../lib/kv/_deadline.ts", import.meta.url).pathname,
+      new URL("../../lib/kv/deadline.ts", import.meta.url).pathname,
     )
   };
     const deadline = new Deadline(${DEADLINE_MS});
