@@ -10,6 +10,7 @@
 import type { AppModule } from "./module.ts";
 import { password } from "./methods/password/mod.ts";
 import { verification } from "./methods/verification/mod.ts";
+import { magicLink } from "./methods/magic_link/mod.ts";
 import { totp } from "./methods/totp/mod.ts";
 import { oidc } from "./methods/oidc/mod.ts";
 import { passkeys } from "./methods/passkeys/mod.ts";
@@ -19,6 +20,7 @@ import { deviceBound } from "./methods/device_bound/mod.ts";
 export const MODULES: readonly AppModule[] = [
   password,
   verification,
+  magicLink,
   totp,
   oidc,
   passkeys,

@@ -5,7 +5,8 @@
  * flow does, so cookies, Bearer tokens, revocation and the gates are the same.
  *
  * Routes: `GET /` (the form, or who is signed in), `POST /magic-link`
- * (`{email}`: mails a link when the address belongs to a user; the answer is
+ * (`{email}`: mails a link when the address belongs to a user whose address
+ * is proven (verified); the answer is
  * the same either way, and is sent before the lookup and the mail, which run
  * in the background), `GET /magic-link/callback?token=` (a confirmation
  * page: mail scanners that prefetch links must not consume the token),
@@ -123,7 +124,12 @@ export function createMagicLinkApp(
     deps.clientAddress?.(req, ...rest) ?? "unknown";
   const mailLink = async (email: string): Promise<void> => {
     const user = await deps.credentials.findByEmail(email);
-    if (user === null) return;
+    // An address never proven gets no link: this example does not prove
+    // addresses (the reference app's magic-link module does, by the rules
+    // of its verification link), and signing the mailbox's owner in to an
+    // account someone else registered would leave that party's password
+    // working on it (pre-account hijacking, docs/security.md).
+    if (user === null || user.verifiedAt <= 0) return;
     const token = await links.issue({
       subject: user.id,
       email: user.email,
@@ -142,6 +148,11 @@ export function createMagicLinkApp(
   };
   const currentEmail = async (subject: string) =>
     (await deps.credentials.findById(subject))?.email ?? null;
+  /** The subject's email while its address is proven, else `null`. */
+  const currentProvenEmail = async (subject: string) => {
+    const user = await deps.credentials.findById(subject);
+    return user !== null && user.verifiedAt > 0 ? user.email : null;
+  };
 
   const router = async (
     req: Request,
@@ -247,7 +258,7 @@ export function createMagicLinkApp(
         const redeemed = body === null ? null : await links.redeem(
           body.fields.token ?? "",
           MAGIC_LINK_PURPOSE,
-          { currentEmail },
+          { currentEmail: currentProvenEmail },
         );
         if (redeemed === null) {
           return errorResponse(

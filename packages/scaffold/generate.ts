@@ -1,45 +1,31 @@
 /**
- * Renders the reference app for a new project: the files, the variant
- * without email verification, and the project's `deno.json`.
+ * Renders the reference app for a new project: its files with the modules
+ * (sign-in methods) chosen, and the project's `deno.json`.
  *
  * @module
  */
 import { PACKAGE_EXPORTS, TEMPLATES, VERSION } from "./_templates.ts";
+import {
+  moduleOf,
+  MODULES_FILE,
+  optionalModules,
+  specifiersOf,
+  withoutModules,
+} from "./_modules.ts";
 
-/**
- * Which sign-in methods beside the password the project includes; each
- * defaults to `true`. A method left out loses its package import, its
- * construction in `sign_in_setup.ts` and its npm dependencies; its routes
- * stay and answer 404, as when it is switched off by configuration.
- */
-export interface SignInMethodOptions {
-  /** TOTP as a second factor (`@portcullis/totp`). */
-  totp?: boolean;
-  /** OpenID Connect sign-in (`@portcullis/oidc`). */
-  oidc?: boolean;
-  /** Passkeys (`@portcullis/passkeys`). */
-  passkeys?: boolean;
-}
-
-/** The npm packages each sign-in method's package needs. */
-const METHOD_NPM: Record<keyof SignInMethodOptions, string[]> = {
-  totp: ["otpauth", "qrcode-generator"],
-  oidc: ["oauth4webapi"],
-  passkeys: ["@simplewebauthn/server"],
-};
-
-/** Options of {@linkcode renderApp}. */
-export interface RenderOptions extends SignInMethodOptions {
+/** Options of {@linkcode renderApp}: which modules the project has. */
+export interface RenderOptions {
   /**
-   * Include email verification (`GET /verify`, `POST /verify/resend`, the
-   * email view, `requireVerified` on notes); default `true`. `false` writes
-   * the basic flow.
+   * The modules to leave out, by their folder's name under `methods/`
+   * (`"verification"`, `"magic_link"`, `"totp"`, …; {@linkcode modules}
+   * lists them). Their folders are not written, and `modules.ts` lists the
+   * rest. Default: none, every module is in.
    */
-  verification?: boolean;
+  without?: readonly string[];
 }
 
 /** Options of {@linkcode projectConfig}. */
-export interface ProjectOptions extends SignInMethodOptions {
+export interface ProjectOptions extends RenderOptions {
   /**
    * Where `@portcullis/auth` comes from: a `jsr:` specifier (default
    * `jsr:@portcullis/auth@^<version>`), or a local checkout (an absolute path
@@ -51,81 +37,68 @@ export interface ProjectOptions extends SignInMethodOptions {
 /** The default package specifier written into new projects. */
 export const DEFAULT_PACKAGE: string = `jsr:@portcullis/auth@^${VERSION}`;
 
-const BEGIN = "// [verification] begin";
-const END = "// [verification] end";
-const VERIFICATION_ONLY = new Set([
-  "routes/verify.ts",
-  "views/emails/verify_email.ts",
-]);
+const SOURCES: ReadonlyMap<string, string> = new Map(
+  Object.entries(TEMPLATES).filter(([path]) => path !== "deno.json"),
+);
 
 /**
- * The app's files for a new project, by relative path.
+ * The modules a project may leave out: every folder under `methods/` that
+ * no other part of the app imports, but the password's (which holds the
+ * account's lifecycle: every project has it).
  *
- * With verification, the files are the templates as they are (the markers
- * `// [verification] begin` / `end` stay as comments). Without it, the
- * verification-only files are left out and every marked region is removed.
+ * @returns Their names, sorted.
  *
- * @param options Which variant.
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { modules } from "./generate.ts";
+ * assert.ok(modules().includes("verification"));
+ * assert.ok(!modules().includes("password"));
+ * ```
+ */
+export function modules(): string[] {
+  return optionalModules(SOURCES);
+}
+
+/**
+ * The app's files for a new project, by relative path: every template but
+ * the folders of the modules left out, and `modules.ts` listing the rest.
+ *
+ * @param options Which modules to leave out.
  * @returns Path → content, sorted by path.
- * @throws {Error} When a template's markers do not pair up.
+ * @throws {Error} When a name in `without` is no optional module.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { renderApp } from "./generate.ts";
- * const files = renderApp({ verification: false });
+ * const files = renderApp({ without: ["verification"] });
  * assert.equal(files.has("app.ts"), true);
- * files.has("routes/verify.ts"); // false
+ * assert.equal(files.has("methods/verification/mod.ts"), false);
  * ```
  */
 export function renderApp(options: RenderOptions = {}): Map<string, string> {
-  const verification = options.verification ?? true;
+  const without = leftOut(options);
   const out = new Map<string, string>();
-  const modules = [
-    ...(verification ? [] : ["verification"]),
-    ...leftOut(options),
-  ];
-  for (const path of Object.keys(TEMPLATES).sort()) {
-    if (!verification && VERIFICATION_ONLY.has(path)) continue;
-    if (path === "deno.json") continue; // projectConfig() writes it
-    // A module left out: its folder, and its lines in modules.ts.
-    if (modules.some((m) => path.startsWith(`methods/${m}/`))) continue;
-    let source = TEMPLATES[path];
-    if (path === "modules.ts") {
-      for (const m of modules) source = withoutModule(source, m);
-    }
-    if (!verification) source = withoutRegions(path, source);
-    for (const method of leftOut(options)) {
-      source = withoutRegions(path, source, method);
-    }
-    out.set(path, source);
+  for (const path of [...SOURCES.keys()].sort()) {
+    const name = moduleOf(path);
+    if (name !== null && without.has(name)) continue;
+    const source = SOURCES.get(path)!;
+    out.set(
+      path,
+      path === MODULES_FILE ? withoutModules(source, without) : source,
+    );
   }
   return out;
 }
 
 /**
- * `modules.ts` without one module: its import and its entry in the list.
- *
- * @param source The file.
- * @param name The module's folder under `methods/`.
- * @returns The file without it.
- */
-function withoutModule(source: string, name: string): string {
-  const from = `"./methods/${name}/mod.ts";`;
-  const line = source.split("\n").find((l) => l.endsWith(from));
-  const binding = line?.match(/^import \{ (\w+) \}/)?.[1];
-  if (line === undefined || binding === undefined) return source;
-  return source.split("\n").filter((l) =>
-    l !== line && l.trim() !== `${binding},`
-  ).join("\n");
-}
-
-/**
  * The generated project's `deno.json`: the app's own, whose imports name
  * the packages on JSR, or, for a local checkout, the same names mapped to
- * the checkout's files.
+ * the checkout's files. An import that only left-out modules use (a
+ * method's package) is left out with them.
  *
- * @param options Where the packages come from.
+ * @param options Where the packages come from, and the modules left out.
  * @returns The JSON text.
  *
  * @example Usage
@@ -142,16 +115,20 @@ function withoutModule(source: string, name: string): string {
 export function projectConfig(options: ProjectOptions = {}): string {
   const config = JSON.parse(TEMPLATES["deno.json"]);
   const spec = options.package ?? DEFAULT_PACKAGE;
-  // A method left out loses its package and the npm packages only it needs.
-  for (const method of leftOut(options)) {
-    for (const name of Object.keys(config.imports)) {
-      const pkg = name.replace(/\/$/, "");
-      if (
-        pkg === `@portcullis/${method}` ||
-        pkg.startsWith(`@portcullis/${method}/`) ||
-        METHOD_NPM[method].includes(pkg)
-      ) delete config.imports[name];
+  const without = leftOut(options);
+  // An import only the left-out modules use goes with them.
+  if (without.size > 0) {
+    const kept = new Set<string>();
+    const dropped = new Set<string>();
+    for (const [path, source] of SOURCES) {
+      const name = moduleOf(path);
+      const into = name !== null && without.has(name) ? dropped : kept;
+      for (const specifier of specifiersOf(source)) {
+        const key = importKey(config.imports, specifier);
+        if (key !== null) into.add(key);
+      }
     }
+    for (const key of dropped) if (!kept.has(key)) delete config.imports[key];
   }
   if (spec !== DEFAULT_PACKAGE) {
     config.imports = localImports(config.imports, spec);
@@ -191,32 +168,34 @@ function localImports(
   return out;
 }
 
-function withoutRegions(
-  path: string,
-  source: string,
-  name = "verification",
-): string {
-  const begin = name === "verification" ? BEGIN : `// [${name}] begin`;
-  const end = name === "verification" ? END : `// [${name}] end`;
-  const kept: string[] = [];
-  let inside = false;
-  for (const line of source.split("\n")) {
-    const t = line.trim();
-    if (t === begin) {
-      if (inside) throw new Error(`Nested ${name} region in ${path}`);
-      inside = true;
-    } else if (t === end) {
-      if (!inside) throw new Error(`Unopened ${name} region in ${path}`);
-      inside = false;
-    } else if (!inside) kept.push(line);
+/** The import-map key a bare specifier resolves through, or `null`. */
+function importKey(
+  imports: Record<string, string>,
+  specifier: string,
+): string | null {
+  if (specifier in imports) return specifier;
+  let best: string | null = null;
+  for (const key of Object.keys(imports)) {
+    if (
+      key.endsWith("/") && specifier.startsWith(key) &&
+      key.length > (best?.length ?? 0)
+    ) best = key;
   }
-  if (inside) throw new Error(`Unclosed ${name} region in ${path}`);
-  return kept.join("\n");
+  return best;
 }
 
-/** The sign-in methods the options leave out. */
-function leftOut(options: SignInMethodOptions): (keyof SignInMethodOptions)[] {
-  return (["totp", "oidc", "passkeys"] as const).filter((m) =>
-    options[m] === false
-  );
+/** The modules the options leave out, checked. */
+function leftOut(options: RenderOptions): Set<string> {
+  const without = new Set(options.without ?? []);
+  const optional = modules();
+  for (const name of without) {
+    if (!optional.includes(name)) {
+      throw new Error(
+        `No optional module ${JSON.stringify(name)}: the optional modules are ${
+          optional.join(", ")
+        }`,
+      );
+    }
+  }
+  return without;
 }

@@ -5,27 +5,31 @@
  *
  * ```sh
  * deno run -A jsr:@portcullis/scaffold my-app
- * deno run -A jsr:@portcullis/scaffold my-app --no-verification
+ * deno run -A jsr:@portcullis/scaffold my-app --no-verification --no-oidc
  * cd my-app && deno task start
  * ```
  *
- * Options: `--no-totp`, `--no-oidc`, `--no-passkeys` leave a sign-in
- * method's package out (`--totp`, … keep it; all are in by default);
- * `--no-verification` writes the basic flow without email
- * verification; `--force` overwrites existing files; `--package <spec>`
- * changes where `@portcullis/auth` comes from (a `jsr:` specifier, or the
- * path of a local checkout).
+ * Every sign-in method is a module, a folder `methods/<name>/`, and the
+ * project's `modules.ts` lists the ones it has. `--no-<name>` leaves one
+ * out (its folder is not written, `modules.ts` does not list it, and the
+ * imports only it used leave `deno.json`): `--no-verification`,
+ * `--no-magic-link`, `--no-totp`, `--no-oidc`, `--no-passkeys`,
+ * `--no-device-bound`, as {@linkcode modules} lists them (a `_` in a
+ * folder's name is a `-` in its flag). `--force` overwrites existing files;
+ * `--package <spec>` changes where `@portcullis/auth` comes from (a `jsr:`
+ * specifier, or the path of a local checkout).
  *
  * @example Usage
  * ```ts ignore
  * import { scaffold } from "@portcullis/scaffold";
- * await scaffold("my-app", { verification: true });
+ * await scaffold("my-app", { without: ["oidc", "passkeys"] });
  * ```
  *
  * @module
  */
 import {
   DEFAULT_PACKAGE,
+  modules,
   projectConfig,
   type ProjectOptions,
   renderApp,
@@ -34,11 +38,11 @@ import {
 
 export {
   DEFAULT_PACKAGE,
+  modules,
   projectConfig,
   type ProjectOptions,
   renderApp,
   type RenderOptions,
-  type SignInMethodOptions,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */
@@ -52,7 +56,7 @@ export interface ScaffoldOptions extends RenderOptions, ProjectOptions {
  * the directory has none.
  *
  * @param dir The project directory.
- * @param options The variant, the package and `force`.
+ * @param options The modules left out, the package and `force`.
  * @returns The paths written, relative to `dir`.
  * @throws {Error} When a file exists and `force` is not set (nothing is
  * written then).
@@ -105,28 +109,35 @@ async function exists(path: string): Promise<boolean> {
 }
 
 function usage(): never {
+  const flags = modules().map((name) => `[--no-${flagOf(name)}]`).join(" ");
   console.error(
-    "Usage: deno run -A jsr:@portcullis/scaffold <dir> [--no-verification] [--no-totp] [--no-oidc] [--no-passkeys] [--force] [--package <jsr: specifier or local path>]",
+    `Usage: deno run -A jsr:@portcullis/scaffold <dir> ${flags} [--force] [--package <jsr: specifier or local path>]`,
   );
   Deno.exit(2);
+}
+
+/** A module's flag: its folder's name with `-` for `_`. */
+function flagOf(name: string): string {
+  return name.replaceAll("_", "-");
 }
 
 async function main(args: string[]): Promise<void> {
   let dir: string | undefined;
   const options: ScaffoldOptions = {};
+  const optional = new Map(modules().map((name) => [flagOf(name), name]));
+  const without: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    if (a === "--no-verification") options.verification = false;
-    else if (/^--(no-)?(totp|oidc|passkeys)$/.test(a)) {
-      const [, no, method] = /^--(no-)?(\w+)$/.exec(a)!;
-      options[method as "totp" | "oidc" | "passkeys"] = no === undefined;
-    } else if (a === "--force") options.force = true;
+    const module = a.startsWith("--no-") ? optional.get(a.slice(5)) : null;
+    if (module) without.push(module);
+    else if (a === "--force") options.force = true;
     else if (a === "--package") options.package = args[++i] ?? usage();
     else if (a.startsWith("--package=")) options.package = a.slice(10);
     else if (a.startsWith("-") || dir !== undefined) usage();
     else dir = a;
   }
   if (dir === undefined) usage();
+  options.without = without;
   try {
     const written = await scaffold(dir, options);
     console.log(`Wrote ${written.length} files to ${dir}.`);

@@ -56,6 +56,7 @@ async function setup(options: SetupOptions = {}) {
     passwordHash: "$pbkdf2-sha256$unused",
     createdAt: now(),
   });
+  await credentials.markVerified("user_1", "ml@example.com", now());
   const mail: string[] = [];
   const logs: string[] = [];
   const pending: Promise<void>[] = [];
@@ -110,6 +111,7 @@ async function setup(options: SetupOptions = {}) {
     logs,
     pending,
     sessions,
+    credentials,
     advance: (ms: number) => t += ms,
     close: () => client.close(),
   };
@@ -178,6 +180,23 @@ Deno.test("magic link: unknown and known emails get the same answer; only known 
   assert.deepEqual([...known.headers], [...unknown.headers]);
   assert.equal(await known.text(), await unknown.text());
   assert.equal(s.mail.length, 1);
+  s.close();
+});
+
+Deno.test("magic link: an account whose address was never proven gets no link, and the same answer (this example proves no address: pre-account hijacking)", async () => {
+  const s = await setup();
+  await s.credentials.create({
+    id: "user_2",
+    email: "unproven@example.com",
+    passwordHash: "$pbkdf2-sha256$registered-by-someone-else",
+    createdAt: Date.now(),
+  });
+  const known = await s.ask("ml@example.com");
+  const unproven = await s.ask("unproven@example.com");
+  assert.equal(known.status, unproven.status);
+  assert.equal(await known.text(), await unproven.text());
+  assert.equal(s.mail.length, 1);
+  assert.match(s.mail[0], /to=ml@example\.com /);
   s.close();
 });
 
@@ -346,6 +365,7 @@ Deno.test("finding 4: without waitUntil the mail still goes out (fire and forget
       passwordHash: "$pbkdf2-sha256$unused",
       createdAt: Date.now(),
     });
+    await credentials.markVerified("user_1", "ml@example.com", Date.now());
     const delivered = Promise.withResolvers<string>();
     const logs: string[] = [];
     const app = createMagicLinkApp({

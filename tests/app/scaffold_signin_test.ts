@@ -1,18 +1,19 @@
 /**
- * The scaffold's sign-in method options: `--no-totp`, `--no-oidc`,
- * `--no-passkeys` leave a method's package out of the project, and the
- * project still type-checks, lints and passes its own tests.
+ * The scaffold's `deno.json` for a subset of modules: every package is
+ * mapped by default (from JSR, or to a local checkout), and an import that
+ * only left-out modules use leaves with them, while one any kept file uses
+ * stays.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import {
+  modules,
   projectConfig,
   renderApp,
-  scaffold,
 } from "../../packages/scaffold/mod.ts";
-
-const root = new URL("../../", import.meta.url);
+import { TEMPLATES } from "../../packages/scaffold/_templates.ts";
+import { specifiersOf } from "../../packages/scaffold/_modules.ts";
 
 Deno.test("by default the project has every sign-in method and maps its packages", () => {
   const config = JSON.parse(projectConfig());
@@ -35,79 +36,52 @@ Deno.test("by default the project has every sign-in method and maps its packages
     local.imports["@portcullis/passkeys/browser-script"],
     "file:///repo/packages/passkeys/browser_script.ts",
   );
-  const files = renderApp();
-  for (const pkg of ["totp", "oidc", "passkeys"]) {
-    assert.match(
-      files.get(`methods/${pkg}/mod.ts`)!,
-      new RegExp(`from "@portcullis/${pkg}"`),
-    );
-  }
+  assert.deepEqual(
+    Object.keys(JSON.parse(TEMPLATES["deno.json"]).imports),
+    Object.keys(config.imports),
+  );
 });
 
-Deno.test("--no-totp, --no-oidc and --no-passkeys leave each package and its npm dependencies out", () => {
-  const options = { totp: false, oidc: false, passkeys: false };
-  for (const [path, content] of renderApp(options)) {
-    assert.doesNotMatch(
-      content,
-      /@portcullis\/(totp|oidc|passkeys)"|\[(totp|oidc|passkeys)\]/,
-      path,
-    );
-  }
-  const config = JSON.parse(projectConfig(options));
-  for (
-    const name of [
-      "@portcullis/totp",
-      "@portcullis/oidc",
-      "@portcullis/passkeys",
-      "@portcullis/passkeys/",
-      "otpauth",
-      "oauth4webapi",
-      "@simplewebauthn/server",
-    ]
-  ) {
-    assert.equal(config.imports[name], undefined, name);
-  }
-  const onlyTotp = renderApp({ oidc: false, passkeys: false });
-  assert.match(onlyTotp.get("methods/totp/mod.ts")!, /TotpAuthenticator/);
-  for (const [path, content] of onlyTotp) {
-    assert.doesNotMatch(content, /OidcClient|PasskeyAuthenticator/, path);
-  }
-});
-
-Deno.test({
-  name:
-    "a generated project without the sign-in methods type-checks, lints and passes its own tests",
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "portcullis-project-" });
-    try {
-      await scaffold(dir, {
-        totp: false,
-        oidc: false,
-        passkeys: false,
-        package: root.pathname,
-      });
-      for (
-        const args of [["check", "main.ts", "app_test.ts"], ["lint"], [
-          "test",
-          "-A",
-        ]]
-      ) {
-        const out = await new Deno.Command(Deno.execPath(), {
-          args,
-          cwd: dir,
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        const text = new TextDecoder().decode(out.stdout) +
-          new TextDecoder().decode(out.stderr);
-        assert.equal(
-          out.code,
-          0,
-          `deno ${args.join(" ")}:\n${text.slice(-2000)}`,
-        );
-      }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
+/** The import-map keys the bare specifiers of some files go through. */
+function keysUsedBy(
+  files: Iterable<[string, string]>,
+  imports: Record<string, string>,
+): Set<string> {
+  const out = new Set<string>();
+  for (const [, source] of files) {
+    for (const s of specifiersOf(source)) {
+      if (s in imports) out.add(s);
+      const prefix = Object.keys(imports).filter((k) =>
+        k.endsWith("/") && s.startsWith(k)
+      ).sort((a, b) => b.length - a.length)[0];
+      if (prefix) out.add(prefix);
     }
-  },
+  }
+  return out;
+}
+
+Deno.test("leaving modules out drops the imports only they used, and keeps every import a written file uses", () => {
+  const all = JSON.parse(TEMPLATES["deno.json"]).imports;
+  const subsets = [
+    ...modules().map((m) => [m]),
+    modules(),
+    modules().filter((m) => m !== "verification"),
+  ];
+  for (const without of subsets) {
+    const kept = JSON.parse(projectConfig({ without })).imports;
+    const written = renderApp({ without });
+    const used = keysUsedBy(written, all);
+    const usedByAny = keysUsedBy(
+      Object.entries(TEMPLATES).filter(([p]) => p !== "deno.json"),
+      all,
+    );
+    for (const key of Object.keys(all)) {
+      // Kept: what a written file uses, and what no template uses at all.
+      const expected = used.has(key) || !usedByAny.has(key);
+      assert.equal(key in kept, expected, `${key} without ${without}`);
+    }
+    for (const key of ["@portcullis/auth", "@portcullis/sql", "hono"]) {
+      assert.ok(key in kept, key);
+    }
+  }
 });

@@ -1,14 +1,15 @@
 /**
  * The generator against its committed output: `examples/app/` is what
  * `renderApp()` writes, the embedded templates are current, the CLI writes
- * a project, and the generated projects (with and without verification)
- * type-check, lint and pass their own tests.
+ * a project, and a module is left out by its folder and its line in
+ * `modules.ts` alone. `scaffold_subsets_test.ts` type-checks, lints and
+ * tests the project of every subset of modules.
  */
 import assert from "node:assert/strict";
 import {
+  modules,
   projectConfig,
   renderApp,
-  scaffold,
 } from "../../packages/scaffold/mod.ts";
 import { TEMPLATES } from "../../packages/scaffold/_templates.ts";
 
@@ -86,8 +87,8 @@ Deno.test("regenerating into a temporary directory gives examples/app/ with no d
 });
 
 Deno.test("generated files import only the package, never this repository's paths", () => {
-  for (const verification of [true, false]) {
-    for (const [path, content] of renderApp({ verification })) {
+  for (const without of [[], modules()]) {
+    for (const [path, content] of renderApp({ without })) {
       assert.doesNotMatch(content, /["'](\.\.\/)+(lib|stores|mod\.ts)/, path);
     }
   }
@@ -100,46 +101,84 @@ Deno.test("generated files import only the package, never this repository's path
   assert.equal(config.tasks.start, "deno run -A --unstable-kv main.ts");
 });
 
-Deno.test("--no-verification leaves out the verification routes, views and gates", () => {
-  const files = renderApp({ verification: false });
-  assert.ok(!files.has("routes/verify.ts"));
-  assert.ok(!files.has("views/emails/verify_email.ts"));
-  for (const [path, content] of files) {
-    assert.doesNotMatch(content, /\[verification\]/, path);
-    assert.doesNotMatch(
-      content,
-      /requireVerified|\.\/verify\.ts|verify_email|path: "\/verify/,
-      path,
-    );
+Deno.test("the optional modules are the folders under methods/, the password's aside", () => {
+  const folders = new Set(
+    Object.keys(TEMPLATES).filter((p) => p.startsWith("methods/")).map((p) =>
+      p.split("/")[1]
+    ),
+  );
+  assert.deepEqual(
+    modules(),
+    [...folders].filter((m) => m !== "password").sort(),
+  );
+  for (const m of ["verification", "magic_link", "device_bound"]) {
+    assert.ok(modules().includes(m), m);
   }
-  const full = renderApp();
-  assert.match(full.get("methods/verification/mod.ts")!, /"\/verify"/);
-  assert.ok(!files.has("methods/verification/mod.ts"));
-  assert.doesNotMatch(files.get("modules.ts")!, /verification/);
-  assert.match(full.get("methods/verification/mod.ts")!, /requireVerified/);
+  assert.throws(
+    () => renderApp({ without: ["password"] }),
+    /No optional module "password"/,
+  );
+  assert.throws(() => renderApp({ without: ["nope"] }), /No optional module/);
+  // The verification module brings its routes and its gate on notes.
+  const verification = renderApp().get("methods/verification/mod.ts")!;
+  assert.match(verification, /"\/verify"/);
+  assert.match(verification, /requireVerified/);
 });
 
-for (const verification of [true, false]) {
-  Deno.test({
-    name: `a generated project (${
-      verification ? "with" : "without"
-    } verification) type-checks, lints and passes its own tests`,
-    fn: async () => {
-      const dir = await Deno.makeTempDir({ prefix: "portcullis-project-" });
-      try {
-        await scaffold(dir, { verification, package: root.pathname });
-        for (
-          const args of [["check", "main.ts", "app_test.ts"], ["lint"], [
-            "test",
-            "-A",
-          ]]
-        ) {
-          const r = await run(args, dir);
-          assert.equal(r.code, 0, `deno ${args.join(" ")}:\n${r.text}`);
-        }
-      } finally {
-        await Deno.remove(dir, { recursive: true });
+Deno.test("leaving a module out writes none of its files, and modules.ts neither imports nor lists it", () => {
+  const full = renderApp();
+  assert.equal(full.get("modules.ts"), TEMPLATES["modules.ts"]);
+  for (const m of modules()) {
+    const files = renderApp({ without: [m] });
+    const own = [...full.keys()].filter((p) => p.startsWith(`methods/${m}/`));
+    assert.ok(own.length > 0, m);
+    for (const p of own) assert.ok(!files.has(p), p);
+    assert.deepEqual(
+      [...files.keys()].filter((p) => !own.includes(p)).length,
+      full.size - own.length,
+      "every other file is written",
+    );
+    const list = files.get("modules.ts")!;
+    assert.doesNotMatch(list, new RegExp(`methods/${m}/`));
+    const binding = /import \{ (\w+) \} from "\.\/methods\/([a-z_]+)\//g;
+    for (const [, name, folder] of full.get("modules.ts")!.matchAll(binding)) {
+      const listed = new RegExp(`^\\s*${name},$`, "m").test(list);
+      assert.equal(listed, folder !== m, `${name} in modules.ts without ${m}`);
+    }
+    for (const [path, content] of files) {
+      if (path !== "modules.ts") {
+        assert.doesNotMatch(content, new RegExp(`methods/${m}/`), path);
       }
-    },
-  });
-}
+    }
+  }
+  const none = renderApp({ without: modules() }).get("modules.ts")!;
+  assert.match(
+    none,
+    /export const MODULES: readonly AppModule\[\] = \[\n {2}password,\n\];/,
+  );
+});
+
+Deno.test("the CLI takes --no-<module> for each optional module and refuses an unknown one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "portcullis-scaffold-" });
+  const mod = new URL("packages/scaffold/mod.ts", root).pathname;
+  try {
+    const r = await run(
+      ["run", "-A", mod, dir, "--no-magic-link", "--no-verification"],
+      root.pathname,
+    );
+    assert.equal(r.code, 0, r.text);
+    const written = await readTree(new URL(`file://${dir}/`));
+    assert.ok(written.has("methods/password/mod.ts"));
+    assert.ok(!written.has("methods/magic_link/mod.ts"));
+    assert.ok(!written.has("methods/verification/mod.ts"));
+    assert.doesNotMatch(written.get("modules.ts")!, /magicLink|verification/);
+    const bad = await run(
+      ["run", "-A", mod, `${dir}/x`, "--no-password"],
+      root.pathname,
+    );
+    assert.equal(bad.code, 2);
+    assert.match(bad.text, /--no-magic-link/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -15,7 +15,12 @@ import { messagePage } from "../../views/auth/message.ts";
 import { confirmVerifyPage } from "./views/auth/confirm_verify.ts";
 import { verifyEmail } from "./views/emails/verify_email.ts";
 import { setPasswordEmail } from "../password/views/emails/reset_password.ts";
-import { proveAddress, record } from "../../lifecycle.ts";
+import {
+  type LinkOwner,
+  type ProofWay,
+  proofWay,
+  proveByLink,
+} from "../../address_proof.ts";
 import { hasPassword } from "../../reauth.ts";
 import { mailResetLink } from "../password/reset.ts";
 
@@ -129,40 +134,29 @@ export async function verify(ctx: AppContext, req: Request): Promise<Response> {
   if (found === null || owner === null) {
     return await refused(ctx, req, kind === "json");
   }
-  if (owner.verifiedAt > 0) {
-    return await redeemAndStamp(ctx, req, token, kind, owner, "session");
+  // Who may prove an address never proven: the rules every mailed link
+  // that proves one follows (address_proof.ts).
+  const way = await proofWay(ctx, req, owner, body?.fields ?? {});
+  if (typeof way === "string") {
+    return await redeemAndStamp(ctx, req, token, kind, owner, way);
   }
-  if (body?.fields.disown === "1" || !hasPassword(owner)) {
-    return await redeemAndStamp(ctx, req, token, kind, owner, "disown");
+  if (way.kind === "throttled") {
+    return strictOrigin(tooManyRequests(req, way.retryAfterSeconds));
   }
-  if (currentUser(req) === owner.id) {
-    return await redeemAndStamp(ctx, req, token, kind, owner, "session");
+  if (kind === "json") {
+    return strictOrigin(
+      errorResponse(req, 401, "invalid_credentials", PASSWORD_NEEDED),
+    );
   }
-  const result = await ctx.passwords.login(
-    owner.email,
-    body?.fields.password ?? "",
-    { address: ctx.clientAddress(req) },
-  );
-  if (result.kind === "throttled") {
-    return strictOrigin(tooManyRequests(req, result.retryAfterSeconds));
-  }
-  if (result.kind !== "ok" || result.subject !== owner.id) {
-    if (kind === "json") {
-      return strictOrigin(
-        errorResponse(req, 401, "invalid_credentials", PASSWORD_NEEDED),
-      );
-    }
-    return strictOrigin(page(
-      confirmVerifyPage({
-        token,
-        mode: "password",
-        email: await emailOf(ctx, currentUser(req)),
-        error: PASSWORD_NEEDED,
-      }),
-      401,
-    ));
-  }
-  return await redeemAndStamp(ctx, req, token, kind, owner, "password");
+  return strictOrigin(page(
+    confirmVerifyPage({
+      token,
+      mode: "password",
+      email: await emailOf(ctx, currentUser(req)),
+      error: PASSWORD_NEEDED,
+    }),
+    401,
+  ));
 }
 
 const PASSWORD_NEEDED =
@@ -204,33 +198,21 @@ async function redeemAndStamp(
   req: Request,
   token: string,
   kind: "form" | "json",
-  owner: { id: string; email: string; verifiedAt: number },
-  how: "session" | "password" | "disown",
+  owner: LinkOwner,
+  how: ProofWay,
 ): Promise<Response> {
   const disown = how === "disown";
-  if (disown) await ctx.sessions.revokeAll(owner.id);
-  await proveAddress(ctx, req, {
-    subject: owner.id,
-    kind: disown ? "disowned" : "verification",
-    verifiedBefore: owner.verifiedAt,
-    keepPassword: !disown,
-  });
-  const redeemed = await ctx.tokens.redeem(
-    token,
-    VERIFY_PURPOSE,
-    currentEmailCheck(ctx),
+  // An address proven before is stamped again, as a session's proof.
+  const stamped = await proveByLink(
+    ctx,
+    req,
+    owner,
+    how === "proven" ? "session" : how,
+    () => ctx.tokens.redeem(token, VERIFY_PURPOSE, currentEmailCheck(ctx)),
   );
-  const stamped = redeemed !== null && redeemed.subject === owner.id &&
-    await ctx.credentials.markVerified(
-      redeemed.subject,
-      redeemed.email,
-      Math.max(1, Math.floor(ctx.now())),
-    );
   if (!stamped) return await refused(ctx, req, kind === "json");
-  await record(ctx, "verified", owner.id, req);
   let message = "Thank you: your email address is verified.";
   if (disown) {
-    await ctx.registry.clear(owner.id).catch(() => {});
     message =
       "Your email address is verified, and everything someone else set up on this account is removed. A link to set your password is on its way.";
     try {
