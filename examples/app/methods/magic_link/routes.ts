@@ -24,6 +24,7 @@ import { OneTimeTokens } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
 import { proofWay, proveByLink } from "../../address_proof.ts";
 import { record, startSession } from "../../lifecycle.ts";
+import { stepAfterPassword } from "../../module.ts";
 import { hasPassword } from "../../reauth.ts";
 import { bodyOrBadRequest, readBody } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
@@ -214,10 +215,8 @@ export async function signInByLink(
   );
   if (!redeemed) return await refused(ctx, req, !form);
   // The link stands for the password: a second factor still follows.
-  for (const module of ctx.modules) {
-    const step = await module.afterPassword?.(ctx, owner.id, next, form);
-    if (step) return strictOrigin(step);
-  }
+  const step = await stepAfterPassword(ctx, owner.id, next, form);
+  if (step) return strictOrigin(step);
   const session = await startSession(ctx, req, owner.id);
   await record(ctx, "login", owner.id, req);
   if (!form) {

@@ -20,6 +20,7 @@ import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
 import { loginPage } from "../../views/auth/login.ts";
 import { registerPage } from "./views/auth/register.ts";
+import { stepAfterPassword } from "../../module.ts";
 import { hasPassword } from "../../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
 import { passwordLogin, trustThisDevice } from "./password_login.ts";
@@ -123,7 +124,12 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     : null;
   if (result.kind === "ok" && current) {
     // With TOTP on, the password alone issues no session.
-    const secondFactor = await afterPassword(ctx, result.subject, next, form);
+    const secondFactor = await stepAfterPassword(
+      ctx,
+      result.subject,
+      next,
+      form,
+    );
     if (secondFactor !== null) {
       if (device !== null) secondFactor.headers.append("set-cookie", device);
       return secondFactor;
@@ -288,18 +294,4 @@ function advice(reason: RegisterRejectionReason | undefined): string {
   return reason === "emailInvalid"
     ? "Enter a valid email address"
     : passwordAdvice(reason);
-}
-
-/** The modules' steps after a right password: the first answer, or `null`. */
-async function afterPassword(
-  ctx: AppContext,
-  subject: string,
-  next: string,
-  form: boolean,
-): Promise<Response | null> {
-  for (const m of ctx.modules) {
-    const answer = await m.afterPassword?.(ctx, subject, next, form);
-    if (answer) return answer;
-  }
-  return null;
 }
