@@ -60,6 +60,24 @@ export async function refuseUnverified(
  * whether the password stays.
  * @returns What was removed.
  */
+/**
+ * Ends the account's outstanding email-change links. Runs after every write
+ * that evicts an earlier holder of the account (the first proof of the
+ * address, a password change or reset, signing out everywhere): a link
+ * asked for by whoever held the password before must not outlive the
+ * owner's recovery, or one click by the owner would move the account to
+ * that party's address.
+ *
+ * @param ctx The app.
+ * @param subject The account.
+ */
+export async function cancelEmailChanges(
+  ctx: AppContext,
+  subject: string,
+): Promise<void> {
+  await ctx.tokens.revokeFor(subject, EMAIL_CHANGE_PURPOSE);
+}
+
 export async function proveAddress(
   ctx: AppContext,
   req: Request,
@@ -75,7 +93,7 @@ export async function proveAddress(
     at: Math.max(1, Math.floor(ctx.now())),
   });
   if (proof.verifiedBefore <= 0 && proof.kind !== "emailChange") {
-    await ctx.tokens.revokeFor(proof.subject, EMAIL_CHANGE_PURPOSE);
+    await cancelEmailChanges(ctx, proof.subject);
     // Device cookies minted before the first proof came from a party nobody
     // had checked: they no longer exempt a browser from the lockout.
     const email = (await ctx.credentials.findById(proof.subject))?.email;

@@ -4,6 +4,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  EMAIL_CHANGE_PURPOSE,
+  MemoryVerificationTokenStore,
+  type VerificationTokenStore,
+} from "@portcullis/auth/verification";
+import {
   api,
   bearer,
   Browser,
@@ -293,7 +298,8 @@ Deno.test("SECURITY item 42: no link redeems as another kind: an email-change to
       .status,
     400,
   );
-  // Each still works for its own purpose.
+  // Each works for its own purpose (the reset, a password write, also
+  // ends the email change asked for before it: a fresh one works).
   assert.equal(
     (await api(app.origin, "POST", "/password/reset", {
       token: reset,
@@ -304,6 +310,24 @@ Deno.test("SECURITY item 42: no link redeems as another kind: an email-change to
   assert.equal(
     (await api(app.origin, "POST", "/account/email/confirm", {
       token: change,
+      password: "another passphrase",
+    })).status,
+    400,
+  );
+  const { token: again } = await api(app.origin, "POST", "/login", {
+    email: "x@example.com",
+    password: "another passphrase",
+  }).then((r) => r.body as { token: string });
+  assert.equal(
+    (await api(app.origin, "POST", "/account/email", {
+      password: "another passphrase",
+      email: "x2@example.com",
+    }, bearer(again))).status,
+    202,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/account/email/confirm", {
+      token: tokenOf(app.lastLink("x2@example.com")),
       password: "another passphrase",
     })).status,
     200,
@@ -341,4 +365,159 @@ Deno.test("red-team review: an account cannot be moved onto a victim's address b
   // The victim's address is still free to register.
   const own = await registerJson(app.origin, "victim@example.com", PASSWORD);
   assert.notEqual(own.subject, subject);
+});
+
+/** Asks for a move of the account behind `token` to `email`; the link. */
+async function askMove(
+  app: { origin: string; lastLink(email: string): string },
+  token: string,
+  email: string,
+): Promise<string> {
+  const asked = await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email,
+  }, bearer(token));
+  assert.equal(asked.status, 202);
+  return app.lastLink(email);
+}
+
+Deno.test("red-team review: an email-change link dies with the owner's recovery (password reset, password change, signing out everywhere), even opened in the owner's own browser", async () => {
+  await using app = await startApp();
+  const owner = new Browser(app.origin);
+  await owner.post("/register", {
+    email: "own@example.com",
+    password: PASSWORD,
+  });
+  const subject = await verifyDirectly(app, "own@example.com");
+  const { token } = await api(app.origin, "POST", "/login", {
+    email: "own@example.com",
+    password: PASSWORD,
+  }).then((r) => r.body as { token: string });
+  const stays = async (link: string) => {
+    const res = await owner.fetch(link);
+    assert.equal(res.status, 400, "the link no longer works");
+    await res.body?.cancel();
+    assert.equal(
+      (await app.credentials.findById(subject))!.email,
+      "own@example.com",
+    );
+  };
+  // Signing out everywhere (from the owner's browser).
+  let link = await askMove(app, token, "thief1@example.com");
+  const out = await owner.post("/account/sessions/revoke-others", {});
+  assert.equal(out.status, 303);
+  await stays(link);
+  // A password change.
+  const { token: t2 } = await api(app.origin, "POST", "/login", {
+    email: "own@example.com",
+    password: PASSWORD,
+  }).then((r) => r.body as { token: string });
+  link = await askMove(app, t2, "thief2@example.com");
+  const changed = await owner.post("/account/password", {
+    currentPassword: PASSWORD,
+    newPassword: "a brand new passphrase",
+  });
+  assert.equal(changed.status, 303);
+  await stays(link);
+  // A password reset by mail.
+  const NEW = "a brand new passphrase";
+  const { token: t3 } = await api(app.origin, "POST", "/login", {
+    email: "own@example.com",
+    password: NEW,
+  }).then((r) => r.body as { token: string });
+  const asked = await api(app.origin, "POST", "/account/email", {
+    password: NEW,
+    email: "thief3@example.com",
+  }, bearer(t3));
+  assert.equal(asked.status, 202);
+  link = app.lastLink("thief3@example.com");
+  await owner.post("/password/forgot", { email: "own@example.com" });
+  const reset = app.lastLink("own@example.com");
+  const done = await owner.post("/password/reset", {
+    token: new URL(reset).searchParams.get("token") ?? "",
+    password: "yet another passphrase",
+  });
+  assert.equal(done.status, 303);
+  await owner.post("/login", {
+    email: "own@example.com",
+    password: "yet another passphrase",
+  });
+  await stays(link);
+});
+
+Deno.test("red-team review: a password write that lands while an email change is asked for cancels that link too", async () => {
+  let hook: (() => Promise<void>) | null = null;
+  const stored: string[] = [];
+  const inner = new MemoryVerificationTokenStore();
+  const tokens: VerificationTokenStore = {
+    put: async (record) => {
+      await inner.put(record);
+      if (record.purpose !== EMAIL_CHANGE_PURPOSE) return;
+      stored.push(record.tokenHash);
+      // The owner's reset writes the new password just as the link is
+      // stored, after this request checked the old password.
+      const run = hook;
+      hook = null;
+      await run?.();
+    },
+    consume: (hash, purpose) => inner.consume(hash, purpose),
+    find: (hash, purpose) => inner.find(hash, purpose),
+    deleteFor: (subject, purpose) => inner.deleteFor(subject, purpose),
+  };
+  await using app = await startApp({ tokens });
+  const { subject, token } = await registerJson(
+    app.origin,
+    "own@example.com",
+    PASSWORD,
+  );
+  await verifyDirectly(app, "own@example.com");
+  hook = async () => {
+    await app.credentials.updatePasswordHash(subject, "$pbkdf2-sha256$other");
+  };
+  const asked = await api(app.origin, "POST", "/account/email", {
+    password: PASSWORD,
+    email: "thief@example.com",
+  }, bearer(token));
+  assert.equal(asked.status, 401);
+  assert.equal(stored.length, 1, "the link was issued before the check");
+  assert.equal(
+    await inner.find(stored[0], EMAIL_CHANGE_PURPOSE),
+    null,
+    "and cancelled after it",
+  );
+  assert.equal(
+    app.mail.filter((l) => l.includes("thief@example.com")).length,
+    0,
+  );
+});
+
+Deno.test("red-team review: GET /account/email/confirm reached from another site shows the form even in the owner's browser; the address stays until the owner posts it", async () => {
+  await using app = await startApp();
+  const b = new Browser(app.origin);
+  await b.post("/register", { email: "own@example.com", password: PASSWORD });
+  const asked = await b.post("/account/email", {
+    password: PASSWORD,
+    email: "other@example.com",
+  });
+  assert.equal(asked.status, 303);
+  const link = app.lastLink("other@example.com");
+  const { subject } = (await b.fetch("/api/me", {
+    headers: { accept: "application/json" },
+  }).then((r) => r.json())) as { subject: string };
+  for (const site of ["cross-site", "same-site"]) {
+    const res = await b.fetch(link, { headers: { "sec-fetch-site": site } });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /name="token"/);
+    assert.equal(
+      (await app.credentials.findById(subject))!.email,
+      "own@example.com",
+    );
+  }
+  const own = await b.fetch(link, { headers: { "sec-fetch-site": "none" } });
+  assert.equal(own.status, 303);
+  await own.body?.cancel();
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "other@example.com",
+  );
 });

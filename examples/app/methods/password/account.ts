@@ -17,7 +17,7 @@ import {
   PASSWORD_RESET_PURPOSE,
 } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
-import { proveAddress, record } from "../../lifecycle.ts";
+import { cancelEmailChanges, proveAddress, record } from "../../lifecycle.ts";
 import {
   bodyOrBadRequest,
   type ParsedBody,
@@ -108,6 +108,10 @@ export async function changeEmail(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
+  // The credentials as they stand before the re-check: should a password
+  // write (a reset, a change) land while this request runs, the link
+  // issued below is cancelled again, whichever of the two finishes first.
+  const stamp = await passwordStamp(ctx, currentUser(req)!);
   const checked = await checkUser(ctx, req);
   if (checked instanceof Response) return checked;
   const { subject, body } = checked;
@@ -140,6 +144,14 @@ export async function changeEmail(
     email,
     purpose: EMAIL_CHANGE_PURPOSE,
   });
+  if (await passwordStamp(ctx, subject) !== stamp) {
+    await cancelEmailChanges(ctx, subject);
+    return await refuse(ctx, body, subject, {
+      status: 401,
+      code: "invalid_credentials",
+      message: WRONG_PASSWORD,
+    });
+  }
   const link = new URL("/account/email/confirm", ctx.appOrigin);
   link.searchParams.set("token", token);
   let message =
@@ -159,11 +171,21 @@ export async function changeEmail(
   ]);
 }
 
+/** The account's password hash, or `null` for an unknown account. */
+async function passwordStamp(
+  ctx: AppContext,
+  subject: string,
+): Promise<string | null> {
+  return (await ctx.credentials.findById(subject))?.passwordHash ?? null;
+}
+
 /**
  * `GET /account/email/confirm?token=…`: the owner's signed-in browser
- * (its session's subject owns the token) confirms at once (303 to
- * `/account`); any other GET (a mail scanner, another browser) gets a page
- * whose form posts the token; a bad token a 400 page.
+ * (its session's subject owns the token), opening the link itself (from a
+ * mail client, the address bar or one of the app's pages), confirms at
+ * once (303 to `/account`); any other GET (a mail scanner, another
+ * browser, a navigation from another site) gets a page whose form posts
+ * the token; a bad token a 400 page.
  */
 export async function confirmEmailForm(
   ctx: AppContext,
@@ -173,7 +195,10 @@ export async function confirmEmailForm(
   const found = await ctx.tokens.peek(token, EMAIL_CHANGE_PURPOSE);
   if (found === null) return strictOrigin(await refusedPage(ctx, req, 400));
   const user = currentUser(req);
-  if (user !== null && user === found.subject) {
+  const site = req.headers.get("sec-fetch-site");
+  const ownNavigation = site === null || site === "none" ||
+    site === "same-origin";
+  if (user !== null && user === found.subject && ownNavigation) {
     return strictOrigin(await confirm(ctx, req, token, "form"));
   }
   return strictOrigin(page(confirmEmailChangePage({ token, email: null })));

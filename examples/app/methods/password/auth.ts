@@ -15,7 +15,12 @@ import {
 import { type RegisterRejectionReason } from "@portcullis/auth/passwords";
 import { type AppContext, limit } from "../../context.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
-import { record, startSession, subjectOfEmail } from "../../lifecycle.ts";
+import {
+  cancelEmailChanges,
+  record,
+  startSession,
+  subjectOfEmail,
+} from "../../lifecycle.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
 import { loginPage } from "../../views/auth/login.ts";
@@ -269,6 +274,7 @@ export async function changePassword(
       "The current password is incorrect",
     );
   }
+  await cancelEmailChanges(ctx, subject);
   // Best effort: the change is made; a count left behind only delays.
   await ctx.limiter.reset([perAccount]).catch((error) =>
     ctx.log(`password change: limiter reset failed: ${error?.message}`)

@@ -13,7 +13,7 @@ import {
 } from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
-import { proveAddress, record } from "../../lifecycle.ts";
+import { cancelEmailChanges, proveAddress, record } from "../../lifecycle.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { forgotPasswordPage } from "./views/auth/forgot_password.ts";
@@ -246,6 +246,9 @@ export async function reset(ctx: AppContext, req: Request): Promise<Response> {
     password,
   );
   if (!changed) return strictOrigin(refused(req, form));
+  // After the write: a link asked for with the old password, even one
+  // issued while this reset ran, dies here.
+  await cancelEmailChanges(ctx, redeemed.subject);
   if (
     owner.verifiedAt === 0 &&
     await ctx.credentials.markVerified(

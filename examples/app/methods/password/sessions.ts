@@ -8,7 +8,7 @@
  */
 import { currentIdentity, errorResponse, signOut } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
-import { record, startSession } from "../../lifecycle.ts";
+import { cancelEmailChanges, record, startSession } from "../../lifecycle.ts";
 import { isFormPost, readBody } from "../../request_body.ts";
 import { json, redirect } from "../../respond.ts";
 
@@ -153,6 +153,7 @@ export async function revokeOtherSessions(
   const subject = currentIdentity(req)!.subject;
   await ctx.sessions.revokeAll(subject);
   await ctx.registry.clear(subject);
+  await cancelEmailChanges(ctx, subject);
   const session = await startSession(ctx, req, subject);
   await record(ctx, "session_revoked", subject, req);
   if (!isFormPost(req)) {
