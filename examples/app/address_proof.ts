@@ -118,3 +118,35 @@ export async function proveByLink(
   if (disown) await ctx.registry.clear(owner.id).catch(() => {});
   return true;
 }
+
+/**
+ * The check a mailed link's redemption makes: the address it was sent to
+ * must still be the account's.
+ *
+ * @param ctx The app.
+ * @returns The `currentEmail` option of `OneTimeTokens.peek`/`redeem`.
+ */
+export function currentEmailCheck(ctx: AppContext): {
+  currentEmail: (subject: string) => Promise<string | null>;
+} {
+  return {
+    currentEmail: async (subject: string) =>
+      (await ctx.credentials.findById(subject))?.email ?? null,
+  };
+}
+
+/**
+ * The signed-in user's email, for the header of a page.
+ *
+ * @param ctx The app.
+ * @param user The signed-in subject, or `null`.
+ * @returns The email, or `null`.
+ */
+export async function emailOf(
+  ctx: AppContext,
+  user: string | null,
+): Promise<string | null> {
+  return user === null
+    ? null
+    : (await ctx.credentials.findById(user))?.email ?? null;
+}

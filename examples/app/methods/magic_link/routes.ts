@@ -22,7 +22,12 @@ import {
 } from "@portcullis/auth";
 import { OneTimeTokens } from "@portcullis/auth/verification";
 import { type AppContext, limit } from "../../context.ts";
-import { proofWay, proveByLink } from "../../address_proof.ts";
+import {
+  currentEmailCheck,
+  emailOf,
+  proofWay,
+  proveByLink,
+} from "../../address_proof.ts";
 import { record, startSession } from "../../lifecycle.ts";
 import { stepAfterPassword } from "../../module.ts";
 import { hasPassword } from "../../reauth.ts";
@@ -211,7 +216,8 @@ export async function signInByLink(
     req,
     owner,
     way,
-    () => settings.links.redeem(token, MAGIC_LINK_PURPOSE, currentEmail(ctx)),
+    () =>
+      settings.links.redeem(token, MAGIC_LINK_PURPOSE, currentEmailCheck(ctx)),
   );
   if (!redeemed) return await refused(ctx, req, !form);
   // The link stands for the password: a second factor still follows.
@@ -246,7 +252,7 @@ async function ownerOf(
   const found = token === "" ? null : await settings.links.peek(
     token,
     MAGIC_LINK_PURPOSE,
-    currentEmail(ctx),
+    currentEmailCheck(ctx),
   );
   return found === null ? null : await ctx.credentials.findById(found.subject);
 }
@@ -258,22 +264,6 @@ function modeOf(
   if (owner.verifiedAt > 0) return "proven";
   if (!hasPassword(owner)) return "none";
   return user === owner.id ? "session" : "password";
-}
-
-function currentEmail(ctx: AppContext) {
-  return {
-    currentEmail: async (subject: string) =>
-      (await ctx.credentials.findById(subject))?.email ?? null,
-  };
-}
-
-async function emailOf(
-  ctx: AppContext,
-  user: string | null,
-): Promise<string | null> {
-  return user === null
-    ? null
-    : (await ctx.credentials.findById(user))?.email ?? null;
 }
 
 async function refused(

@@ -16,6 +16,8 @@ import { confirmVerifyPage } from "./views/auth/confirm_verify.ts";
 import { verifyEmail } from "./views/emails/verify_email.ts";
 import { setPasswordEmail } from "../password/views/emails/reset_password.ts";
 import {
+  currentEmailCheck,
+  emailOf,
   type LinkOwner,
   type ProofWay,
   proofWay,
@@ -167,22 +169,6 @@ function modeOf(
 ): "password" | "none" | "verified" {
   if (owner.verifiedAt > 0) return "verified";
   return hasPassword(owner) ? "password" : "none";
-}
-
-function currentEmailCheck(ctx: AppContext) {
-  return {
-    currentEmail: async (subject: string) =>
-      (await ctx.credentials.findById(subject))?.email ?? null,
-  };
-}
-
-async function emailOf(
-  ctx: AppContext,
-  user: string | null,
-): Promise<string | null> {
-  return user === null
-    ? null
-    : (await ctx.credentials.findById(user))?.email ?? null;
 }
 
 /**

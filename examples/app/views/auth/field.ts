@@ -86,3 +86,22 @@ export function currentPasswordField(
       autocomplete="current-password" required>
   `;
 }
+
+/**
+ * The account's password, asked on a page reached from a mailed link
+ * (confirming an address, signing in by link, moving the account to a new
+ * address) outside the account's own browser.
+ *
+ * @param error The error shown under the field, or `null`.
+ * @returns The markup.
+ */
+export function accountPasswordField(error: string | null): Html {
+  return field({
+    id: "password",
+    name: "password",
+    label: "Password",
+    type: "password",
+    autocomplete: "current-password",
+    error,
+  });
+}

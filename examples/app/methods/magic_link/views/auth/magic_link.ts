@@ -6,7 +6,7 @@
  * @module
  */
 import { type Html, html } from "../../../../views/html.ts";
-import { field } from "../../../../views/auth/field.ts";
+import { accountPasswordField, field } from "../../../../views/auth/field.ts";
 import { layout } from "../../../../views/auth/layout.ts";
 
 /**
@@ -106,16 +106,7 @@ export function confirmMagicLinkPage(input: ConfirmMagicLinkInput): string {
   ${
       input.mode === "password"
         ? html`<p>This address was never confirmed. Enter the password you chose when you registered with it to sign in.</p>
-  ${
-          field({
-            id: "password",
-            name: "password",
-            label: "Password",
-            type: "password",
-            autocomplete: "current-password",
-            error: input.error ?? null,
-          })
-        }`
+  ${accountPasswordField(input.error ?? null)}`
         : html``
     }
   <p><button type="submit" id="sign-in">Sign in</button></p>

@@ -5,7 +5,7 @@
  * @module
  */
 import { html } from "../../../../views/html.ts";
-import { field } from "../../../../views/auth/field.ts";
+import { accountPasswordField } from "../../../../views/auth/field.ts";
 import { layout } from "../../../../views/auth/layout.ts";
 
 /**
@@ -29,14 +29,7 @@ export function confirmEmailChangePage(
       message: nothing changes.</p>
       <form method="post" action="/account/email/confirm">
         <input type="hidden" name="token" value="${input.token}">
-        ${field({
-          id: "password",
-          name: "password",
-          label: "Password",
-          type: "password",
-          autocomplete: "current-password",
-          error: input.error ?? null,
-        })}
+        ${accountPasswordField(input.error ?? null)}
         <p><button type="submit" id="confirm">Use this address</button></p>
       </form>
     `,

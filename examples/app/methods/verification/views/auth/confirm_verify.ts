@@ -5,7 +5,7 @@
  * @module
  */
 import { html } from "../../../../views/html.ts";
-import { field } from "../../../../views/auth/field.ts";
+import { accountPasswordField } from "../../../../views/auth/field.ts";
 import { layout } from "../../../../views/auth/layout.ts";
 
 /** What {@linkcode confirmVerifyPage} needs. */
@@ -40,16 +40,7 @@ export function confirmVerifyPage(input: ConfirmVerifyInput): string {
     ? html`<p>Enter the password you chose when you registered with this address to confirm it.</p>
 <form method="post" action="/verify">
   ${token}
-  ${
-      field({
-        id: "password",
-        name: "password",
-        label: "Password",
-        type: "password",
-        autocomplete: "current-password",
-        error: input.error ?? null,
-      })
-    }
+  ${accountPasswordField(input.error ?? null)}
   <p><button type="submit" id="confirm">Confirm my email address</button></p>
 </form>`
     : input.mode === "verified"
