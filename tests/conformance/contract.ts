@@ -285,7 +285,10 @@ export async function runContract(
       const cases: CallOptions[] = [
         {},
         { bearer: "v1.bogus.token.value" },
-        { bearer: alice.token.slice(0, -2) + "AA" },
+        {
+          bearer: alice.token.slice(0, -2) +
+            (alice.token.endsWith("AA") ? "BA" : "AA"),
+        },
         { headers: { "x-user-id": alice.subject } },
         { headers: { "x-middleware-subrequest": "middleware" } },
       ];
