@@ -53,11 +53,12 @@ export function compose<A extends unknown[]>(
   handler: Handler<A>,
 ): Handler<A> {
   // The chain is built once: each link calls its middleware with a `next`
-  // bound to the rest of the chain. No async frames: this wraps every
-  // request.
+  // bound to the rest of the chain. No async frames and, for up to two extra
+  // arguments (Deno's `info`, Bun's `server`, Cloudflare's `env` and `ctx`),
+  // no spread calls: this wraps every request.
   let chain = (r: Request, rest: A): Promise<Response> => {
     try {
-      return Promise.resolve(handler(r, ...rest));
+      return Promise.resolve(call(handler, r, rest));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -67,7 +68,7 @@ export function compose<A extends unknown[]>(
     chain = (r, rest) => {
       try {
         return Promise.resolve(
-          link(r, (next?: Request) => inner(next ?? r, rest), ...rest),
+          callWith(link, r, (next?: Request) => inner(next ?? r, rest), rest),
         );
       } catch (error) {
         return Promise.reject(error);
@@ -76,4 +77,43 @@ export function compose<A extends unknown[]>(
   }
   const run = chain;
   return (req: Request, ...rest: A): Promise<Response> => run(req, rest);
+}
+
+/** `handler(r, ...rest)`, with the common arities called directly. */
+function call<A extends unknown[]>(
+  handler: Handler<A>,
+  r: Request,
+  rest: A,
+): Response | Promise<Response> {
+  const h = handler as (...args: unknown[]) => Response | Promise<Response>;
+  switch (rest.length) {
+    case 0:
+      return h(r);
+    case 1:
+      return h(r, rest[0]);
+    case 2:
+      return h(r, rest[0], rest[1]);
+    default:
+      return h(r, ...rest);
+  }
+}
+
+/** `link(r, next, ...rest)`, with the common arities called directly. */
+function callWith<A extends unknown[]>(
+  link: Middleware<A>,
+  r: Request,
+  next: Next,
+  rest: A,
+): Response | Promise<Response> {
+  const m = link as (...args: unknown[]) => Response | Promise<Response>;
+  switch (rest.length) {
+    case 0:
+      return m(r, next);
+    case 1:
+      return m(r, next, rest[0]);
+    case 2:
+      return m(r, next, rest[0], rest[1]);
+    default:
+      return m(r, next, ...rest);
+  }
 }

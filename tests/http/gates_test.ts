@@ -15,6 +15,7 @@ import {
   signOut,
 } from "../../mod.ts";
 import type { KeyValueStore } from "../../mod.ts";
+import type { Next } from "../../lib/http/middleware.ts";
 import { makeManager, SECRET } from "../session/_helpers.ts";
 import { makeApp } from "./_app.ts";
 
@@ -392,6 +393,32 @@ Deno.test("extra handler arguments (Cloudflare env, ctx) pass through middleware
   await handler(new Request(url("/")), env, ctx);
   assert.deepEqual(seen, [["mw", env, ctx], ["handler", env, ctx]]);
   assert.equal(seen[1][1], env);
+});
+
+Deno.test("compose passes exactly the extra arguments it was given, for any count", async () => {
+  const seen: string[] = [];
+  // Plain functions, so that `arguments.length` counts what was passed: no
+  // `undefined` padding, nothing dropped.
+  function mw(this: unknown, req: Request, next: Next) {
+    seen.push(`mw ${arguments.length - 2} ${[...arguments].slice(2)}`);
+    return next(req);
+  }
+  function handler(this: unknown, _req: Request) {
+    seen.push(`handler ${arguments.length - 1} ${[...arguments].slice(1)}`);
+    return new Response("ok");
+  }
+  const composed = compose<unknown[]>([mw, mw], handler);
+  for (let n = 0; n <= 4; n++) {
+    seen.length = 0;
+    const extra = Array.from({ length: n }, (_, i) => `a${i}`);
+    const res = await composed(new Request(url("/")), ...extra);
+    assert.equal(res.status, 200);
+    assert.deepEqual(seen, [
+      `mw ${n} ${extra}`,
+      `mw ${n} ${extra}`,
+      `handler ${n} ${extra}`,
+    ]);
+  }
 });
 
 Deno.test("a policy that throws or rejects denies (403) and is reported", async () => {
