@@ -95,6 +95,11 @@ export class KVSessionStore implements SessionStore {
   #kv: KeyValueStore;
   #deny: string;
   #cut: string;
+  // The two keys of each session seen lately, by jti. Built per request,
+  // they were two new strings to allocate, hash and collect on the path of
+  // every authenticated request; kept, they are hashed once. Bounded: the
+  // memo starts over when full.
+  #keys = new Map<string, SessionKeys>();
 
   /**
    * Wraps a key-value store.
@@ -117,7 +122,7 @@ export class KVSessionStore implements SessionStore {
   ): Promise<boolean> {
     // A plain promise chain, not an async function: this runs on every
     // authenticated request.
-    return this.#kv.getMany([this.#deny + jti, this.#cut + subject]).then(
+    return this.#kv.getMany(this.#keysOf(subject, jti)).then(
       (values) => revokedBy(values, issuedAtMs),
     );
   }
@@ -132,10 +137,17 @@ export class KVSessionStore implements SessionStore {
   peek(subject: string, jti: string, issuedAtMs: number): boolean | undefined {
     const kv = this.#kv;
     if (kv.getManySync === undefined) return undefined;
-    return revokedBy(
-      kv.getManySync([this.#deny + jti, this.#cut + subject]),
-      issuedAtMs,
-    );
+    return revokedBy(kv.getManySync(this.#keysOf(subject, jti)), issuedAtMs);
+  }
+
+  /** The denylist key of `jti` and the cut-off key of `subject`. */
+  #keysOf(subject: string, jti: string): readonly string[] {
+    const known = this.#keys.get(jti);
+    if (known !== undefined && known.subject === subject) return known.keys;
+    if (this.#keys.size >= KEY_MEMO_SIZE) this.#keys.clear();
+    const keys = Object.freeze([this.#deny + jti, this.#cut + subject]);
+    this.#keys.set(jti, { subject, keys });
+    return keys;
   }
 
   /** {@inheritDoc SessionStore.revoke} */
@@ -156,6 +168,15 @@ export class KVSessionStore implements SessionStore {
     });
   }
 }
+
+/** The keys {@linkcode KVSessionStore} reads for one session. */
+interface SessionKeys {
+  readonly subject: string;
+  readonly keys: readonly string[];
+}
+
+/** How many sessions' keys a {@linkcode KVSessionStore} keeps. */
+const KEY_MEMO_SIZE = 4096;
 
 /** A cut-off as `revokeAll` writes it: a canonical whole number. */
 const CUTOFF = /^(?:0|[1-9][0-9]{0,15})$/;

@@ -160,3 +160,34 @@ Deno.test('issue 16 finding 9c: a revocation cut-off stored as "" (or any non-ca
   await kv.put("portcullis:cut:u", "0");
   assert.equal((await sessions.resolve(before))?.subject, "u");
 });
+
+Deno.test("KVSessionStore reads each session's own keys, whatever it saw before", async () => {
+  const kv = new MemoryKV();
+  const store = new KVSessionStore(kv);
+  // Warm: the same session read many times, then revoked.
+  for (let i = 0; i < 3; i++) assert.equal(store.peek("u", "j1", 1), false);
+  await store.revoke("j1", 60);
+  assert.equal(store.peek("u", "j1", 1), true);
+  assert.equal(await store.isRevoked("u", "j1", 1), true);
+  // The same jti under another subject is read under that subject's key.
+  await store.revokeAll("v", 10, 60);
+  assert.equal(store.peek("v", "j2", 5), true);
+  assert.equal(store.peek("w", "j2", 5), false);
+  assert.equal(store.peek("v", "j2", 5), true);
+  assert.equal(await store.isRevoked("w", "j2", 5), false);
+  // Past the memo's size every session still reads its own keys.
+  for (let i = 0; i < 10_000; i++) {
+    assert.equal(store.peek(`s${i}`, `k${i}`, 1), false);
+  }
+  await store.revoke("k9999", 60);
+  await store.revokeAll("s3", 10, 60);
+  assert.equal(store.peek("s9999", "k9999", 1), true);
+  assert.equal(store.peek("s3", "k3", 1), true);
+  assert.equal(store.peek("s4", "k4", 1), false);
+  assert.equal(store.peek("u", "j1", 1), true);
+  // With a prefix of its own.
+  const other = new KVSessionStore(kv, { prefix: "other:" });
+  assert.equal(other.peek("u", "j1", 1), false);
+  await kv.put("other:deny:j1", "1");
+  assert.equal(other.peek("u", "j1", 1), true);
+});
