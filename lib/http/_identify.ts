@@ -7,7 +7,11 @@
 // resolved into the closure below, and each request carries one value along
 // the path: its RequestState.
 import { BearerTransport } from "../session/bearer_transport.ts";
-import type { CookieTransport } from "../session/cookie_transport.ts";
+import {
+  type CookieTransport,
+  cookieValue,
+  isTokenValue,
+} from "../session/cookie_transport.ts";
 import type { Identity } from "../session/session_manager.ts";
 import {
   ANONYMOUS,
@@ -72,6 +76,7 @@ export function identify(
   // and cookies).
   const sliding = cookie !== null && manager.sliding;
   const finishing = device !== null && cookie !== null;
+  const cookiePrefix = cookie === null ? "" : `${cookie.name}=`;
 
   // No async frames on this path: it runs on every request. A token this
   // process verified before, whose revocation state memory can tell (a
@@ -94,6 +99,9 @@ export function identify(
     let token: string | null = null;
     let via: Via = "cookie";
     let bound = false; // a device-bound cookie: when present, the only one
+    // The session cookie's value, its alphabet not checked yet: a value the
+    // cache holds was verified, so it passed; any other is checked below.
+    let unchecked = false;
     const credentials = bearerTransport.read(req);
     if (credentials.present) {
       via = "bearer";
@@ -101,7 +109,10 @@ export function identify(
     } else if (cookie !== null) {
       if (device !== null) token = device.cookie.read(req);
       bound = token !== null;
-      if (!bound) token = cookie.read(req);
+      if (!bound) {
+        token = cookieValue(req, cookiePrefix);
+        unchecked = true;
+      }
     }
     if (token === null) {
       const session = credentials.present
@@ -121,6 +132,10 @@ export function identify(
         next,
         stateOf(settled(known, via), context, bound),
       );
+    }
+    // A malformed cookie is no cookie, as `CookieTransport.read` has it.
+    if (unchecked && !isTokenValue(token)) {
+      return proceed(req, next, stateOf(ANONYMOUS, context, false));
     }
     let resolving: Promise<Identity | null>;
     try {

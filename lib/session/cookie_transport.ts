@@ -94,28 +94,8 @@ export class CookieTransport {
    * @returns The token, or `null` when absent or malformed.
    */
   read(req: Request): string | null {
-    const header = req.headers.get("cookie");
-    if (header === null || header.length > 16384) return null;
-    // One pass with indexOf (this runs on every browser request): find
-    // `<name>=` at the start of a cookie-pair, and refuse a second one.
-    const prefix = this.#prefix;
-    let found: string | null = null;
-    let at = header.indexOf(prefix);
-    while (at !== -1) {
-      if (atPairStart(header, at)) {
-        if (found !== null) return null; // the name twice: take neither
-        const start = at + prefix.length;
-        const end = header.indexOf(";", start);
-        // Spaces before the next `;` end the pair; a value that starts with
-        // a space is malformed and fails the alphabet check below.
-        found = (end === -1 ? header.slice(start) : header.slice(start, end))
-          .trimEnd();
-      }
-      at = header.indexOf(prefix, at + 1);
-    }
-    return found !== null && found.length <= MAX_VALUE && VALUE.test(found)
-      ? found
-      : null;
+    const value = cookieValue(req, this.#prefix);
+    return value !== null && VALUE.test(value) ? value : null;
   }
 
   /**
@@ -146,6 +126,53 @@ export class CookieTransport {
   clear(): string {
     return `${this.name}=${this.#attrs}; Max-Age=0`;
   }
+}
+
+/**
+ * The value of the cookie `prefix` names (`"<name>="`), with the rules of
+ * {@linkcode CookieTransport.read} but one: its alphabet is not checked yet.
+ * `null` when absent, present twice, or longer than a token may be.
+ *
+ * Not exported by any entry point: `identityMiddleware` looks the value up
+ * among the tokens it verified before (which all passed the alphabet) and
+ * checks the alphabet only of a value it does not know, so that a warm
+ * request runs no regular expression over its token.
+ *
+ * @param req The request.
+ * @param prefix The cookie's name and `=`.
+ * @returns The value, alphabet unchecked, or `null`.
+ */
+export function cookieValue(req: Request, prefix: string): string | null {
+  const header = req.headers.get("cookie");
+  if (header === null || header.length > 16384) return null;
+  // One pass with indexOf (this runs on every browser request): find
+  // `<name>=` at the start of a cookie-pair, and refuse a second one.
+  let found: string | null = null;
+  let at = header.indexOf(prefix);
+  while (at !== -1) {
+    if (atPairStart(header, at)) {
+      if (found !== null) return null; // the name twice: take neither
+      const start = at + prefix.length;
+      const end = header.indexOf(";", start);
+      // Spaces before the next `;` end the pair; a value that starts with a
+      // space is malformed and fails the alphabet check.
+      found = (end === -1 ? header.slice(start) : header.slice(start, end))
+        .trimEnd();
+    }
+    at = header.indexOf(prefix, at + 1);
+  }
+  return found !== null && found.length <= MAX_VALUE ? found : null;
+}
+
+/**
+ * Whether a value {@linkcode cookieValue} found is in the token alphabet
+ * (not exported by any entry point).
+ *
+ * @param value The value.
+ * @returns `true` when every character is a letter, digit, `.`, `_` or `-`.
+ */
+export function isTokenValue(value: string): boolean {
+  return VALUE.test(value);
 }
 
 /** Whether `at` begins a cookie-pair: the header's start, or after `;` and spaces. */

@@ -299,3 +299,47 @@ Deno.test("an asynchronous peek is ignored, and its failure is not left unhandle
     globalThis.removeEventListener("unhandledrejection", onUnhandled);
   }
 });
+
+Deno.test("warm path: the middleware takes a cookie exactly when CookieTransport.read does, the verified token remembered or not", async () => {
+  const { requestStates } = await import("../../lib/http/_request_state.ts");
+  const { CookieTransport } = await import("../../mod.ts");
+  const reader = new CookieTransport();
+  for (const warm of [true, false]) {
+    const sessions = new SessionManager({
+      secret,
+      store: new KVSessionStore(new MemoryKV()),
+      cacheSize: warm ? 1000 : 0,
+    });
+    const token = await sessions.issue("user_1");
+    if (warm) await sessions.resolve(token);
+    const mw = identityMiddleware(sessions, { onEvent: () => {} });
+    const headers = [
+      `__Host-session=${token}`,
+      `a=1; __Host-session=${token}; b=2`,
+      `__Host-session=${token}   `,
+      `__Host-session=${token}!`,
+      `__Host-session=${token} x`,
+      `__Host-session= ${token}`,
+      `__Host-session=${token.replace(".", "%2E")}`,
+      `__Host-session=${token.slice(0, 20)}é${token.slice(20)}`,
+      `__Host-session=`,
+      `__Host-session=${token}; __Host-session=${token}`,
+      `__Host-session=${"a".repeat(4096)}`,
+      `__Host-session=${"a".repeat(4097)}`,
+      `x__Host-session=${token}`,
+      `session=${token}`,
+    ];
+    for (const cookie of headers) {
+      const req = new Request("https://app.example/me", {
+        headers: { cookie },
+      });
+      const expected = reader.read(req);
+      await mw(req, () => Promise.resolve(new Response("ok")));
+      const kind = requestStates.get(req)?.session.kind;
+      const label = `${warm ? "warm" : "cold"}: ${cookie.slice(0, 60)}`;
+      if (expected === null) assert.equal(kind, "anonymous", label);
+      else if (expected === token) assert.equal(kind, "signedIn", label);
+      else assert.equal(kind, "invalid", label);
+    }
+  }
+});
