@@ -131,8 +131,8 @@ Deno.test("TOTP: a recovery code works once; the account page shows what is left
     headers: { accept: "text/html" },
   });
   assert.match(account.text, /id="totp-on">On\. 9 recovery codes left/);
-  // A recovery code moved the last used time step on by one.
-  app.advance(60_000);
+  // The enrolment used this time step: the code comes from the next one.
+  app.advance(30_000);
   const off = await app.call("POST", "/account/totp/disable", {
     password: PASSWORD,
     code: await totpCode(secret, app.now()),
@@ -144,6 +144,35 @@ Deno.test("TOTP: a recovery code works once; the account page shows what is left
   });
   assert.equal(plain.res.status, 200);
   assert.ok(plain.json.token);
+  app.close();
+});
+
+Deno.test("TOTP: after a sign-in with a recovery code, the next sign-in's TOTP code passes at the first try", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { secret, recovery } = await enrolled(app, "next@example.com");
+  // The enrolment used this time step: the sign-ins come in the next one.
+  app.advance(30_000);
+  const pending = async () =>
+    (await app.call("POST", "/login", {
+      email: "next@example.com",
+      password: PASSWORD,
+    })).json.pending;
+  const byRecovery = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: recovery[0],
+  });
+  assert.equal(byRecovery.res.status, 200);
+  const out = await app.call("POST", "/logout", {}, byRecovery.json.token);
+  assert.equal(out.res.status, 204);
+  // The code the app shows now, on the first try (the recovery code used
+  // to spend the next time step, and this code was refused).
+  const byCode = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: await totpCode(secret, app.now()),
+  });
+  assert.equal(byCode.res.status, 200, byCode.text);
+  const me = await app.call("GET", "/api/me", undefined, byCode.json.token);
+  assert.equal(me.json.email, "next@example.com");
   app.close();
 });
 
