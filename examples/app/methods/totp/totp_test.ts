@@ -176,6 +176,61 @@ Deno.test("TOTP: after a sign-in with a recovery code, the next sign-in's TOTP c
   app.close();
 });
 
+Deno.test("TOTP: the login throttle's device cookie comes with the completed sign-in, never with the password alone", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { secret } = await enrolled(app, "device@example.com");
+  app.advance(30_000);
+  const named = (answer: { res: Response }, name: string) =>
+    answer.res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  const password = await app.call(
+    "POST",
+    "/login",
+    {
+      email: "device@example.com",
+      password: PASSWORD,
+    },
+    undefined,
+    { form: true },
+  );
+  assert.equal(password.res.status, 303);
+  assert.equal(password.res.headers.get("location"), "/login/totp");
+  const pending = named(password, "__Host-2fa");
+  assert.ok(pending, "the pending cookie");
+  assert.equal(
+    named(password, "__Host-device"),
+    undefined,
+    "no device cookie while the second factor is owed",
+  );
+  const cookie = { cookie: pending.split(";")[0] };
+  const wrong = await app.call(
+    "POST",
+    "/login/totp",
+    {
+      code: "000000",
+    },
+    undefined,
+    { form: true, headers: cookie },
+  );
+  assert.equal(wrong.res.status, 401);
+  assert.equal(named(wrong, "__Host-device"), undefined);
+  const right = await app.call(
+    "POST",
+    "/login/totp",
+    {
+      code: await totpCode(secret, app.now()),
+    },
+    undefined,
+    { form: true, headers: cookie },
+  );
+  assert.equal(right.res.status, 303);
+  assert.ok(named(right, "__Host-session"), "signed in");
+  const device = named(right, "__Host-device");
+  assert.ok(device, "the device cookie once the sign-in is complete");
+  assert.match(device, /HttpOnly/);
+  assert.match(device, /Max-Age=[1-9]/);
+  app.close();
+});
+
 Deno.test("TOTP: off, its routes answer 404 and the account page has no section", async () => {
   const app = await startTestApp({ TOTP: "off" });
   const { token } = await app.verifiedUser("off@example.com", PASSWORD);
