@@ -276,6 +276,7 @@ export async function confirmTotp(
       );
   }
   await ctx.limiter.reset([perAccount]);
+  await record(ctx, "totp_enabled", subject, req);
   emit(ctx, { type: "totp_enabled", subject });
   return body.kind === "json"
     ? json({ recoveryCodes: codes })
@@ -325,6 +326,7 @@ export async function disableTotp(
       );
   }
   await ctx.limiter.reset([perAccount]);
+  await record(ctx, "totp_disabled", subject, req);
   emit(ctx, { type: "totp_disabled", subject });
   if (body.kind === "json") return new Response(null, { status: 204 });
   return redirect("/account", [

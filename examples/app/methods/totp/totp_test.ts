@@ -176,6 +176,34 @@ Deno.test("TOTP: after a sign-in with a recovery code, the next sign-in's TOTP c
   app.close();
 });
 
+Deno.test("TOTP: turning it on and off are in the account's activity; a wrong code records neither", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { token, secret } = await enrolled(app, "activity@example.com");
+  const types = async () =>
+    ((await app.call("GET", "/api/activity", undefined, token)).json
+      .events as { type: string }[]).map((e) => e.type);
+  assert.equal((await types())[0], "totp_enabled");
+  assert.equal((await types()).filter((t) => t === "totp_enabled").length, 1);
+  const page = await app.call("GET", "/account", undefined, token, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(page.text, /Two-factor authentication turned on/);
+  const wrong = await app.call("POST", "/account/totp/disable", {
+    password: PASSWORD,
+    code: "000000",
+  }, token);
+  assert.equal(wrong.res.status, 401);
+  assert.ok(!(await types()).includes("totp_disabled"));
+  app.advance(30_000);
+  const off = await app.call("POST", "/account/totp/disable", {
+    password: PASSWORD,
+    code: await totpCode(secret, app.now()),
+  }, token);
+  assert.equal(off.res.status, 204);
+  assert.equal((await types())[0], "totp_disabled");
+  app.close();
+});
+
 Deno.test("TOTP: the login throttle's device cookie comes with the completed sign-in, never with the password alone", async () => {
   const app = await startTestApp({ TOTP: "on" });
   const { secret } = await enrolled(app, "device@example.com");
