@@ -152,7 +152,12 @@ const app = createApp({
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
   modules: MODULES,
-  settings: await setupModules(MODULES, { env, db, secret, appOrigin }),
+  settings: await setupModules(MODULES, { env, db, secret, appOrigin })
+    .catch((error) => {
+      // A module's setting the app cannot use: its message, no stack.
+      if (error instanceof TypeError) fail(error.message);
+      throw error;
+    }),
 });
 
 Deno.serve({

@@ -32,6 +32,43 @@ export function allMethodsOff(
   return env.SIGN_IN_METHODS === "off";
 }
 
+const YES = ["1", "true", "yes", "on"];
+const NO = ["0", "false", "no", "off"];
+
+/**
+ * A yes-or-no setting of the environment: `1`, `true`, `yes` and `on` are
+ * yes, `0`, `false`, `no` and `off` are no, in any case and with spaces
+ * around; unset or empty is `fallback`. Anything else stops the start: a
+ * typo must not be read as "no" (or "yes") without a word.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const allowHttp = envFlag(env, "OIDC_ALLOW_HTTP"); // "Yes" → true
+ * ```
+ *
+ * @param env The environment.
+ * @param name The variable's name.
+ * @param fallback The value when it is unset or empty.
+ * @returns The setting.
+ * @throws {TypeError} For a value that is neither yes nor no, naming the
+ * variable and the values it takes.
+ */
+export function envFlag(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback = false,
+): boolean {
+  const value = (env[name] ?? "").trim().toLowerCase();
+  if (value === "") return fallback;
+  if (YES.includes(value)) return true;
+  if (NO.includes(value)) return false;
+  throw new TypeError(
+    `${name} must be one of ${YES.join(", ")} (yes) or ${
+      NO.join(", ")
+    } (no), in any case: received "${env[name]!.slice(0, 32)}"`,
+  );
+}
+
 /**
  * Something a sign-in method did, for the log: its `type` (`login`,
  * `login_failed`, `totp_enabled`, …) and plain fields (`method`,

@@ -2,7 +2,8 @@
  * Security events (`@portcullis/auth/events`): typed events of an
  * account's life (registered, login, login_failed, throttled, logout,
  * password_changed, password_reset, email_changed, verified,
- * session_revoked, account_deleted) through one hook, and stores for a
+ * session_revoked, account_deleted, passkey_added, passkey_removed,
+ * totp_enabled, totp_disabled, …) through one hook, and stores for a
  * user's activity page (`SQLAuthEventStore` lives in
  * `@portcullis/sql`). Stores aggregate the events a stranger can cause
  * (`login_failed`, `throttled`: at most one of each per account and

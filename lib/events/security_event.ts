@@ -22,6 +22,10 @@ export const SECURITY_EVENT_TYPES = [
   "session_bound",
   "session_refreshed",
   "binding_proof_refused",
+  "passkey_added",
+  "passkey_removed",
+  "totp_enabled",
+  "totp_disabled",
 ] as const;
 
 /** One kind of security event. */

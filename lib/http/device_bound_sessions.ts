@@ -142,15 +142,18 @@ export class DeviceBoundSessions {
     const token = this.#unbound.read(req);
     const identity = token === null ? null : await this.#manager.resolve(token);
     if (identity === null) return this.#refuse(req, null, "no_session", 401);
+    // A challenge of another session is refused (403) before the replay
+    // check: whether or not that session used it, and without spending it.
     const proof = await this.#keys.checkProof(
       "dbsc.registration",
       req.headers.get("secure-session-response"),
       null,
+      identity.jti,
     );
-    if (!proof.ok) return this.#refuse(req, identity.subject, proof.reason);
-    if (proof.id !== identity.jti) {
+    if (!proof.ok && proof.reason === "other_session") {
       return this.#refuse(req, identity.subject, "challenge_of_another", 403);
     }
+    if (!proof.ok) return this.#refuse(req, identity.subject, proof.reason);
     // One key per session: a second offer's proof, even sent at the same
     // moment, finds the session already claimed.
     if (!(await this.#keys.firstRegistration(identity.jti))) {

@@ -41,6 +41,7 @@ export type DeviceProofRefusal =
   | "jwk"
   | "signature"
   | "challenge"
+  | "other_session"
   | "replayed";
 
 /** The purposes of the two challenges. */
@@ -115,11 +116,15 @@ export class DeviceKeys {
    * Checks a proof: a `dbsc+jwt` compact JWS whose `jti` is an unexpired
    * challenge of this purpose, signed by `key` (for a refresh: the stored
    * key; a `jwk` in the header must then be that key) or by the `jwk` it
-   * carries (for a registration). The challenge is used up.
+   * carries (for a registration). The challenge is used up, unless it
+   * names another session than `session`: that refusal spends nothing, so
+   * the session it was issued to can still use it.
    *
    * @param purpose Registration or refresh.
    * @param jwt The `Secure-Session-Response` value.
    * @param stored The stored key of a refresh, or `null`.
+   * @param session The session id the challenge must name (`other_session`
+   * otherwise), or `null` to answer whichever it names.
    * @returns The session id the challenge names and the key, or why not.
    * @throws {AuthError} `STORE_UNAVAILABLE` from the replay store.
    */
@@ -127,6 +132,7 @@ export class DeviceKeys {
     purpose: ChallengePurpose,
     jwt: string | null,
     stored: DeviceKeyRecord | null,
+    session: string | null = null,
   ): Promise<
     | { ok: true; id: string; alg: ProofAlgorithm; jwk: Record<string, string> }
     | { ok: false; reason: DeviceProofRefusal }
@@ -153,6 +159,9 @@ export class DeviceKeys {
     }
     const id = await this.#openChallenge(purpose, payload.jti);
     if (id === null) return { ok: false, reason: "challenge" };
+    if (session !== null && id !== session) {
+      return { ok: false, reason: "other_session" };
+    }
     if (!(await this.#replays.first(`${purpose} ${payload.jti}`, 180))) {
       return { ok: false, reason: "replayed" };
     }

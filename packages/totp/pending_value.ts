@@ -16,8 +16,8 @@ export interface PendingSecondFactor {
   next: string;
   /**
    * A fingerprint of the credentials the value is bound to (the TOTP
-   * enrolment, its last used time step, and the application's account
-   * state such as the password hash). It changes after every successful
+   * enrolment, its last used time step, the count of recovery codes left,
+   * and the application's account state such as the password hash). It changes after every successful
    * second step, a password change or reset, and a new enrolment, and
    * never otherwise: a key for counting one account's consecutive failures
    * that only those events start afresh. Opaque; not secret.
@@ -77,20 +77,23 @@ export async function openPending(
 
 /**
  * The fingerprint of a user's credentials: SHA-256 over the sealed TOTP
- * secret, the enrolment time, the last accepted time step and the
- * application's account state, 128 bits as base64url. The sealed secret
- * (random nonce and ciphertext) makes it unguessable from outside, so it
- * reveals nothing of the account state folded in.
+ * secret, the enrolment time, the last accepted time step, the count of
+ * recovery codes left and the application's account state, 128 bits as
+ * base64url. The sealed secret (random nonce and ciphertext) makes it
+ * unguessable from outside, so it reveals nothing of the account state
+ * folded in.
  */
 export async function credentialFingerprint(
   record: { secret: string; enabledAt: number; lastStep: number },
+  recoveryCodesLeft: number,
   accountState: string,
 ): Promise<string> {
   const text = JSON.stringify([
-    "portcullis/totp-pending/v1",
+    "portcullis/totp-pending/v2",
     record.secret,
     record.enabledAt,
     record.lastStep,
+    recoveryCodesLeft,
     accountState,
   ]);
   const digest = await crypto.subtle.digest(

@@ -48,7 +48,8 @@ export interface TotpAuthenticatorOptions {
    * u?.passwordHash ?? null)`). A pending value is refused once it
    * differs, so a password change or reset between the two steps ends the
    * sign-in; `null` (no such account) refuses it too. The TOTP side (the
-   * enrolment and its last used time step) is always bound. Default: none.
+   * enrolment, its last used time step and the count of recovery codes
+   * left) is always bound. Default: none.
    */
   accountState?: (subject: string) => string | null | Promise<string | null>;
   /** Time steps of skew accepted either side; default 1 (RFC 6238 §5.2). */
@@ -200,9 +201,10 @@ export class TotpAuthenticator {
   /**
    * Checks a second factor: six digits are a TOTP code (its time step is
    * accepted once, and never one older than the last accepted), anything
-   * else is tried as a recovery code (consumed on success; it also moves
-   * the last used time step on by one, so that every pending value issued
-   * before it stops opening, as after a TOTP code).
+   * else is tried as a recovery code (consumed on success, which changes
+   * the count of codes left, so that every pending value issued before it
+   * stops opening, as after a TOTP code; the time steps are left alone, so
+   * the app's next code still passes).
    *
    * @param subject The user.
    * @param code What the user typed.
@@ -222,15 +224,17 @@ export class TotpAuthenticator {
     if (normal === null) return null;
     const hash = await sha256Hex(normal);
     if (!(await this.#store.consumeRecoveryCode(subject, hash))) return null;
-    // The fingerprint of pending values holds the last used step: moving it
-    // ends them. Should a concurrent TOTP code have moved it first, it has
-    // moved anyway.
-    await this.#store.useStep(subject, record.lastStep + 1);
+    // The fingerprint of pending values holds the count of codes left: one
+    // fewer ends them. Moving the last used step instead would spend a time
+    // step the app has not shown yet, and refuse the user's next code.
     return "recovery";
   }
 
   /**
-   * Replaces a user's recovery codes with ten new ones.
+   * Replaces a user's recovery codes with ten new ones. (Pending values
+   * are bound to the count of codes left: one issued while the user held
+   * ten, before a recovery code was used, opens again after this until it
+   * expires; the second step still needs a valid code.)
    *
    * @param subject The user.
    * @returns The codes, to show once; only their hashes are stored.
@@ -281,8 +285,9 @@ export class TotpAuthenticator {
 
   /**
    * Reads a pending value. It opens only while the credentials are as they
-   * were when it was issued: a successful second step (a TOTP code or a
-   * recovery code moves the last used time step on), TOTP turned off or
+   * were when it was issued: a successful second step (a TOTP code moves
+   * the last used time step on, a recovery code lowers the count of codes
+   * left), TOTP turned off or
    * enrolled anew, or a change of the `accountState` (a password change or
    * reset) ends it. So a value serves one successful second step, however
    * often it is presented; only its failed attempts can repeat.
@@ -300,13 +305,14 @@ export class TotpAuthenticator {
 
   /** The credentials' fingerprint now; `null` without TOTP or account. */
   async #fingerprint(subject: string): Promise<string | null> {
-    const [record, state] = await Promise.all([
+    const [record, state, codesLeft] = await Promise.all([
       this.#store.find(subject),
       this.#accountState(subject),
+      this.#store.countRecoveryCodes(subject),
     ]);
     if (record === null || record.enabledAt === 0) return null;
     if (typeof state !== "string") return null;
-    return await credentialFingerprint(record, state);
+    return await credentialFingerprint(record, codesLeft, state);
   }
 
   #totp(secret: Secret, label = "user"): TOTP {

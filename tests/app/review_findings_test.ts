@@ -394,3 +394,44 @@ Deno.test("finding 9 (APP_ORIGIN in production): main.ts with DENO_ENV=productio
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("red-team review (OIDC_ALLOW_HTTP): main.ts with a value that is neither yes nor no stops with a clear message and no stack trace", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "portcullis-main-" });
+  try {
+    const env: Record<string, string> = {
+      DATA_DIR: `${dir}/data`,
+      PORT: "0",
+      NO_COLOR: "1",
+      OIDC_ISSUER: "https://id.example.test",
+      OIDC_CLIENT_ID: "app",
+      OIDC_CLIENT_SECRET: "app-secret-0123456789-abcdefghijklmnop",
+      OIDC_ALLOW_HTTP: "maybe",
+    };
+    for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) env[name] = value;
+    }
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../../examples/app/main.ts", import.meta.url).pathname,
+      ],
+      clearEnv: true,
+      env,
+      // Before the fix the app read "maybe" as no and served: end it.
+      signal: AbortSignal.timeout(15_000),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, text);
+    assert.match(
+      text,
+      /^error: OIDC_ALLOW_HTTP must be one of 1, true, yes, on \(yes\) or 0, false, no, off \(no\), in any case: received "maybe"$/m,
+    );
+    assert.doesNotMatch(text, /^\s+at /m, "no stack trace");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -410,3 +410,68 @@ Deno.test("POST /account/sessions/revoke of this browser's own session signs it 
   assert.equal(again.status, 303, "signed out");
   await again.body?.cancel();
 });
+
+Deno.test("red-team review: a cookie POST /account/sessions/revoke-others, bodiless or JSON, gets a 303 with the new cookie and never the token in a body; Bearer gets the token", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "ro@example.com", PASSWORD);
+  const b = new Browser(app.origin);
+  const signedIn = await b.post("/login", {
+    email: "ro@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(signedIn.status, 303);
+  const posts: [string, RequestInit][] = [
+    ["bodiless", {
+      method: "POST",
+      headers: { "sec-fetch-site": "same-origin", accept: "application/json" },
+    }],
+    ["JSON", {
+      method: "POST",
+      headers: {
+        "sec-fetch-site": "same-origin",
+        accept: "application/json",
+        "content-type": "application/json",
+      },
+      body: "{}",
+    }],
+  ];
+  for (const [what, init] of posts) {
+    const old = b.cookies.get("__Host-session");
+    assert.ok(old, what);
+    const res = await b.fetch("/account/sessions/revoke-others", init);
+    const text = await res.text();
+    assert.equal(res.status, 303, `${what}: ${text}`);
+    assert.equal(res.headers.get("location"), "/account", what);
+    assert.doesNotMatch(text, /token/i, what);
+    const fresh = b.cookies.get("__Host-session");
+    assert.ok(fresh && fresh !== old, `${what}: a new session cookie`);
+    const before = await api(app.origin, "GET", "/api/me", undefined, {
+      cookie: `__Host-session=${old}`,
+    });
+    assert.equal(before.status, 401, `${what}: the old session ended`);
+    assert.equal((await b.page("/account")).status, 200, what);
+  }
+  // The clock stands still here: revokeAll ends what began up to its
+  // moment, and the browser's session began just after the last one.
+  app.advance(1000);
+  const token = (await api(app.origin, "POST", "/login", {
+    email: "ro@example.com",
+    password: PASSWORD,
+  })).body.token;
+  const res = await api(
+    app.origin,
+    "POST",
+    "/account/sessions/revoke-others",
+    undefined,
+    bearer(token),
+  );
+  assert.equal(res.status, 200);
+  assert.equal(typeof res.body.token, "string");
+  assert.equal(res.headers.getSetCookie().length, 0, "no cookie for Bearer");
+  const me = (t: unknown) =>
+    api(app.origin, "GET", "/api/me", undefined, bearer(t));
+  assert.equal((await me(token)).status, 401);
+  assert.equal((await me(res.body.token)).status, 200);
+  // The browser's session went with the others.
+  assert.equal((await b.page("/account")).status, 303);
+});

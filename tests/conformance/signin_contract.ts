@@ -103,7 +103,9 @@ async function me(
 
 /**
  * `revoke-others` with the method's session: revokeAll, a new session in
- * the answer, and the method's session refused from then on.
+ * the answer (Bearer: the token in the body; a cookie session: 303 with the
+ * new cookie and no token in a body), and the method's session refused
+ * from then on.
  */
 async function revokeEnds(
   c: SignInContext,
@@ -114,11 +116,21 @@ async function revokeEnds(
     json: {},
     sameOrigin: auth.cookie !== undefined,
   });
-  assert.equal(r.status, 200, brief(r));
-  const fresh = r.json().token;
-  assert.equal(typeof fresh, "string");
+  let fresh: { bearer?: string; cookie?: string };
+  if (auth.cookie !== undefined) {
+    assert.equal(r.status, 303, brief(r));
+    assert.equal(r.headers.get("location"), "/account");
+    assert.doesNotMatch(r.text, /token/);
+    const cookie = cookieOf(r, "session");
+    assert.ok(cookie, "the new session cookie");
+    fresh = { cookie };
+  } else {
+    assert.equal(r.status, 200, brief(r));
+    assert.equal(typeof r.json().token, "string");
+    fresh = { bearer: r.json().token };
+  }
   assert.equal((await me(c, auth)).status, 401, "the method's session ended");
-  assert.equal((await me(c, { bearer: fresh })).status, 200, "the new one");
+  assert.equal((await me(c, fresh)).status, 200, "the new one");
 }
 
 async function totpRows(c: SignInContext): Promise<void> {

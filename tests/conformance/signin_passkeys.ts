@@ -173,6 +173,12 @@ async function rows(c: SignInContext, browser: Browser): Promise<void> {
   await check(
     "passkeys: POST /account/sessions/revoke-others (revokeAll) ends the session the passkey gave",
     async () => {
+      const session = async () =>
+        (await page.context().cookies(base)).find((k) =>
+          /^(__Host-)?session$/.test(k.name)
+        );
+      const before = await session();
+      assert.ok(before, "the passkey session's cookie");
       const answer = await page.evaluate(async () => {
         const res = await fetch("/account/sessions/revoke-others", {
           method: "POST",
@@ -182,15 +188,24 @@ async function rows(c: SignInContext, browser: Browser): Promise<void> {
           },
           body: "{}",
         });
-        return { status: res.status, body: await res.text() };
+        return {
+          redirected: res.redirected,
+          url: res.url,
+          body: await res.text(),
+        };
       });
-      assert.equal(answer.status, 200, `status ${answer.status}`);
-      const fresh = JSON.parse(answer.body).token;
-      // The browser still holds the passkey session's cookie: revoked.
-      assert.equal((await apiMe(page)).status, 401);
-      const who = await c.call("GET", "/api/me", { bearer: fresh });
-      assert.equal(who.status, 200, brief(who));
-      assert.equal(who.json().email, email);
+      // A cookie session gets the new cookie and the account page, never
+      // the new token in a body a script could read.
+      assert.ok(answer.redirected, "303 to the account page");
+      assert.ok(answer.url.endsWith("/account"), answer.url);
+      assert.doesNotMatch(answer.body, /"token"/);
+      const after = await session();
+      assert.ok(after && after.value !== before.value, "a new session cookie");
+      const old = await c.call("GET", "/api/me", {
+        cookie: `${before.name}=${before.value}`,
+      });
+      assert.equal(old.status, 401, "the passkey session ended");
+      assert.deepEqual(await apiMe(page), { status: 200, email });
       assert.deepEqual(
         errors.filter((e) => /Content Security Policy/i.test(e)),
         [],

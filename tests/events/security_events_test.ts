@@ -9,7 +9,7 @@ import {
   SecurityEvents,
 } from "@portcullis/auth/events";
 
-Deno.test("SecurityEvents.emit() hands every one of the fifteen types to the one hook, with time and user agent", async () => {
+Deno.test("SecurityEvents.emit() hands every one of the nineteen types to the one hook, with time and user agent", async () => {
   const seen: SecurityEvent[] = [];
   let t = 5_000;
   const events = new SecurityEvents({
@@ -32,23 +32,27 @@ Deno.test("SecurityEvents.emit() hands every one of the fifteen types to the one
     "session_bound",
     "session_refreshed",
     "binding_proof_refused",
+    "passkey_added",
+    "passkey_removed",
+    "totp_enabled",
+    "totp_disabled",
   ]);
   const req = new Request("http://localhost/", {
     headers: { "user-agent": "Agent/1.0" },
   });
   for (const type of SECURITY_EVENT_TYPES) await events.emit(type, "u1", req);
   await events.emit("login_failed", null);
-  assert.equal(seen.length, 16);
+  assert.equal(seen.length, 20);
   assert.deepEqual(seen[0], {
     type: "registered",
     subject: "u1",
     at: 5_000,
     userAgent: "Agent/1.0",
   });
-  assert.deepEqual(seen[15], {
+  assert.deepEqual(seen[19], {
     type: "login_failed",
     subject: null,
-    at: 5_015,
+    at: 5_019,
     userAgent: null,
   });
   assert.ok(Object.isFrozen(seen[0]));

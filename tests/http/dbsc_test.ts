@@ -468,6 +468,46 @@ Deno.test("registration refusals: clear 4xx, nothing stored, the unbound session
   assert.ok(app.seen.some((s) => s.startsWith("binding_proof_refused:")));
 });
 
+Deno.test("red-team review: a registration proof over another session's challenge is 403 as the contract says, whether that session used it or not, and spends nothing", async () => {
+  const app = makeDbscApp();
+  const attacker = await signInBrowser(app);
+  const key = await ecKey();
+  // A challenge the other session has not used: 403, and the other
+  // session still registers with it afterwards.
+  const fresh = await signInBrowser(app);
+  const early = await register(
+    app,
+    attacker.unbound,
+    await proof(key, { jti: fresh.challenge }),
+  );
+  assert.equal(early.status, 403);
+  assert.equal((await early.json()).error, "invalid_session_proof");
+  const own = await register(
+    app,
+    fresh.unbound,
+    await proof(await ecKey(), { jti: fresh.challenge }),
+  );
+  assert.equal(own.status, 200, "the refused proof spent nothing");
+  await own.body?.cancel();
+  // A challenge the other session has used already: 403 too (was 400).
+  const late = await register(
+    app,
+    attacker.unbound,
+    await proof(key, { jti: fresh.challenge }),
+  );
+  assert.equal(late.status, 403);
+  assert.equal((await late.json()).error, "invalid_session_proof");
+  assert.equal(late.headers.getSetCookie().length, 0);
+  // The attacker's own session is untouched and registers with its own.
+  const mine = await register(
+    app,
+    attacker.unbound,
+    await proof(key, { jti: attacker.challenge }),
+  );
+  assert.equal(mine.status, 200);
+  await mine.body?.cancel();
+});
+
 Deno.test("refresh: a challenge, then a proof by the stored key gives a fresh short cookie", async () => {
   const app = makeDbscApp();
   const { id, key, bound } = await bind(app);

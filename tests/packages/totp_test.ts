@@ -377,6 +377,19 @@ Deno.test("issue 16 finding 4: a pending value serves one successful second step
   assert.equal(await totp.readPending(value), null);
 });
 
+Deno.test("a recovery code spends no time step: the code of the same or the next step still passes", async () => {
+  const { totp, recovery, base32, advance, at } = await boundSetup();
+  // The enrolment used the current step; the sign-ins come in the next.
+  advance(30_000);
+  const value = await totp.issuePending("user_1");
+  assert.equal(await totp.verify("user_1", recovery[0]), "recovery");
+  assert.equal(await totp.readPending(value), null, "the value served");
+  const next = await totp.readPending(await totp.issuePending("user_1"));
+  assert.ok(next);
+  assert.equal(await totp.verify("user_1", codeAt(base32, at())), "totp");
+  assert.equal(await totp.readPending(value), null);
+});
+
 Deno.test("issue 16 finding 4: a pending value is bound to the credentials: a password change or reset, TOTP off or enrolled anew end it", async () => {
   const { totp, account, base32, advance, at } = await boundSetup();
   advance(60_000);

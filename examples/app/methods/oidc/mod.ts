@@ -8,9 +8,10 @@
  * `OIDC_CLIENT_SECRET` — on when the issuer is set (and
  * `SIGN_IN_METHODS` is not `off`); `OIDC_PROVIDER_ID` (in
  * URLs, default `oidc`), `OIDC_PROVIDER_NAME` (on the button, default
- * `OpenID Connect`), `OIDC_ALLOW_HTTP=true` only for a development
- * provider on 127.0.0.1. The callback to register at the provider is
- * `<APP_ORIGIN>/login/oidc/<id>/callback`. Its table (`identities`) is in
+ * `OpenID Connect`), `OIDC_ALLOW_HTTP=true` (or `1`, `yes`, `on`, any
+ * case) only for a development provider on 127.0.0.1; a value that is
+ * neither yes nor no stops the start. The callback to register at the
+ * provider is `<APP_ORIGIN>/login/oidc/<id>/callback`. Its table (`identities`) is in
  * the app's SQL migrations.
  *
  * @module
@@ -18,7 +19,12 @@
 import { identityLifecyclePart, OidcClient } from "@portcullis/oidc";
 import { SQLIdentityStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
-import { allMethodsOff, purposeSigner, whenOn } from "../../sign_in_methods.ts";
+import {
+  allMethodsOff,
+  envFlag,
+  purposeSigner,
+  whenOn,
+} from "../../sign_in_methods.ts";
 import { confirmLink } from "./link.ts";
 import { oidcCallback, type OidcSettings, oidcStart } from "./routes.ts";
 import { oidcReauth } from "./reauth.ts";
@@ -32,6 +38,9 @@ import {
 export const oidc: AppModule<OidcSettings> = {
   name: "oidc",
   setup({ env, db, secret, appOrigin, now }) {
+    // Read first, so that a value that is neither yes nor no stops the
+    // start even while the provider is off.
+    const allowHttp = envFlag(env, "OIDC_ALLOW_HTTP");
     const issuer = env.OIDC_ISSUER;
     if (!issuer || allMethodsOff(env)) return null;
     const id = env.OIDC_PROVIDER_ID ?? "oidc";
@@ -41,7 +50,7 @@ export const oidc: AppModule<OidcSettings> = {
         issuer,
         clientId: env.OIDC_CLIENT_ID ?? "",
         clientSecret: env.OIDC_CLIENT_SECRET ?? "",
-        allowInsecureHttp: env.OIDC_ALLOW_HTTP === "true",
+        allowInsecureHttp: allowHttp,
       },
       redirectUri: `${appOrigin}/login/oidc/${id}/callback`,
       // State, nonce and PKCE verifier travel in one value signed for

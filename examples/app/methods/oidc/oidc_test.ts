@@ -223,3 +223,40 @@ Deno.test("OIDC: off, or an unknown provider, the routes answer 404", async () =
     await op.close();
   }
 });
+
+Deno.test("OIDC: OIDC_ALLOW_HTTP takes the yes and no words of any case, and a value that is neither stops the start", async () => {
+  const http = (allow: string | undefined) =>
+    startTestApp({ ...settings("http://127.0.0.1:9"), OIDC_ALLOW_HTTP: allow });
+  for (const yes of ["true", "1", "yes", "on", "TRUE", "Yes", " on "]) {
+    const app = await http(yes);
+    const login = await app.call("GET", "/login", undefined, undefined, {
+      headers: { accept: "text/html" },
+    });
+    assert.match(login.text, /Test OP/, `${yes}: the provider is on`);
+    app.close();
+  }
+  // No: the http issuer is refused, as without the setting.
+  for (const no of [undefined, "", "false", "0", "no", "off", "OFF"]) {
+    await assert.rejects(
+      http(no),
+      /issuer must be an https URL/,
+      `${no}: http is not allowed`,
+    );
+  }
+  for (const neither of ["maybe", "tru", "2", "enabled", "y"]) {
+    await assert.rejects(
+      http(neither),
+      (error: Error) =>
+        error instanceof TypeError &&
+        /^OIDC_ALLOW_HTTP must be one of 1, true, yes, on \(yes\) or 0, false, no, off \(no\)/
+          .test(error.message) &&
+        error.message.includes(`received "${neither}"`),
+      neither,
+    );
+  }
+  // Even with the provider off, a typo is not passed over in silence.
+  await assert.rejects(
+    startTestApp({ OIDC_ALLOW_HTTP: "ture" }),
+    /OIDC_ALLOW_HTTP must be one of/,
+  );
+});

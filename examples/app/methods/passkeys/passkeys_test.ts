@@ -212,6 +212,44 @@ Deno.test("passkeys: added after the password, then a sign-in without one; a for
   app.close();
 });
 
+Deno.test("passkeys: adding and removing one are in the account's activity; a refused one is not", async () => {
+  const app = await startTestApp({ PASSKEYS: "on" });
+  const { token } = await app.verifiedUser("act@example.com", PASSWORD);
+  const types = async () =>
+    ((await app.call("GET", "/api/activity", undefined, token)).json
+      .events as { type: string }[]).map((e) => e.type);
+  const options = async () =>
+    (await app.call("POST", "/passkeys/register/options", {
+      password: PASSWORD,
+    }, token)).json;
+  const refused = await app.call("POST", "/passkeys/register", {
+    response: { id: "x", type: "public-key", response: {} },
+  }, token);
+  assert.equal(refused.res.status, 400);
+  assert.ok(!(await types()).includes("passkey_added"));
+  const authenticator = new SoftAuthenticator();
+  const added = await app.call("POST", "/passkeys/register", {
+    response: await authenticator.create(await options()),
+    name: "Phone",
+  }, token);
+  assert.equal(added.res.status, 201);
+  assert.equal((await types())[0], "passkey_added");
+  const page = await app.call("GET", "/account", undefined, token, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(page.text, /Passkey added/);
+  const removed = await app.call("POST", "/account/passkeys/delete", {
+    id: added.json.id,
+    password: PASSWORD,
+  }, token);
+  assert.equal(removed.res.status, 204);
+  assert.deepEqual((await types()).slice(0, 2), [
+    "passkey_removed",
+    "passkey_added",
+  ]);
+  app.close();
+});
+
 Deno.test("passkeys: the login page offers the button and serves its script; off, the routes answer 404", async () => {
   const on = await startTestApp({ PASSKEYS: "on" });
   const login = await on.call("GET", "/login", undefined, undefined, {

@@ -151,6 +151,7 @@ export async function register(
       message: "The passkey could not be added",
     }, 400);
   }
+  await record(ctx, "passkey_added", subject, req);
   emit(ctx, { type: "passkey_added", subject });
   return json(
     { id: outcome.passkey.credentialId, name: outcome.passkey.name },
@@ -294,6 +295,7 @@ export function remove(
     );
     if (checked.kind !== "ok") return recheckRefusal(req, checked);
     if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
+    await record(ctx, "passkey_removed", subject, req);
     emit(ctx, { type: "passkey_removed", subject });
     return "The passkey is removed.";
   });

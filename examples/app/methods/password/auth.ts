@@ -102,9 +102,11 @@ export async function register(
  * for a registered and an unknown email (a documented deviation from
  * SECURITY item 45's "identical to a wrong password": a held owner is told
  * to wait instead of being told their right password is wrong). A success
- * resets the counts. A right password from a form also sets the device
+ * resets the counts. A sign-in completed from a form also sets the device
  * cookie (`password_login.ts`): that browser's later attempts on the account are
  * exempt from its lockout, so a stranger's flood never locks the owner out.
+ * With a second factor owed, the password alone sets no device cookie: the
+ * second step sets it once it passes.
  * A login whose password changed while it was being checked answers as a
  * wrong password (`signIn` re-checks it).
  */
@@ -122,23 +124,16 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
   }
   // A password changed while it was checked falls through to the refusal.
   const current = result.kind === "ok" && await result.stillCurrent();
-  // The right password from a browser's form: that browser is trusted for
-  // the account from now (an API client keeps its cookie-free answer).
-  const device = current && form
-    ? await trustThisDevice(ctx, req, email)
-    : null;
   if (result.kind === "ok" && current) {
-    // With TOTP on, the password alone issues no session.
+    // With TOTP on, the password alone issues no session, and the browser
+    // is not trusted yet: the TOTP step does that once it passes.
     const secondFactor = await stepAfterPassword(
       ctx,
       result.subject,
       next,
       form,
     );
-    if (secondFactor !== null) {
-      if (device !== null) secondFactor.headers.append("set-cookie", device);
-      return secondFactor;
-    }
+    if (secondFactor !== null) return secondFactor;
   }
   const session = result.kind === "ok"
     ? await startSession(ctx, req, result)
@@ -153,7 +148,12 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
       );
   }
   await record(ctx, "login", session.identity.subject, req);
-  if (form) return redirect(next, [session.setCookie, device]);
+  // The sign-in is complete: a browser's form is trusted for the account
+  // from now (an API client keeps its cookie-free answer).
+  if (form) {
+    const device = await trustThisDevice(ctx, req, email);
+    return redirect(next, [session.setCookie, device]);
+  }
   return json({ token: session.token, expiresAt: session.expiresAt });
 }
 

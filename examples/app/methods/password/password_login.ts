@@ -1,11 +1,12 @@
 /**
  * Password sign-in through the login throttle, with the device cookie
- * (OWASP "device cookies"). A browser that gave an account's right
- * password gets `__Host-device` (`HttpOnly`, `Secure`, `SameSite=Lax`, 180
- * days): the library's signed device token for that account. Its later
- * attempts on that account are trusted, so strangers guessing from any
- * number of addresses, who stop the account at its hard stop for every
- * other browser, never lock the owner's own browser out.
+ * (OWASP "device cookies"). A browser that signed in to an account with
+ * its right password (and its second factor, when it has one: the cookie
+ * waits for that step) gets `__Host-device` (`HttpOnly`, `Secure`,
+ * `SameSite=Lax`, 180 days): the library's signed device token for that
+ * account. Its later attempts on that account are trusted, so strangers
+ * guessing from any number of addresses, who stop the account at its hard
+ * stop for every other browser, never lock the owner's own browser out.
  *
  * @module
  */
@@ -72,11 +73,12 @@ export async function passwordLogin(
 
 /**
  * The `Set-Cookie` that makes this browser trusted for the account it has
- * just given the right password for (a renewed token when it already was).
+ * just signed in to (a renewed token when it already was). Call it once the
+ * sign-in is complete, after the second factor when one is owed.
  *
  * @param ctx The app.
  * @param req The request.
- * @param email The email as typed at sign-in.
+ * @param email The account's email (as typed at sign-in, or as stored).
  * @returns The header value, or `null` when it could not be made (logged:
  * the sign-in itself stands).
  */

@@ -9,7 +9,7 @@
 import { currentIdentity, errorResponse, signOut } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { cancelEmailChanges, record, startSession } from "../../lifecycle.ts";
-import { isFormPost, readBody } from "../../request_body.ts";
+import { readBody } from "../../request_body.ts";
 import { json, redirect } from "../../respond.ts";
 
 const SESSION_ID = /^[A-Za-z0-9_-]{30}$/;
@@ -143,8 +143,10 @@ export async function revokeSessionForm(
 
 /**
  * `POST /account/sessions/revoke-others`: signs the user out everywhere and
- * this browser in again with a new session. Form: 303 to `/account`;
- * JSON: 200 `{token, expiresAt}`.
+ * this client in again with a new session. Bearer: 200 `{token,
+ * expiresAt}`; a cookie session (a form, a bodiless or a JSON post alike):
+ * 303 to `/account` with the new cookie, never the token in a body, which
+ * a page's script could read.
  */
 export async function revokeOtherSessions(
   ctx: AppContext,
@@ -156,7 +158,9 @@ export async function revokeOtherSessions(
   await cancelEmailChanges(ctx, subject);
   const session = await startSession(ctx, req, subject);
   await record(ctx, "session_revoked", subject, req);
-  if (!isFormPost(req)) {
+  // With an Authorization header the cookie is ignored: the session is the
+  // Bearer token's, and its client takes the new one from the body.
+  if (req.headers.has("authorization")) {
     return json({ token: session.token, expiresAt: session.expiresAt });
   }
   return redirect("/account", [

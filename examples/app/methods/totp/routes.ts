@@ -23,6 +23,7 @@ import {
   recheckRefusal,
 } from "../../routes/recheck.ts";
 import { ShortCookie } from "../../sign_in_cookie.ts";
+import { trustThisDevice } from "../password/password_login.ts";
 import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
 import { raw } from "../../views/html.ts";
 import { messagePage } from "../../views/auth/message.ts";
@@ -89,9 +90,11 @@ export async function totpForm(
 
 /**
  * `POST /login/totp`: form `code` (pending value from the cookie) or JSON
- * `{pending, code}`. A right code or recovery code issues the session;
- * anything else is 401 with one answer, whatever was wrong. Attempts are
- * counted per account and per address before the check; past a limit, 429.
+ * `{pending, code}`. A right code or recovery code issues the session (and,
+ * from a form, the device cookie of the login throttle, which the first
+ * step held back); anything else is 401 with one answer, whatever was
+ * wrong. Attempts are counted per account and per address before the
+ * check; past a limit, 429.
  *
  * The pending value serves one successful second step: it stops opening
  * after it, and after a password change or reset or a change of the TOTP
@@ -177,9 +180,13 @@ export async function loginTotp(
   if (!form) {
     return json({ token: session.token, expiresAt: session.expiresAt });
   }
+  // The sign-in is complete: only now is this browser trusted for the
+  // account's login throttle (the first step set no device cookie).
+  const email = (await ctx.credentials.findById(pending.subject))?.email;
   return redirect(safeNextPath(pending.next), [
     session.setCookie,
     cookie.clear(),
+    email === undefined ? null : await trustThisDevice(ctx, req, email),
   ]);
 }
 
@@ -269,6 +276,7 @@ export async function confirmTotp(
       );
   }
   await ctx.limiter.reset([perAccount]);
+  await record(ctx, "totp_enabled", subject, req);
   emit(ctx, { type: "totp_enabled", subject });
   return body.kind === "json"
     ? json({ recoveryCodes: codes })
@@ -318,6 +326,7 @@ export async function disableTotp(
       );
   }
   await ctx.limiter.reset([perAccount]);
+  await record(ctx, "totp_disabled", subject, req);
   emit(ctx, { type: "totp_disabled", subject });
   if (body.kind === "json") return new Response(null, { status: 204 });
   return redirect("/account", [

@@ -131,8 +131,8 @@ Deno.test("TOTP: a recovery code works once; the account page shows what is left
     headers: { accept: "text/html" },
   });
   assert.match(account.text, /id="totp-on">On\. 9 recovery codes left/);
-  // A recovery code moved the last used time step on by one.
-  app.advance(60_000);
+  // The enrolment used this time step: the code comes from the next one.
+  app.advance(30_000);
   const off = await app.call("POST", "/account/totp/disable", {
     password: PASSWORD,
     code: await totpCode(secret, app.now()),
@@ -144,6 +144,118 @@ Deno.test("TOTP: a recovery code works once; the account page shows what is left
   });
   assert.equal(plain.res.status, 200);
   assert.ok(plain.json.token);
+  app.close();
+});
+
+Deno.test("TOTP: after a sign-in with a recovery code, the next sign-in's TOTP code passes at the first try", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { secret, recovery } = await enrolled(app, "next@example.com");
+  // The enrolment used this time step: the sign-ins come in the next one.
+  app.advance(30_000);
+  const pending = async () =>
+    (await app.call("POST", "/login", {
+      email: "next@example.com",
+      password: PASSWORD,
+    })).json.pending;
+  const byRecovery = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: recovery[0],
+  });
+  assert.equal(byRecovery.res.status, 200);
+  const out = await app.call("POST", "/logout", {}, byRecovery.json.token);
+  assert.equal(out.res.status, 204);
+  // The code the app shows now, on the first try (the recovery code used
+  // to spend the next time step, and this code was refused).
+  const byCode = await app.call("POST", "/login/totp", {
+    pending: await pending(),
+    code: await totpCode(secret, app.now()),
+  });
+  assert.equal(byCode.res.status, 200, byCode.text);
+  const me = await app.call("GET", "/api/me", undefined, byCode.json.token);
+  assert.equal(me.json.email, "next@example.com");
+  app.close();
+});
+
+Deno.test("TOTP: turning it on and off are in the account's activity; a wrong code records neither", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { token, secret } = await enrolled(app, "activity@example.com");
+  const types = async () =>
+    ((await app.call("GET", "/api/activity", undefined, token)).json
+      .events as { type: string }[]).map((e) => e.type);
+  assert.equal((await types())[0], "totp_enabled");
+  assert.equal((await types()).filter((t) => t === "totp_enabled").length, 1);
+  const page = await app.call("GET", "/account", undefined, token, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(page.text, /Two-factor authentication turned on/);
+  const wrong = await app.call("POST", "/account/totp/disable", {
+    password: PASSWORD,
+    code: "000000",
+  }, token);
+  assert.equal(wrong.res.status, 401);
+  assert.ok(!(await types()).includes("totp_disabled"));
+  app.advance(30_000);
+  const off = await app.call("POST", "/account/totp/disable", {
+    password: PASSWORD,
+    code: await totpCode(secret, app.now()),
+  }, token);
+  assert.equal(off.res.status, 204);
+  assert.equal((await types())[0], "totp_disabled");
+  app.close();
+});
+
+Deno.test("TOTP: the login throttle's device cookie comes with the completed sign-in, never with the password alone", async () => {
+  const app = await startTestApp({ TOTP: "on" });
+  const { secret } = await enrolled(app, "device@example.com");
+  app.advance(30_000);
+  const named = (answer: { res: Response }, name: string) =>
+    answer.res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  const password = await app.call(
+    "POST",
+    "/login",
+    {
+      email: "device@example.com",
+      password: PASSWORD,
+    },
+    undefined,
+    { form: true },
+  );
+  assert.equal(password.res.status, 303);
+  assert.equal(password.res.headers.get("location"), "/login/totp");
+  const pending = named(password, "__Host-2fa");
+  assert.ok(pending, "the pending cookie");
+  assert.equal(
+    named(password, "__Host-device"),
+    undefined,
+    "no device cookie while the second factor is owed",
+  );
+  const cookie = { cookie: pending.split(";")[0] };
+  const wrong = await app.call(
+    "POST",
+    "/login/totp",
+    {
+      code: "000000",
+    },
+    undefined,
+    { form: true, headers: cookie },
+  );
+  assert.equal(wrong.res.status, 401);
+  assert.equal(named(wrong, "__Host-device"), undefined);
+  const right = await app.call(
+    "POST",
+    "/login/totp",
+    {
+      code: await totpCode(secret, app.now()),
+    },
+    undefined,
+    { form: true, headers: cookie },
+  );
+  assert.equal(right.res.status, 303);
+  assert.ok(named(right, "__Host-session"), "signed in");
+  const device = named(right, "__Host-device");
+  assert.ok(device, "the device cookie once the sign-in is complete");
+  assert.match(device, /HttpOnly/);
+  assert.match(device, /Max-Age=[1-9]/);
   app.close();
 });
 

@@ -45,6 +45,10 @@ const LABELS: Record<string, string> = {
     "Password, sign-in methods and sessions set up before the address was proven removed",
   session_revoked: "Session signed out",
   account_deleted: "Account deleted",
+  passkey_added: "Passkey added",
+  passkey_removed: "Passkey removed",
+  totp_enabled: "Two-factor authentication turned on",
+  totp_disabled: "Two-factor authentication turned off",
 };
 
 function when(iso: string): Html {
