@@ -8,6 +8,7 @@
  * ```sh
  * deno run -A bench/warm_route_bench.ts     # ROUNDS=3 SECONDS=3 ONLY=deno|bun
  * SET=targets deno run -A bench/warm_route_bench.ts   # the issue 19 targets only
+ * SET=verdicts ROUNDS=16 deno run -A bench/warm_route_bench.ts  # what they read
  * ```
  *
  * Either way it ends with issue 19's two targets and their verdicts, per
@@ -368,9 +369,19 @@ const BEFORE_VARIANTS: typeof VARIANTS = env.BEFORE
     ],
   ]
   : [];
+// SET=verdicts: only the routes the verdicts read (for many rounds).
+const VERDICT_PATHS = [
+  "/bare",
+  "/floor-warm",
+  "/mw-cookie",
+  "/raw-verify",
+  "/mw-cookie-cold",
+];
 const RUN =
   (env.SET === "targets"
     ? VARIANTS.filter(([p]) => TARGET_PATHS.includes(p))
+    : env.SET === "verdicts"
+    ? VARIANTS.filter(([p]) => VERDICT_PATHS.includes(p))
     : VARIANTS).concat(BEFORE_VARIANTS);
 
 async function orchestrate(): Promise<void> {
