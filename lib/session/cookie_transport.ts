@@ -95,7 +95,7 @@ export class CookieTransport {
    */
   read(req: Request): string | null {
     const value = cookieValue(req, this.#prefix);
-    return value !== null && VALUE.test(value) ? value : null;
+    return value !== null && isTokenValue(value) ? value : null;
   }
 
   /**
