@@ -16,8 +16,13 @@
  *   rotation). In development only, a missing secret is created once in
  *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, a
  *   missing `APP_ORIGIN` or a missing mail binding stops the start;
+ * - cookies marked `Secure` (`COOKIE_SECURE=false` to try the app over
+ *   plain HTTP on a host other than localhost);
  * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see the
  *   `mod.ts` of each folder under `methods/`.
+ *
+ * An on/off setting takes `1`, `true`, `yes`, `on` or `0`, `false`, `no`,
+ * `off` in any case; any other value stops the start.
  *
  * @module
  */
@@ -40,6 +45,7 @@ import { MODULES } from "./modules.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
+import { envFlag } from "./sign_in_methods.ts";
 
 const LIBSQL_CLIENT = "npm:@libsql/client@^0.18.0";
 const DRIZZLE_LIBSQL = "npm:drizzle-orm@^0.45.4/libsql";
@@ -60,6 +66,13 @@ if (production && !env.APP_ORIGIN) {
   );
 }
 const appOrigin = env.APP_ORIGIN ?? `http://localhost:${port}`;
+// `COOKIE_SECURE=false` for plain-HTTP development only; a typo stops here.
+let cookieSecure = true;
+try {
+  cookieSecure = envFlag(env, "COOKIE_SECURE", true);
+} catch (error) {
+  fail((error as TypeError).message);
+}
 
 /** Reads AUTH_SECRET, or in development creates `data/dev-secret` once. */
 async function loadSecret(): Promise<SecretProvider> {
@@ -135,7 +148,6 @@ await migrate(db);
 const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;
 await privateFile(kvPath);
 const kv = await DenoKV.open(kvPath);
-const cookieSecure = env.COOKIE_SECURE !== "false";
 const sessionStore = new KVSessionStore(kv);
 const app = createApp({
   sessions: new SessionManager({ secret, store: sessionStore }),

@@ -21,15 +21,35 @@ import { type AppHonoContext, type AppModule, settingsOf } from "./module.ts";
 /**
  * Whether the environment turns every sign-in method beside the password
  * off (`SIGN_IN_METHODS=off`: password only), whatever their own settings
- * say.
+ * say. The value is read as {@linkcode envFlag} reads one, on when unset.
  *
  * @param env The environment.
  * @returns `true` when they are all off.
+ * @throws {TypeError} For a value that is neither yes nor no.
  */
 export function allMethodsOff(
   env: Record<string, string | undefined>,
 ): boolean {
-  return env.SIGN_IN_METHODS === "off";
+  return !envFlag(env, "SIGN_IN_METHODS", true);
+}
+
+/**
+ * Whether a sign-in method that is on by default stays on: neither its own
+ * switch (`name`, for example `TOTP=off`) nor `SIGN_IN_METHODS=off` turns it
+ * off. Both are read as {@linkcode envFlag} reads a value.
+ *
+ * @param env The environment.
+ * @param name The method's switch.
+ * @returns `true` when the method is on.
+ * @throws {TypeError} For a value that is neither yes nor no.
+ */
+export function methodOn(
+  env: Record<string, string | undefined>,
+  name: string,
+): boolean {
+  // Both are read, so a typo in either stops the start.
+  const own = envFlag(env, name, true);
+  return !allMethodsOff(env) && own;
 }
 
 const YES = ["1", "true", "yes", "on"];

@@ -430,3 +430,16 @@ Deno.test("red-team review (OIDC_ALLOW_HTTP): main.ts with a value that is neith
   );
   assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
 });
+
+Deno.test("main.ts: a COOKIE_SECURE that is neither yes nor no stops the start before the data folder is made", async () => {
+  const { code, stderr, createdData } = await runMain({
+    COOKIE_SECURE: "flase",
+  });
+  assert.equal(code, 1, stderr);
+  assert.match(
+    stderr,
+    /^error: COOKIE_SECURE must be one of 1, true, yes, on \(yes\) or 0, false, no, off \(no\), in any case: received "flase"$/m,
+  );
+  assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
+  assert.equal(createdData, false, "the data folder was not created");
+});

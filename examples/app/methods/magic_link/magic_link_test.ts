@@ -223,8 +223,16 @@ Deno.test("magic link: the registrant's own password proves the address and sign
   s.close();
 });
 
-Deno.test("magic link: MAGIC_LINK=off or SIGN_IN_METHODS=off: no form on /login, its routes answer 404", async () => {
-  for (const env of [{ MAGIC_LINK: "off" }, { SIGN_IN_METHODS: "off" }]) {
+Deno.test("magic link: MAGIC_LINK=off or SIGN_IN_METHODS=off (or 0, false, no in any case): no form on /login, its routes answer 404", async () => {
+  for (
+    const env of [
+      { MAGIC_LINK: "off" },
+      { SIGN_IN_METHODS: "off" },
+      { MAGIC_LINK: "0" },
+      { MAGIC_LINK: " False " },
+      { SIGN_IN_METHODS: "NO" },
+    ]
+  ) {
     const s = await startTestApp(env);
     const login = await s.call("GET", "/login", undefined, undefined, {
       headers: { accept: "text/html" },
@@ -236,4 +244,22 @@ Deno.test("magic link: MAGIC_LINK=off or SIGN_IN_METHODS=off: no form on /login,
     assert.equal(page.res.status, 404);
     s.close();
   }
+});
+
+Deno.test("magic link: MAGIC_LINK or SIGN_IN_METHODS neither yes nor no stops the start, naming the setting", async () => {
+  await assert.rejects(
+    startTestApp({ MAGIC_LINK: "of" }),
+    /^TypeError: MAGIC_LINK must be one of 1, true, yes, on \(yes\) or 0, false, no, off \(no\), in any case: received "of"$/,
+  );
+  await assert.rejects(
+    startTestApp({ SIGN_IN_METHODS: "none" }),
+    /SIGN_IN_METHODS must be one of/,
+  );
+  // On stays on, in any spelling of yes.
+  const s = await startTestApp({ MAGIC_LINK: "Yes", SIGN_IN_METHODS: "1" });
+  const login = await s.call("GET", "/login", undefined, undefined, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(login.text, /action="\/magic-link"/);
+  s.close();
 });

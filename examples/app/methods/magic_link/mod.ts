@@ -14,6 +14,7 @@ import { OneTimeTokens } from "@portcullis/auth/verification";
 import { SQLVerificationTokenStore } from "@portcullis/sql";
 import type { AppContext } from "../../context.ts";
 import { type AppModule, settingsOf } from "../../module.ts";
+import { methodOn } from "../../sign_in_methods.ts";
 import {
   confirmLink,
   MAGIC_LINK_TTL_MS,
@@ -33,13 +34,15 @@ type Handler = (
 export const magicLink: AppModule<MagicLinkSettings> = {
   name: "magic_link",
   setup: ({ env, db, now }) =>
-    env.MAGIC_LINK === "off" || env.SIGN_IN_METHODS === "off" ? null : {
-      links: new OneTimeTokens({
-        store: new SQLVerificationTokenStore(db),
-        ttlMs: MAGIC_LINK_TTL_MS,
-        now,
-      }),
-    },
+    methodOn(env, "MAGIC_LINK")
+      ? {
+        links: new OneTimeTokens({
+          store: new SQLVerificationTokenStore(db),
+          ttlMs: MAGIC_LINK_TTL_MS,
+          now,
+        }),
+      }
+      : null,
   routes(app, ctx) {
     const on = (handler: Handler) => (c: { req: { raw: Request } }) => {
       const settings = settingsOf(ctx, magicLink);

@@ -19,7 +19,7 @@ import {
 import { PASSKEYS_BROWSER_SCRIPT } from "@portcullis/passkeys/browser-script";
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import { type AppModule, settingsOf } from "../../module.ts";
-import { allMethodsOff, purposeSigner, whenOn } from "../../sign_in_methods.ts";
+import { methodOn, purposeSigner, whenOn } from "../../sign_in_methods.ts";
 import * as routes from "./routes.ts";
 import {
   passkeyLoginButton,
@@ -31,7 +31,7 @@ import {
 export const passkeys: AppModule<routes.PasskeysSettings> = {
   name: "passkeys",
   setup({ env, db, secret, appOrigin, now = Date.now }) {
-    if (allMethodsOff(env) || (env.PASSKEYS ?? "on") === "off") return null;
+    if (!methodOn(env, "PASSKEYS")) return null;
     const store = new SQLPasskeyStore(db);
     const tokens = new SQLVerificationTokenStore(db);
     const authenticator = new PasskeyAuthenticator({

@@ -275,3 +275,19 @@ Deno.test("passkeys: the login page offers the button and serves its script; off
   assert.equal((await none.call("GET", "/assets/passkeys.js")).res.status, 404);
   none.close();
 });
+
+Deno.test("passkeys: PASSKEYS=false or No turns them off; a value neither yes nor no stops the start", async () => {
+  for (const value of ["false", "No"]) {
+    const off = await startTestApp({ PASSKEYS: value });
+    assert.equal(
+      (await off.call("GET", "/assets/passkeys.js")).res.status,
+      404,
+      value,
+    );
+    off.close();
+  }
+  await assert.rejects(
+    startTestApp({ PASSKEYS: "none" }),
+    /^TypeError: PASSKEYS must be one of .* received "none"$/,
+  );
+});

@@ -14,7 +14,7 @@ import { deriveSecretKey, TotpAuthenticator } from "@portcullis/totp";
 import { totpLifecyclePart } from "@portcullis/totp/lifecycle";
 import { type AppModule, settingsOf } from "../../module.ts";
 import {
-  allMethodsOff,
+  methodOn,
   purposeKeyList,
   purposeSigner,
   whenOn,
@@ -34,7 +34,7 @@ import { totpSection } from "./views/auth/totp.ts";
 export const totp: AppModule<TotpSettings> = {
   name: "totp",
   setup({ env, db, secret, now }) {
-    if (allMethodsOff(env) || (env.TOTP ?? "on") === "off") return null;
+    if (!methodOn(env, "TOTP")) return null;
     const users = new SQLCredentialStore(db);
     const store = new SQLTotpStore(db);
     const authenticator = new TotpAuthenticator({

@@ -285,3 +285,19 @@ Deno.test("TOTP: off, its routes answer 404 and the account page has no section"
   );
   none.close();
 });
+
+Deno.test("TOTP: 0, false and no in any case turn it off; a value neither yes nor no stops the start", async () => {
+  for (const value of ["0", "FALSE", " no "]) {
+    const app = await startTestApp({ TOTP: value });
+    assert.equal(
+      (await app.call("POST", "/login/totp", { code: "123456" })).res.status,
+      404,
+      value,
+    );
+    app.close();
+  }
+  await assert.rejects(
+    startTestApp({ TOTP: "disabled" }),
+    /^TypeError: TOTP must be one of 1, true, yes, on \(yes\) or 0, false, no, off \(no\), in any case: received "disabled"$/,
+  );
+});
