@@ -333,6 +333,45 @@ Deno.test("windows: the previous window's nonce passes and its answer carries th
   );
 });
 
+Deno.test("what nonces protect against: a proof signed ahead of time with a future iat", async () => {
+  // Signed at T with iat T+600, used at T+600: passes without nonces.
+  const off = makeApp({});
+  const key = await es256Key();
+  const signedIn = await off.handler(
+    signInRequest(
+      await makeProof(key, claims(off, { htm: "POST", htu: TOKEN_URL })),
+    ),
+  );
+  const { access_token: token } = await signedIn.json();
+  const early = await makeProof(key, {
+    jti: crypto.randomUUID(),
+    htm: "GET",
+    htu: ME_URL,
+    iat: Math.floor(off.clock.now() / 1000) + 600,
+    ath: await ath(token),
+  });
+  off.clock.advance(600);
+  const late = await off.handler(resourceRequest(token, early));
+  assert.equal(late.status, 200, "the pre-signed proof passes without nonces");
+  await late.body?.cancel();
+  // With nonces, the proof can only carry a nonce of T: refused at T+600.
+  const on = makeApp();
+  const { token: bound, nonce } = await boundToken(on, key);
+  const proof = await makeProof(key, {
+    jti: crypto.randomUUID(),
+    htm: "GET",
+    htu: ME_URL,
+    iat: Math.floor(on.clock.now() / 1000) + 600,
+    ath: await ath(bound),
+    nonce,
+  });
+  on.clock.advance(600);
+  await assertUseNonce(
+    await on.handler(resourceRequest(bound, proof)),
+    "pre-signed with an old nonce",
+  );
+});
+
 Deno.test("a replayed proof (same jti) with a valid nonce is still refused as replayed", async () => {
   const app = makeApp();
   const key = await es256Key();
