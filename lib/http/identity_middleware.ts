@@ -120,7 +120,9 @@ export interface IdentityOptions {
   deviceBound?: DeviceBoundOptions;
   /**
    * Where `session_bound`, `session_refreshed` and `binding_proof_refused`
-   * security events go.
+   * security events go. A DPoP proof refused only for its server nonce is
+   * not one (clients are expected to meet that refusal); `onEvent` still
+   * hears of it, as `dpop_proof_refused` with reason `"nonce"`.
    */
   securityEvents?: SecurityEvents;
 }
@@ -201,7 +203,10 @@ function makeContext(
     } catch {
       // A failing hook must not change an answer.
     }
-    if (e.type === "dpop_proof_refused") {
+    // A proof without the current nonce is the protocol's expected first
+    // step (RFC 9449 §8, §9), not an attack: the hook hears of it, the
+    // security events do not.
+    if (e.type === "dpop_proof_refused" && e.reason !== "nonce") {
       events?.emit("binding_proof_refused", null).catch(() => {});
     }
   };

@@ -17,6 +17,7 @@ import {
 } from "../../mod.ts";
 import type { AuthEvent } from "../../mod.ts";
 import { DpopVerifier } from "../../lib/session/mod.ts";
+import { SecurityEvents } from "../../lib/events/mod.ts";
 import type { DpopOptions } from "../../lib/session/mod.ts";
 import { signToken } from "../../lib/tokens/signed_token.ts";
 import { Clock, OLD_SECRET, SECRET } from "./_helpers.ts";
@@ -77,10 +78,16 @@ function makeApp(
     store: new KVSessionStore(kv),
   });
   const events: AuthEvent[] = [];
+  const security: string[] = [];
   const handler = compose(
     [identityMiddleware(sessions, {
       dpop: { store: kv, now: clock.now, ...dpop },
       onEvent: (e) => events.push(e),
+      securityEvents: new SecurityEvents({
+        hook: (e) => {
+          security.push(e.type);
+        },
+      }),
     })],
     async (req) => {
       if (new URL(req.url).pathname === "/token") {
@@ -97,7 +104,7 @@ function makeApp(
       return Response.json({ subject: id.subject, binding: id.binding });
     },
   );
-  return { handler, sessions, clock, events };
+  return { handler, sessions, clock, events, security };
 }
 
 type App = ReturnType<typeof makeApp>;
@@ -370,6 +377,37 @@ Deno.test("what nonces protect against: a proof signed ahead of time with a futu
     await on.handler(resourceRequest(bound, proof)),
     "pre-signed with an old nonce",
   );
+});
+
+Deno.test("a nonce refusal is told to onEvent but is no binding_proof_refused security event; a bad proof still is", async () => {
+  const app = makeApp();
+  const key = await es256Key();
+  const { token } = await boundToken(app, key);
+  const noNonce = await app.handler(
+    resourceRequest(
+      token,
+      await makeProof(key, claims(app, { ath: await ath(token) })),
+    ),
+  );
+  await assertUseNonce(noNonce, "no nonce");
+  await Promise.resolve();
+  assert.deepEqual(app.security.filter((t) => t !== "session_bound"), []);
+  assert.equal(
+    app.events.filter((e) => e.type === "dpop_proof_refused").length,
+    2,
+  );
+  const forged = await app.handler(
+    resourceRequest(
+      token,
+      await makeProof(key, claims(app, { ath: await ath(token) }), false),
+    ),
+  );
+  assert.equal(forged.status, 401);
+  await forged.body?.cancel();
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(app.security.filter((t) => t !== "session_bound"), [
+    "binding_proof_refused",
+  ]);
 });
 
 Deno.test("a replayed proof (same jti) with a valid nonce is still refused as replayed", async () => {
