@@ -103,16 +103,22 @@ export async function dpopOutcome(
 
 /**
  * The answer's copy with a `DPoP-Nonce` header (the handler's headers may
- * be immutable).
+ * be immutable, and its object shared). An answer that cannot be copied (a
+ * 101 upgrade) goes out as it is: the client's nonce still holds for the
+ * rest of its window, and a refusal hands it the next one after that.
  *
  * @param response The handler's answer.
  * @param nonce The nonce the client is to use next.
- * @returns The answer with the header.
+ * @returns The answer with the header, or the answer itself.
  */
 export function withNonce(response: Response, nonce: string): Response {
-  const out = new Response(response.body, response);
-  out.headers.set("dpop-nonce", nonce);
-  return out;
+  try {
+    const out = new Response(response.body, response);
+    out.headers.set("dpop-nonce", nonce);
+    return out;
+  } catch {
+    return response;
+  }
 }
 
 function useNonce(

@@ -100,6 +100,8 @@ function makeApp(
       }
       const denied = requireAuthenticated(req);
       if (denied) return denied;
+      // An answer no one can copy (as a 101 upgrade).
+      if (new URL(req.url).pathname === "/uncopyable") return Response.error();
       const id = currentIdentity(req)!;
       return Response.json({ subject: id.subject, binding: id.binding });
     },
@@ -338,6 +340,26 @@ Deno.test("windows: the previous window's nonce passes and its answer carries th
       return n;
     })(),
   );
+});
+
+Deno.test("an answer that cannot be copied goes out as it is, without the next nonce", async () => {
+  const app = makeApp();
+  const key = await es256Key();
+  const { token, nonce } = await boundToken(app, key);
+  app.clock.advance(LIFETIME);
+  const url = "https://api.example/uncopyable";
+  const res = await app.handler(
+    new Request(url, {
+      headers: {
+        authorization: `DPoP ${token}`,
+        dpop: await makeProof(
+          key,
+          claims(app, { htu: url, ath: await ath(token), nonce }),
+        ),
+      },
+    }),
+  );
+  assert.equal(res.type, "error");
 });
 
 Deno.test("what nonces protect against: a proof signed ahead of time with a future iat", async () => {
