@@ -532,6 +532,32 @@ Deno.test("two instances built from the same secret accept each other's nonces; 
   assert.ok(own !== null && own !== nonce);
 });
 
+Deno.test("the installable form derives the nonces from AUTH_SECRET: its nonce passes on a manager-built instance of that secret", async () => {
+  const installable = identityMiddleware({
+    store: "memory",
+    dpop: { nonce: true },
+  });
+  const env = { AUTH_SECRET: SECRET };
+  const key = await es256Key();
+  const app = makeApp({ nonce: true });
+  const refused = await installable(
+    signInRequest(
+      await makeProof(key, claims(app, { htm: "POST", htu: TOKEN_URL })),
+    ),
+    () => Promise.resolve(new Response("handler")),
+    env,
+  );
+  const nonce = await assertUseNonce(refused, "installable");
+  assert.ok(nonce !== null);
+  const passed = await app.handler(
+    signInRequest(
+      await makeProof(key, claims(app, { htm: "POST", htu: TOKEN_URL, nonce })),
+    ),
+  );
+  assert.equal(passed.status, 200);
+  await passed.body?.cancel();
+});
+
 Deno.test("nonces off (the default): no nonce asked, a nonce claim is ignored, no DPoP-Nonce header", async () => {
   const app = makeApp({});
   const key = await es256Key();
