@@ -3,6 +3,12 @@
 // before any handler runs. A token under the DPoP scheme resolves only when
 // bound to the proof's key; a proof without a token (a sign-in) lets
 // `signIn` bind the new token to that key.
+//
+// With server nonces on, a proof without the current nonce is answered 401
+// `use_dpop_nonce` with a `DPoP-Nonce` header (RFC 9449 §9; the sign-in,
+// the token-issuing request, answers it the same way, with the same code in
+// its body as §8 has it), and an accepted proof whose nonce is about to
+// expire hands the next one to the handler's answer (`nonce`).
 import { BearerTransport } from "../session/bearer_transport.ts";
 import { BoundSessions } from "../session/bound_sessions.ts";
 import type { DpopVerifier } from "../session/dpop_proof.ts";
@@ -31,7 +37,9 @@ export async function dpopOutcome(
   req: Request,
   context: IdentityContext,
   dpop: DpopVerifier,
-): Promise<Response | { session: SessionState; proofKey?: string }> {
+): Promise<
+  Response | { session: SessionState; proofKey?: string; nonce?: string }
+> {
   const header = req.headers.get("authorization");
   let token: string | null = null;
   let scheme: "dpop" | "bearer" | null = null;
@@ -47,6 +55,7 @@ export async function dpopOutcome(
     }
   }
   let thumbprint: string;
+  let nonce: string | undefined;
   try {
     const proof = await dpop.verify(req.headers.get("dpop"), req, token);
     if (!proof.ok) {
@@ -55,9 +64,12 @@ export async function dpopOutcome(
         reason: proof.reason,
         path: new URL(req.url).pathname,
       });
-      return invalidProof(req, dpop, proof.reason);
+      return proof.reason === "nonce"
+        ? useNonce(req, dpop, proof.nonce)
+        : invalidProof(req, dpop, proof.reason);
     }
     thumbprint = proof.thumbprint;
+    nonce = proof.nonce;
   } catch (error) {
     // The replay store failed: the proof is not accepted (fail closed).
     failed(error, scheme ?? "dpop", context);
@@ -74,7 +86,7 @@ export async function dpopOutcome(
         session = failed(error, "cookie", context);
       }
     }
-    return { session, proofKey: thumbprint };
+    return { session, proofKey: thumbprint, nonce };
   }
   try {
     const identity = scheme === "dpop"
@@ -83,10 +95,52 @@ export async function dpopOutcome(
         token!,
       )
       : await context.manager.resolve(token!);
-    return { session: settled(identity, scheme) };
+    return { session: settled(identity, scheme), nonce };
   } catch (error) {
-    return { session: failed(error, scheme, context) };
+    return { session: failed(error, scheme, context), nonce };
   }
+}
+
+/**
+ * The answer's copy with a `DPoP-Nonce` header (the handler's headers may
+ * be immutable, and its object shared). An answer that cannot be copied (a
+ * 101 upgrade) goes out as it is: the client's nonce still holds for the
+ * rest of its window, and a refusal hands it the next one after that.
+ *
+ * @param response The handler's answer.
+ * @param nonce The nonce the client is to use next.
+ * @returns The answer with the header, or the answer itself.
+ */
+export function withNonce(response: Response, nonce: string): Response {
+  try {
+    const out = new Response(response.body, response);
+    out.headers.set("dpop-nonce", nonce);
+    return out;
+  } catch {
+    return response;
+  }
+}
+
+function useNonce(
+  req: Request,
+  dpop: DpopVerifier,
+  nonce: string | undefined,
+): Response {
+  const headers: Record<string, string> = {
+    "www-authenticate":
+      `DPoP error="use_dpop_nonce", error_description="The proof must carry the nonce of the DPoP-Nonce header", algs="${
+        dpop.algorithms.join(" ")
+      }"`,
+  };
+  // Without a nonce (it could not be made) the refusal stands all the same.
+  if (nonce !== undefined) headers["dpop-nonce"] = nonce;
+  return errorResponse(
+    req,
+    401,
+    "use_dpop_nonce",
+    "DPoP proof refused: it must carry the nonce of the DPoP-Nonce header",
+    headers,
+  );
 }
 
 function invalidProof(

@@ -23,7 +23,7 @@ import {
   settled,
   type Via,
 } from "./_request_state.ts";
-import { dpopOutcome, usesDpop } from "./_dpop_request.ts";
+import { dpopOutcome, usesDpop, withNonce } from "./_dpop_request.ts";
 import { finishDevice } from "./_device_finish.ts";
 import type { CrossOriginProtection } from "./cross_origin_protection.ts";
 import { errorResponse } from "./error_response.ts";
@@ -84,13 +84,20 @@ export function identify(
   // its bound), reaches the handler without a single promise of our own.
   function read(req: Request, next: Next): Response | Promise<Response> {
     if (dpop !== null && usesDpop(req)) {
-      return dpopOutcome(req, context, dpop).then((o) =>
-        o instanceof Response ? o : proceed(
+      return dpopOutcome(req, context, dpop).then((o) => {
+        if (o instanceof Response) return o;
+        const answer = proceed(
           req,
           next,
           stateOf(o.session, context, false, o.proofKey),
-        )
-      );
+        );
+        // The proof's nonce is of the previous window: the next one rides
+        // on this answer, so the client moves on without a refusal.
+        const nonce = o.nonce;
+        return nonce === undefined
+          ? answer
+          : Promise.resolve(answer).then((r) => withNonce(r, nonce));
+      });
     }
     if (device !== null && req.method === "POST") {
       const answer = device.handle(req);

@@ -63,6 +63,51 @@ export interface IdentityOptions {
    * keep working as `Bearer`. Give `store` so that proofs replayed on
    * another instance are refused too. `htu` is compared with
    * `crossOrigin.appOrigin` when set (else the request's origin).
+   *
+   * `dpop: { nonce: true }` (or `nonce: { lifetimeSeconds }`, default 60)
+   * turns on server nonces (RFC 9449 §8, §9): a proof must then carry a
+   * `nonce` this server issued, else the answer is 401
+   * `WWW-Authenticate: DPoP error="use_dpop_nonce"` with the nonce in a
+   * `DPoP-Nonce` header, on the sign-in as on any other request. A client
+   * retries with it (oauth4webapi does when the app catches
+   * `isDPoPNonceError`). A nonce holds in its window and the next one; an
+   * answer to a proof whose nonce is of the previous window carries the
+   * next nonce in `DPoP-Nonce`. The nonces are derived from the sessions'
+   * secret: stateless, and the same on every instance. Browser clients on
+   * another origin read the header only if the app's CORS answer lists
+   * `DPoP-Nonce` (and `WWW-Authenticate`) in `Access-Control-Expose-Headers`.
+   *
+   * @example Server nonces
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { compose, currentIdentity, identityMiddleware, KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
+   * const sessions = new SessionManager({
+   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   store: new KVSessionStore(new MemoryKV()),
+   * });
+   * const app = compose(
+   *   [identityMiddleware(sessions, { dpop: { nonce: true } })],
+   *   (req) => new Response(currentIdentity(req)?.subject ?? "anonymous"),
+   * );
+   * // A client's key and its proofs (a DPoP client library makes these).
+   * const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+   * const { kty, crv, x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
+   * const b64u = (b: Uint8Array) => btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+   * const part = (v: unknown) => b64u(new TextEncoder().encode(JSON.stringify(v)));
+   * const proof = async (nonce?: string) => {
+   *   const input = `${part({ typ: "dpop+jwt", alg: "ES256", jwk: { kty, crv, x, y } })}.${
+   *     part({ jti: crypto.randomUUID(), htm: "GET", htu: "https://api.example/me", iat: Math.floor(Date.now() / 1000), nonce })
+   *   }`;
+   *   const sig = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey, new TextEncoder().encode(input));
+   *   return `${input}.${b64u(new Uint8Array(sig))}`;
+   * };
+   * const first = await app(new Request("https://api.example/me", { headers: { dpop: await proof() } }));
+   * assert.equal(first.status, 401);
+   * assert.match(first.headers.get("www-authenticate")!, /^DPoP error="use_dpop_nonce"/);
+   * const nonce = first.headers.get("dpop-nonce")!;
+   * const retry = await app(new Request("https://api.example/me", { headers: { dpop: await proof(nonce) } }));
+   * assert.equal(retry.status, 200);
+   * ```
    */
   dpop?: boolean | DpopOptions;
   /**
@@ -75,7 +120,9 @@ export interface IdentityOptions {
   deviceBound?: DeviceBoundOptions;
   /**
    * Where `session_bound`, `session_refreshed` and `binding_proof_refused`
-   * security events go.
+   * security events go. A DPoP proof refused only for its server nonce is
+   * not one (clients are expected to meet that refusal); `onEvent` still
+   * hears of it, as `dpop_proof_refused` with reason `"nonce"`.
    */
   securityEvents?: SecurityEvents;
 }
@@ -156,16 +203,26 @@ function makeContext(
     } catch {
       // A failing hook must not change an answer.
     }
-    if (e.type === "dpop_proof_refused") {
+    // A proof without the current nonce is the protocol's expected first
+    // step (RFC 9449 §8, §9), not an attack: the hook hears of it, the
+    // security events do not.
+    if (e.type === "dpop_proof_refused" && e.reason !== "nonce") {
       events?.emit("binding_proof_refused", null).catch(() => {});
     }
   };
   const dpopOptions = options.dpop === true ? {} : options.dpop || null;
+  const nonce = dpopOptions?.nonce;
   const dpop = dpopOptions === null ? null : new DpopVerifier({
     ...dpopOptions,
     store: dpopOptions.store === undefined ? kv : dpopOptions.store,
     // Behind a proxy the request URL may not carry the public origin.
     origin: dpopOptions.origin ?? options.crossOrigin?.appOrigin,
+    // Nonces are signed with a key derived from the sessions' secret.
+    nonce: nonce === undefined || nonce === false ? undefined : {
+      ...(nonce === true ? {} : nonce),
+      secret: (nonce === true ? undefined : nonce.secret) ??
+        sessionParts(manager).secret,
+    },
   });
   let device: DeviceBoundSessions | null = null;
   if (options.deviceBound) {

@@ -14,7 +14,25 @@ import {
   verifyProofSignature,
 } from "./proof_jwt.ts";
 import type { KeyValueStore } from "../kv/key_value_store.ts";
+import type { SecretProvider } from "../secrets/secret_provider.ts";
 import { ReplayGuard } from "./replay_guard.ts";
+import { DpopNonces } from "./_dpop_nonce.ts";
+
+/** Options of the server nonces of {@linkcode DpopOptions.nonce}. */
+export interface DpopNonceOptions {
+  /**
+   * The application secret, from which the nonces' key is derived for the
+   * `dpop-nonce` purpose alone. `identityMiddleware` passes its sessions'
+   * secret; a `DpopVerifier` built by hand must be given it.
+   */
+  secret?: SecretProvider;
+  /**
+   * The length of a nonce's window, in seconds, from 1 to 3600; default 60.
+   * A nonce is accepted in the window it was issued in and the next one,
+   * so it lives between `lifetimeSeconds` and twice that.
+   */
+  lifetimeSeconds?: number;
+}
 
 /** Options of {@linkcode DpopVerifier}. */
 export interface DpopOptions {
@@ -39,6 +57,17 @@ export interface DpopOptions {
   origin?: string;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
+  /**
+   * Server-provided nonces (RFC 9449 §8, §9), off by default: `true` or
+   * {@linkcode DpopNonceOptions}. Every proof must then carry a `nonce`
+   * claim the server issued in the current window or the previous one;
+   * a proof without one, or with any other, is refused with reason
+   * `"nonce"` and the nonce the client must use. The nonces are
+   * stateless (an HMAC of the time window under a key derived from the
+   * secret), so every instance sharing the secret issues and accepts the
+   * same ones, with no store round trip.
+   */
+  nonce?: boolean | DpopNonceOptions;
 }
 
 /** Why a proof was refused. */
@@ -53,12 +82,27 @@ export type DpopRefusal =
   | "iat"
   | "jti"
   | "ath"
+  | "nonce"
   | "replayed";
 
-/** What {@linkcode DpopVerifier.verify} found. */
+/**
+ * What {@linkcode DpopVerifier.verify} found. With nonces on, `nonce` is
+ * the nonce to send in a `DPoP-Nonce` header: on an accepted proof, only
+ * when the one it used is of the previous window (the client moves on
+ * before it expires); on a refusal for `"nonce"`, always, unless it could
+ * not be made.
+ */
 export type DpopResult =
-  | { readonly ok: true; readonly thumbprint: string }
-  | { readonly ok: false; readonly reason: DpopRefusal };
+  | {
+    readonly ok: true;
+    readonly thumbprint: string;
+    readonly nonce?: string;
+  }
+  | {
+    readonly ok: false;
+    readonly reason: DpopRefusal;
+    readonly nonce?: string;
+  };
 
 const TYP = "dpop+jwt";
 
@@ -70,6 +114,11 @@ const TYP = "dpop+jwt";
  * window, a `jti` of 1 to 256 characters never seen within the window,
  * and, with a token, `ath` equal to base64url(SHA-256(token)). Answers the
  * key's RFC 7638 thumbprint.
+ *
+ * With `nonce` on, the proof's `nonce` claim is checked after every other
+ * check but the replay store's: a proof refused for its nonce has passed
+ * its signature and claims (the client has only to add the nonce), and
+ * costs no store round trip nor uses up its `jti`.
  *
  * @example Usage
  * ```ts ignore
@@ -85,14 +134,16 @@ export class DpopVerifier {
   #algorithms: readonly ProofAlgorithm[];
   #origin: string | null;
   #now: () => number;
+  #nonces: DpopNonces | null;
 
   /**
    * Checks the options once.
    *
    * @param options See {@linkcode DpopOptions}.
    * @throws {RangeError} For a window that is not a positive number of
-   * seconds, or an unknown algorithm.
-   * @throws {TypeError} For an origin that is not `scheme://host[:port]`.
+   * seconds, an unknown algorithm, or a nonce lifetime outside 1 to 3600.
+   * @throws {TypeError} For an origin that is not `scheme://host[:port]`,
+   * or nonces without a secret.
    */
   constructor(options: DpopOptions = {}) {
     const age = options.maxAgeSeconds ?? 60;
@@ -124,6 +175,7 @@ export class DpopVerifier {
       origin = u.origin;
     }
     this.#now = options.now ?? Date.now;
+    this.#nonces = nonces(options.nonce, this.#now);
     this.#replays = new ReplayGuard({
       store: options.store,
       prefix: "portcullis:dpop:",
@@ -140,6 +192,21 @@ export class DpopVerifier {
     return this.#algorithms;
   }
 
+  /** Whether proofs must carry a server nonce (`nonce` on). */
+  get requiresNonce(): boolean {
+    return this.#nonces !== null;
+  }
+
+  /**
+   * The nonce of the current window, for a `DPoP-Nonce` header a server
+   * sends before it is asked (on a first response, say).
+   *
+   * @returns The nonce, or `null` when nonces are off.
+   */
+  nonce(): Promise<string | null> {
+    return this.#nonces === null ? Promise.resolve(null) : this.#nonces.issue();
+  }
+
   /**
    * Verifies the proof of one request.
    *
@@ -147,7 +214,8 @@ export class DpopVerifier {
    * @param req The request (its method and URL).
    * @param token The access token the request presents, if any: `ath`
    * must then be its hash; without one, the proof must not carry `ath`.
-   * @returns The key's thumbprint, or why the proof was refused.
+   * @returns The key's thumbprint, or why the proof was refused; with
+   * nonces on, the nonce to send (see {@linkcode DpopResult}).
    * @throws {AuthError} `STORE_UNAVAILABLE` when the replay store fails.
    */
   async verify(
@@ -187,11 +255,33 @@ export class DpopVerifier {
       typeof payload.ath !== "string" ||
       payload.ath !== await sha256Base64Url(token)
     ) return refuse("ath");
+    let fresh: string | undefined;
+    if (this.#nonces !== null) {
+      const age = await this.#checkNonce(this.#nonces, payload.nonce);
+      if (age !== "current") {
+        fresh = await this.#nonces.issue().catch(() => undefined);
+        if (age === null) return { ok: false, reason: "nonce", nonce: fresh };
+      }
+    }
     const window = (this.#maxAgeMs + this.#skewMs) / 1000;
     if (!(await this.#replays.first(`${key.thumbprint} ${jti}`, window))) {
       return refuse("replayed");
     }
-    return { ok: true, thumbprint: key.thumbprint };
+    return fresh === undefined
+      ? { ok: true, thumbprint: key.thumbprint }
+      : { ok: true, thumbprint: key.thumbprint, nonce: fresh };
+  }
+
+  /** The nonce's window; an error checking it counts as a wrong nonce. */
+  async #checkNonce(
+    nonces: DpopNonces,
+    claim: unknown,
+  ): Promise<"current" | "previous" | null> {
+    try {
+      return await nonces.check(claim);
+    } catch {
+      return null; // fail closed
+    }
   }
 
   #htuMatches(htu: unknown, requestUrl: string): boolean {
@@ -202,6 +292,26 @@ export class DpopVerifier {
     const origin = this.#origin ?? actual.origin;
     return claimed.origin === origin && claimed.pathname === actual.pathname;
   }
+}
+
+function nonces(
+  option: DpopOptions["nonce"],
+  now: () => number,
+): DpopNonces | null {
+  if (option === undefined || option === false) return null;
+  const o = option === true ? {} : option;
+  const lifetime = o.lifetimeSeconds ?? 60;
+  if (!(lifetime >= 1 && lifetime <= 3600)) {
+    throw new RangeError(
+      `DPoP nonce lifetimeSeconds must lie in [1, 3600]: received ${lifetime}`,
+    );
+  }
+  if (!o.secret || typeof o.secret.keys !== "function") {
+    throw new TypeError(
+      "DPoP nonces need the application secret: pass nonce: { secret } (identityMiddleware passes its sessions' secret)",
+    );
+  }
+  return new DpopNonces(o.secret, lifetime, now);
 }
 
 function refuse(reason: DpopRefusal): DpopResult {

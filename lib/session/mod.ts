@@ -48,6 +48,7 @@ export type {
 export type { CookieTransportOptions } from "./cookie_transport.ts";
 export type { BearerCredentials } from "./bearer_transport.ts";
 export {
+  type DpopNonceOptions,
   type DpopOptions,
   type DpopRefusal,
   type DpopResult,

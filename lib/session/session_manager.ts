@@ -4,7 +4,10 @@
  * @module
  */
 import { GuardedStore } from "./_guarded_store.ts";
-import type { PurposeKeys } from "../secrets/secret_provider.ts";
+import type {
+  PurposeKeys,
+  SecretProvider,
+} from "../secrets/secret_provider.ts";
 import {
   checkSubject,
   encodeSessionPayload,
@@ -54,6 +57,11 @@ export interface SessionParts {
   readonly issue: (subject: string) => Promise<IssuedSession>;
   /** The session keys, for tokens bound to a client's key. */
   readonly keys: () => Promise<PurposeKeys>;
+  /**
+   * The manager's secret, from which the HTTP glue derives keys of other
+   * purposes (the DPoP nonces' `dpop-nonce`).
+   */
+  readonly secret: SecretProvider;
 }
 
 let partsOf: (manager: SessionManager) => SessionParts;
@@ -128,6 +136,7 @@ export class SessionManager {
       },
       issue: (subject: string) => this.#issue(subject),
       keys: () => this.#sessionKeys(),
+      secret: o.secret,
     });
   }
 
