@@ -755,10 +755,11 @@ Deno.test("property: no string but an issued nonce passes, however close to one"
 // ---- a real client ----
 
 Deno.test("oauth4webapi: the client retries on use_dpop_nonce, keeps the nonce, and rolls to the next one", async () => {
-  // Real time (the client signs its own iat): windows of one second, and
-  // each request made just after a window begins.
+  // Real time (the client signs its own iat): windows of two seconds, and
+  // each request made just after a window begins, so that a slow machine
+  // still has more than two seconds for each step.
   const { handler } = makeApp({
-    nonce: { lifetimeSeconds: 1 },
+    nonce: { lifetimeSeconds: 2 },
     now: Date.now,
   });
   const server = Deno.serve(
@@ -767,7 +768,7 @@ Deno.test("oauth4webapi: the client retries on use_dpop_nonce, keeps the nonce, 
   );
   const origin = `http://127.0.0.1:${server.addr.port}`;
   const nextWindow = () =>
-    new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 50));
+    new Promise((r) => setTimeout(r, 2000 - (Date.now() % 2000) + 50));
   try {
     const client: oauth.Client = { client_id: "native-app" };
     const as: oauth.AuthorizationServer = {
