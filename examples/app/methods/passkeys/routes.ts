@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { errorResponse, safeNextPath } from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { PasskeyAuthenticator } from "@portcullis/passkeys";
 import type { SQLPasskeyStore } from "@portcullis/sql";
 import { type AppContext, limit } from "../../context.ts";
@@ -25,7 +25,7 @@ import {
   recheck,
   recheckRefusal,
 } from "../../routes/recheck.ts";
-import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
+import { emit, signInWith } from "../../sign_in_methods.ts";
 
 /** What the passkeys module's `setup` builds. */
 export interface PasskeysSettings {
@@ -106,8 +106,7 @@ export async function registrationOptions(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const unverified = await refuseUnverified(ctx, req, subject);
   if (unverified) return unverified;
   const body = await readJson(req);
@@ -136,8 +135,7 @@ export async function register(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const unverified = await refuseUnverified(ctx, req, subject);
   if (unverified) return unverified;
   const body = await readJson(req);
@@ -159,7 +157,10 @@ export async function register(
   );
 }
 
-/** `POST /passkeys/login/options`. */
+/**
+ * `POST /passkeys/login/options`, and `POST /passkeys/reauth/options` for a
+ * signed-in user: a challenge to sign in or confirm with.
+ */
 export async function authenticationOptions(
   ctx: AppContext,
   { authenticator }: PasskeysSettings,
@@ -207,17 +208,6 @@ export async function login(
   );
 }
 
-/** `POST /passkeys/reauth/options` (signed in): a challenge to confirm with. */
-export async function reauthOptions(
-  ctx: AppContext,
-  settings: PasskeysSettings,
-  req: Request,
-): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
-  return await authenticationOptions(ctx, settings, req);
-}
-
 /**
  * `POST /passkeys/reauth` (signed in; JSON `{response, next}`): one of the
  * signed-in user's own passkeys confirms it is them. 200 `{next}` with the
@@ -229,8 +219,7 @@ export async function reauth(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await readJson(req);
   if (body === null) return badJson(req);
   const limited = await ceremonyLimit(ctx, req);
@@ -309,8 +298,7 @@ async function change(
     fields: Record<string, string>,
   ) => Promise<string | Response | null>,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const done = await act(subject, body.fields);

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { errorResponse, safeNextPath } from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { SQLTotpStore } from "@portcullis/sql";
 import type { TotpAuthenticator } from "@portcullis/totp";
 import { type AppContext, limit } from "../../context.ts";
@@ -24,7 +24,7 @@ import {
 } from "../../routes/recheck.ts";
 import { ShortCookie } from "../../sign_in_cookie.ts";
 import { trustThisDevice } from "../password/password_login.ts";
-import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
+import { emit, signInWith } from "../../sign_in_methods.ts";
 import { raw } from "../../views/html.ts";
 import { messagePage } from "../../views/auth/message.ts";
 import {
@@ -201,8 +201,7 @@ export async function startTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const user = await ctx.credentials.findById(subject);
@@ -251,8 +250,7 @@ export async function confirmTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const unverified = await refuseUnverified(ctx, req, subject);
@@ -293,8 +291,7 @@ export async function disableTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
