@@ -20,11 +20,7 @@ import {
   readBytes,
 } from "../../request_body.ts";
 import { json, redirect, tooManyRequests } from "../../respond.ts";
-import {
-  passwordCheckLimits,
-  recheck,
-  recheckRefusal,
-} from "../../routes/recheck.ts";
+import { requireRecheck } from "../../routes/recheck.ts";
 import { emit, signInWith } from "../../sign_in_methods.ts";
 
 /** What the passkeys module's `setup` builds. */
@@ -113,14 +109,13 @@ export async function registrationOptions(
   if (body === null) return badJson(req);
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
-  const checked = await recheck(
+  const refused = await requireRecheck(
     ctx,
     req,
     subject,
     typeof body.password === "string" ? body.password : undefined,
-    passwordCheckLimits(ctx, req, subject),
   );
-  if (checked.kind !== "ok") return recheckRefusal(req, checked);
+  if (refused) return refused;
   return json(
     await authenticator.registrationOptions({ subject, email: user.email }),
   );
@@ -275,14 +270,8 @@ export function remove(
   req: Request,
 ): Promise<Response> {
   return change(ctx, req, async (subject, fields) => {
-    const checked = await recheck(
-      ctx,
-      req,
-      subject,
-      fields.password,
-      passwordCheckLimits(ctx, req, subject),
-    );
-    if (checked.kind !== "ok") return recheckRefusal(req, checked);
+    const refused = await requireRecheck(ctx, req, subject, fields.password);
+    if (refused) return refused;
     if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
     await record(ctx, "passkey_removed", subject, req);
     emit(ctx, { type: "passkey_removed", subject });

@@ -18,9 +18,9 @@ import { record, refuseUnverified } from "../../lifecycle.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import {
-  passwordCheckLimits,
   recheck,
   recheckRefusal,
+  requireRecheck,
 } from "../../routes/recheck.ts";
 import { ShortCookie } from "../../sign_in_cookie.ts";
 import { trustThisDevice } from "../password/password_login.ts";
@@ -210,14 +210,8 @@ export async function startTotp(
   if (unverified) return unverified;
   if (await authenticator.isEnabled(subject)) return alreadyOn(req);
   // A session alone must not turn TOTP on (it would lock the owner out).
-  const checked = await recheck(
-    ctx,
-    req,
-    subject,
-    body.fields.password,
-    passwordCheckLimits(ctx, req, subject),
-  );
-  if (checked.kind !== "ok") return recheckRefusal(req, checked);
+  const refused = await requireRecheck(ctx, req, subject, body.fields.password);
+  if (refused) return refused;
   const enrolment = await authenticator.startEnrolment(subject, user.email);
   if (enrolment === null) return alreadyOn(req);
   if (body.kind === "json") {
