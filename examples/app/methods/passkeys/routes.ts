@@ -68,13 +68,35 @@ async function readJson(req: Request): Promise<Record<string, unknown> | null> {
   }
 }
 
-function badJson(req: Request): Response {
-  return errorResponse(
+/**
+ * {@linkcode readJson}, or the 400 answer: what `bodyOrBadRequest` is to
+ * `readBody`.
+ */
+async function jsonOrBadRequest(
+  req: Request,
+): Promise<Record<string, unknown> | Response> {
+  return await readJson(req) ?? errorResponse(
     req,
     400,
     "bad_request",
     "Send a JSON object with content-type application/json",
   );
+}
+
+/**
+ * What both steps of adding a passkey start with: the signed-in user,
+ * refused while the address is unverified (403 `unverified`: an
+ * unverified account gains no passkey), and the JSON body.
+ */
+async function addingPasskey(
+  ctx: AppContext,
+  req: Request,
+): Promise<{ subject: string; body: Record<string, unknown> } | Response> {
+  const subject = currentUser(req)!;
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
+  const body = await jsonOrBadRequest(req);
+  return body instanceof Response ? body : { subject, body };
 }
 
 /** `GET /assets/passkeys.js`. */
@@ -102,11 +124,9 @@ export async function registrationOptions(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = currentUser(req)!;
-  const unverified = await refuseUnverified(ctx, req, subject);
-  if (unverified) return unverified;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
   const refused = await requireRecheck(
@@ -130,11 +150,9 @@ export async function register(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = currentUser(req)!;
-  const unverified = await refuseUnverified(ctx, req, subject);
-  if (unverified) return unverified;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
   const name = typeof body.name === "string" ? body.name : "Passkey";
   const outcome = await authenticator.register(subject, body.response, name);
   if (outcome.kind === "refused") {
@@ -175,8 +193,8 @@ export async function login(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
   const limited = await ceremonyLimit(ctx, req);
   if (limited) return limited;
   const outcome = await authenticator.authenticate(body.response);
@@ -215,8 +233,8 @@ export async function reauth(
   req: Request,
 ): Promise<Response> {
   const subject = currentUser(req)!;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
   const limited = await ceremonyLimit(ctx, req);
   if (limited) return limited;
   const outcome = await authenticator.authenticate(body.response);
