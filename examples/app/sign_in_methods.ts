@@ -7,7 +7,6 @@
  * @module
  */
 import {
-  currentIdentity,
   errorResponse,
   requireAuthenticated,
   type SecretProvider,
@@ -125,6 +124,24 @@ export type MethodHandler<S> = (
 ) => Promise<Response> | Response;
 
 /**
+ * A method's handler adapted to Hono: its route answers 404 while the
+ * method is off.
+ */
+export type MethodRoute = (c: AppHonoContext) => Promise<Response> | Response;
+
+/** What {@linkcode whenOn} returns: mounts a method's handlers. */
+export interface MethodMount<S> {
+  /** A route anyone may call. */
+  (handler: MethodHandler<S>): MethodRoute;
+  /**
+   * A route for signed-in users only: 401 without a session, as
+   * `signedIn` of `routes/handle.ts` answers, but after the 404 while the
+   * method is off. The handler reads the user with `currentUser(req)!`.
+   */
+  signedIn(handler: MethodHandler<S>): MethodRoute;
+}
+
+/**
  * Mounts a method's handlers: each runs with the method's settings, and
  * its route answers 404 while the method is off.
  *
@@ -132,19 +149,18 @@ export type MethodHandler<S> = (
  * ```ts ignore
  * const on = whenOn(ctx, totp);
  * app.get("/login/totp", on(totpForm));
+ * app.post("/account/totp", on.signedIn(startTotp));
  * ```
  *
  * @param ctx The app.
  * @param module The method's module.
- * @returns A function that adapts one handler to Hono.
+ * @returns A function that adapts one handler to Hono, and its gated form.
  */
 export function whenOn<S>(
   ctx: AppContext,
   module: AppModule<S>,
-): (
-  handler: MethodHandler<S>,
-) => (c: AppHonoContext) => Promise<Response> | Response {
-  return (handler) => (c) => {
+): MethodMount<S> {
+  const on = (handler: MethodHandler<S>): MethodRoute => (c) => {
     const settings = settingsOf(ctx, module);
     if (settings === null) {
       return errorResponse(c.req.raw, 404, "not_found", "Nothing here");
@@ -156,16 +172,12 @@ export function whenOn<S>(
       Object.values(c.req.param())[0] ?? "",
     );
   };
-}
-
-/**
- * The signed-in user's subject, or the 401 for an anonymous request.
- *
- * @param req The request.
- * @returns The subject, or the answer.
- */
-export function signedInSubject(req: Request): string | Response {
-  return requireAuthenticated(req) ?? currentIdentity(req)!.subject;
+  return Object.assign(on, {
+    signedIn: (handler: MethodHandler<S>) =>
+      on((_, settings, req, param) =>
+        requireAuthenticated(req) ?? handler(ctx, settings, req, param)
+      ),
+  });
 }
 
 /**

@@ -34,7 +34,10 @@ export function handle(
 
 /**
  * The gate of routes for signed-in users only: 401 (JSON or a small page)
- * without a session, before the route runs (`requireAuthenticated`).
+ * without a session, before the route runs (`requireAuthenticated`). The
+ * handler then reads the user with `currentUser(req)!`. A sign-in
+ * method's routes use `on.signedIn` of `whenOn` instead, which answers the
+ * same after the method's 404 while it is off.
  */
 export const signedIn: MiddlewareHandler<AppEnv> = async (c, next) =>
   requireAuthenticated(c.req.raw) ?? await next();

@@ -20,7 +20,9 @@ import { reauthSection } from "../views/auth/reauth.ts";
 import { hasPassword } from "../reauth.ts";
 import { STYLESHEET } from "../views/style.ts";
 
-const signedIn = requireAuth();
+// The page's own gate: a browser without a session is sent to `/login`
+// (and back after), where an API route answers 401 (`signedIn`).
+const signedInPage = requireAuth();
 
 /**
  * Mounts the shared pages.
@@ -40,12 +42,17 @@ export function mountPages(app: AppHono, ctx: AppContext): void {
   app.get("/login", (c) => loginForm(ctx, c.req.raw));
   app.get(
     "/account",
-    (c) => signedIn(c.req.raw, () => Promise.resolve(account(ctx, c.req.raw))),
+    (c) =>
+      signedInPage(c.req.raw, () => Promise.resolve(account(ctx, c.req.raw))),
   );
 }
 
 /**
- * The signed-in user's email and verification state, or `null`.
+ * The signed-in user's account as the pages show it (email, verification,
+ * whether it has a password), or `null`. Not a gate: a route for
+ * signed-in users only is mounted behind `signedIn` (`routes/handle.ts`)
+ * and reads the subject alone with `currentUser(req)!`; this is for the
+ * routes that show the account.
  *
  * @param ctx The app.
  * @param req The request, after `identityMiddleware`.

@@ -98,6 +98,39 @@ export function recheckRefusal(
 }
 
 /**
+ * The re-check before a sensitive action, answered: the password counted
+ * by {@linkcode passwordCheckLimits}, or a fresh re-authentication.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const refused = await requireRecheck(ctx, req, subject, body.fields.password);
+ * if (refused) return refused;
+ * ```
+ *
+ * @param ctx The app.
+ * @param req The signed-in request.
+ * @param subject The signed-in user.
+ * @param password The password the request carries, if any.
+ * @returns `null` to go on, or the refusal to send (see
+ * {@linkcode recheckRefusal}).
+ */
+export async function requireRecheck(
+  ctx: AppContext,
+  req: Request,
+  subject: string,
+  password: string | undefined,
+): Promise<Response | null> {
+  const checked = await recheck(
+    ctx,
+    req,
+    subject,
+    password,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  return checked.kind === "ok" ? null : recheckRefusal(req, checked);
+}
+
+/**
  * The limits a password re-check counts against: the ones of
  * `POST /account/password`, per account and per client address, and one
  * per session.

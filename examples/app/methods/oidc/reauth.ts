@@ -8,10 +8,14 @@
  *
  * @module
  */
-import { currentUser, safeNextPath } from "@portcullis/auth";
+import {
+  currentUser,
+  requireAuthenticated,
+  safeNextPath,
+} from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { redirect } from "../../respond.ts";
-import { emit, signedInSubject } from "../../sign_in_methods.ts";
+import { emit } from "../../sign_in_methods.ts";
 import {
   type OidcProvider,
   type OidcSettings,
@@ -32,8 +36,11 @@ export function oidcReauth(
   id: string,
 ): Promise<Response> | Response {
   return withProvider(req, oidc, id, async (provider) => {
-    const subject = signedInSubject(req);
-    if (subject instanceof Response) return subject;
+    // Gated here rather than with `on.signedIn` at the mount: an unknown
+    // provider answers 404 first, signed in or not.
+    const denied = requireAuthenticated(req);
+    if (denied) return denied;
+    const subject = currentUser(req)!;
     const linked = await oidc.identities.listFor(subject);
     if (!linked.some((l) => l.provider === provider.id)) {
       return refused(

@@ -68,14 +68,20 @@ export const passkeys: AppModule<routes.PasskeysSettings> = {
   routes(app, ctx) {
     const on = whenOn(ctx, passkeys);
     app.get("/assets/passkeys.js", on(routes.passkeysScript));
-    app.post("/passkeys/register/options", on(routes.registrationOptions));
-    app.post("/passkeys/register", on(routes.register));
+    app.post(
+      "/passkeys/register/options",
+      on.signedIn(routes.registrationOptions),
+    );
+    app.post("/passkeys/register", on.signedIn(routes.register));
     app.post("/passkeys/login/options", on(routes.authenticationOptions));
     app.post("/passkeys/login", on(routes.login));
-    app.post("/passkeys/reauth/options", on(routes.reauthOptions));
-    app.post("/passkeys/reauth", on(routes.reauth));
-    app.post("/account/passkeys/rename", on(routes.rename));
-    app.post("/account/passkeys/delete", on(routes.remove));
+    app.post(
+      "/passkeys/reauth/options",
+      on.signedIn(routes.authenticationOptions),
+    );
+    app.post("/passkeys/reauth", on.signedIn(routes.reauth));
+    app.post("/account/passkeys/rename", on.signedIn(routes.rename));
+    app.post("/account/passkeys/delete", on.signedIn(routes.remove));
   },
   lifecycle(ctx) {
     const settings = settingsOf(ctx, passkeys);

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { errorResponse, safeNextPath } from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { PasskeyAuthenticator } from "@portcullis/passkeys";
 import type { SQLPasskeyStore } from "@portcullis/sql";
 import { type AppContext, limit } from "../../context.ts";
@@ -20,12 +20,8 @@ import {
   readBytes,
 } from "../../request_body.ts";
 import { json, redirect, tooManyRequests } from "../../respond.ts";
-import {
-  passwordCheckLimits,
-  recheck,
-  recheckRefusal,
-} from "../../routes/recheck.ts";
-import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
+import { requireRecheck } from "../../routes/recheck.ts";
+import { emit, signInWith } from "../../sign_in_methods.ts";
 
 /** What the passkeys module's `setup` builds. */
 export interface PasskeysSettings {
@@ -72,13 +68,35 @@ async function readJson(req: Request): Promise<Record<string, unknown> | null> {
   }
 }
 
-function badJson(req: Request): Response {
-  return errorResponse(
+/**
+ * {@linkcode readJson}, or the 400 answer: what `bodyOrBadRequest` is to
+ * `readBody`.
+ */
+async function jsonOrBadRequest(
+  req: Request,
+): Promise<Record<string, unknown> | Response> {
+  return await readJson(req) ?? errorResponse(
     req,
     400,
     "bad_request",
     "Send a JSON object with content-type application/json",
   );
+}
+
+/**
+ * What both steps of adding a passkey start with: the signed-in user,
+ * refused while the address is unverified (403 `unverified`: an
+ * unverified account gains no passkey), and the JSON body.
+ */
+async function addingPasskey(
+  ctx: AppContext,
+  req: Request,
+): Promise<{ subject: string; body: Record<string, unknown> } | Response> {
+  const subject = currentUser(req)!;
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
+  const body = await jsonOrBadRequest(req);
+  return body instanceof Response ? body : { subject, body };
 }
 
 /** `GET /assets/passkeys.js`. */
@@ -106,22 +124,18 @@ export async function registrationOptions(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
-  const unverified = await refuseUnverified(ctx, req, subject);
-  if (unverified) return unverified;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
   const user = await ctx.credentials.findById(subject);
   if (user === null) return errorResponse(req, 404, "not_found", "No account");
-  const checked = await recheck(
+  const refused = await requireRecheck(
     ctx,
     req,
     subject,
     typeof body.password === "string" ? body.password : undefined,
-    passwordCheckLimits(ctx, req, subject),
   );
-  if (checked.kind !== "ok") return recheckRefusal(req, checked);
+  if (refused) return refused;
   return json(
     await authenticator.registrationOptions({ subject, email: user.email }),
   );
@@ -136,12 +150,9 @@ export async function register(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
-  const unverified = await refuseUnverified(ctx, req, subject);
-  if (unverified) return unverified;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
   const name = typeof body.name === "string" ? body.name : "Passkey";
   const outcome = await authenticator.register(subject, body.response, name);
   if (outcome.kind === "refused") {
@@ -159,7 +170,10 @@ export async function register(
   );
 }
 
-/** `POST /passkeys/login/options`. */
+/**
+ * `POST /passkeys/login/options`, and `POST /passkeys/reauth/options` for a
+ * signed-in user: a challenge to sign in or confirm with.
+ */
 export async function authenticationOptions(
   ctx: AppContext,
   { authenticator }: PasskeysSettings,
@@ -179,8 +193,8 @@ export async function login(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
   const limited = await ceremonyLimit(ctx, req);
   if (limited) return limited;
   const outcome = await authenticator.authenticate(body.response);
@@ -207,17 +221,6 @@ export async function login(
   );
 }
 
-/** `POST /passkeys/reauth/options` (signed in): a challenge to confirm with. */
-export async function reauthOptions(
-  ctx: AppContext,
-  settings: PasskeysSettings,
-  req: Request,
-): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
-  return await authenticationOptions(ctx, settings, req);
-}
-
 /**
  * `POST /passkeys/reauth` (signed in; JSON `{response, next}`): one of the
  * signed-in user's own passkeys confirms it is them. 200 `{next}` with the
@@ -229,10 +232,9 @@ export async function reauth(
   { authenticator }: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
-  const body = await readJson(req);
-  if (body === null) return badJson(req);
+  const subject = currentUser(req)!;
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
   const limited = await ceremonyLimit(ctx, req);
   if (limited) return limited;
   const outcome = await authenticator.authenticate(body.response);
@@ -286,14 +288,8 @@ export function remove(
   req: Request,
 ): Promise<Response> {
   return change(ctx, req, async (subject, fields) => {
-    const checked = await recheck(
-      ctx,
-      req,
-      subject,
-      fields.password,
-      passwordCheckLimits(ctx, req, subject),
-    );
-    if (checked.kind !== "ok") return recheckRefusal(req, checked);
+    const refused = await requireRecheck(ctx, req, subject, fields.password);
+    if (refused) return refused;
     if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
     await record(ctx, "passkey_removed", subject, req);
     emit(ctx, { type: "passkey_removed", subject });
@@ -309,8 +305,7 @@ async function change(
     fields: Record<string, string>,
   ) => Promise<string | Response | null>,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const done = await act(subject, body.fields);

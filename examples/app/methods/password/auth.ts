@@ -7,6 +7,7 @@
 import {
   AuthError,
   currentIdentity,
+  currentUser,
   errorResponse,
   requireAuthenticated,
   safeNextPath,
@@ -223,7 +224,7 @@ export async function changePassword(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const subject = currentIdentity(req)!.subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const form = body.kind === "form";

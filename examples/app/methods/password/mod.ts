@@ -9,12 +9,8 @@
 import { passwordLifecyclePart } from "@portcullis/auth/passwords";
 import type { AppModule } from "../../module.ts";
 import { handle, signedIn } from "../../routes/handle.ts";
-import {
-  changeEmail,
-  confirmEmail,
-  confirmEmailForm,
-  deleteAccount,
-} from "./account.ts";
+import { deleteAccount } from "./account.ts";
+import { changeEmail, confirmEmail, confirmEmailForm } from "./email_change.ts";
 import { createNote, getNote, me, putNote } from "./api.ts";
 import { changePassword, login, logout, register } from "./auth.ts";
 import { forgot, forgotForm, passwordLink, reset, resetForm } from "./reset.ts";

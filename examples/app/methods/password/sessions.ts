@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { currentIdentity, errorResponse, signOut } from "@portcullis/auth";
+import {
+  currentIdentity,
+  currentUser,
+  errorResponse,
+  signOut,
+} from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
 import { cancelEmailChanges, record, startSession } from "../../lifecycle.ts";
 import { readBody } from "../../request_body.ts";
@@ -84,7 +89,7 @@ export async function listActivity(
   req: Request,
 ): Promise<Response> {
   return json({
-    events: await activityViews(ctx, currentIdentity(req)!.subject),
+    events: await activityViews(ctx, currentUser(req)!),
   });
 }
 
@@ -93,7 +98,7 @@ async function revokeOne(
   req: Request,
   id: string,
 ): Promise<boolean> {
-  const subject = currentIdentity(req)!.subject;
+  const subject = currentUser(req)!;
   if (!SESSION_ID.test(id) || !(await ctx.registry.revoke(subject, id))) {
     return false;
   }
@@ -152,7 +157,7 @@ export async function revokeOtherSessions(
   ctx: AppContext,
   req: Request,
 ): Promise<Response> {
-  const subject = currentIdentity(req)!.subject;
+  const subject = currentUser(req)!;
   await ctx.sessions.revokeAll(subject);
   await ctx.registry.clear(subject);
   await cancelEmailChanges(ctx, subject);

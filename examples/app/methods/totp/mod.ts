@@ -58,9 +58,9 @@ export const totp: AppModule<TotpSettings> = {
     const on = whenOn(ctx, totp);
     app.get("/login/totp", on(totpForm));
     app.post("/login/totp", on(loginTotp));
-    app.post("/account/totp", on(startTotp));
-    app.post("/account/totp/confirm", on(confirmTotp));
-    app.post("/account/totp/disable", on(disableTotp));
+    app.post("/account/totp", on.signedIn(startTotp));
+    app.post("/account/totp/confirm", on.signedIn(confirmTotp));
+    app.post("/account/totp/disable", on.signedIn(disableTotp));
   },
   lifecycle(ctx) {
     const settings = settingsOf(ctx, totp);

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { errorResponse, safeNextPath } from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { SQLTotpStore } from "@portcullis/sql";
 import type { TotpAuthenticator } from "@portcullis/totp";
 import { type AppContext, limit } from "../../context.ts";
@@ -18,13 +18,13 @@ import { record, refuseUnverified } from "../../lifecycle.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import {
-  passwordCheckLimits,
   recheck,
   recheckRefusal,
+  requireRecheck,
 } from "../../routes/recheck.ts";
 import { ShortCookie } from "../../sign_in_cookie.ts";
 import { trustThisDevice } from "../password/password_login.ts";
-import { emit, signedInSubject, signInWith } from "../../sign_in_methods.ts";
+import { emit, signInWith } from "../../sign_in_methods.ts";
 import { raw } from "../../views/html.ts";
 import { messagePage } from "../../views/auth/message.ts";
 import {
@@ -201,8 +201,7 @@ export async function startTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const user = await ctx.credentials.findById(subject);
@@ -211,14 +210,8 @@ export async function startTotp(
   if (unverified) return unverified;
   if (await authenticator.isEnabled(subject)) return alreadyOn(req);
   // A session alone must not turn TOTP on (it would lock the owner out).
-  const checked = await recheck(
-    ctx,
-    req,
-    subject,
-    body.fields.password,
-    passwordCheckLimits(ctx, req, subject),
-  );
-  if (checked.kind !== "ok") return recheckRefusal(req, checked);
+  const refused = await requireRecheck(ctx, req, subject, body.fields.password);
+  if (refused) return refused;
   const enrolment = await authenticator.startEnrolment(subject, user.email);
   if (enrolment === null) return alreadyOn(req);
   if (body.kind === "json") {
@@ -251,8 +244,7 @@ export async function confirmTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const unverified = await refuseUnverified(ctx, req, subject);
@@ -293,8 +285,7 @@ export async function disableTotp(
   { authenticator }: TotpSettings,
   req: Request,
 ): Promise<Response> {
-  const subject = signedInSubject(req);
-  if (subject instanceof Response) return subject;
+  const subject = currentUser(req)!;
   const body = await bodyOrBadRequest(req);
   if (body instanceof Response) return body;
   const perAccount = limit("totp-account", subject, TOTP_ATTEMPTS);
