@@ -217,12 +217,13 @@ function makeContext(
     store: dpopOptions.store === undefined ? kv : dpopOptions.store,
     // Behind a proxy the request URL may not carry the public origin.
     origin: dpopOptions.origin ?? options.crossOrigin?.appOrigin,
-    // Nonces are signed with a key derived from the sessions' secret.
-    nonce: nonce === undefined || nonce === false ? undefined : {
-      ...(nonce === true ? {} : nonce),
-      secret: (nonce === true ? undefined : nonce.secret) ??
-        sessionParts(manager).secret,
-    },
+    // Nonces are signed with a key derived from the sessions' secret; any
+    // other value goes as it is, for DpopVerifier to refuse.
+    nonce: nonce === true
+      ? { secret: sessionParts(manager).secret }
+      : typeof nonce === "object" && nonce !== null && !Array.isArray(nonce)
+      ? { ...nonce, secret: nonce.secret ?? sessionParts(manager).secret }
+      : nonce,
   });
   let device: DeviceBoundSessions | null = null;
   if (options.deviceBound) {

@@ -22,12 +22,13 @@ import { DpopNonces } from "./_dpop_nonce.ts";
 export interface DpopNonceOptions {
   /**
    * The application secret, from which the nonces' key is derived for the
-   * `dpop-nonce` purpose alone. `identityMiddleware` passes its sessions'
+   * `dpop.nonce` purpose alone. `identityMiddleware` passes its sessions'
    * secret; a `DpopVerifier` built by hand must be given it.
    */
   secret?: SecretProvider;
   /**
-   * The length of a nonce's window, in seconds, from 1 to 3600; default 60.
+   * The length of a nonce's window, a whole number of seconds from 1 to
+   * 3600; default 60.
    * A nonce is accepted in the window it was issued in and the next one,
    * so it lives between `lifetimeSeconds` and twice that.
    */
@@ -141,9 +142,11 @@ export class DpopVerifier {
    *
    * @param options See {@linkcode DpopOptions}.
    * @throws {RangeError} For a window that is not a positive number of
-   * seconds, an unknown algorithm, or a nonce lifetime outside 1 to 3600.
+   * seconds, an unknown algorithm, or a nonce lifetime that is not a whole
+   * number from 1 to 3600.
    * @throws {TypeError} For an origin that is not `scheme://host[:port]`,
-   * or nonces without a secret.
+   * a `nonce` that is neither a boolean nor an options object, or nonces
+   * without a secret.
    */
   constructor(options: DpopOptions = {}) {
     const age = options.maxAgeSeconds ?? 60;
@@ -299,11 +302,23 @@ function nonces(
   now: () => number,
 ): DpopNonces | null {
   if (option === undefined || option === false) return null;
+  // From JavaScript or a config file, "false", 0 or null must not turn the
+  // nonces on (or off) unremarked.
+  if (
+    option !== true &&
+    (typeof option !== "object" || option === null || Array.isArray(option))
+  ) {
+    throw new TypeError(
+      `DPoP nonce must be true, false or { secret, lifetimeSeconds }: received ${
+        Array.isArray(option) ? "an array" : JSON.stringify(option)
+      }`,
+    );
+  }
   const o = option === true ? {} : option;
   const lifetime = o.lifetimeSeconds ?? 60;
-  if (!(lifetime >= 1 && lifetime <= 3600)) {
+  if (!(Number.isInteger(lifetime) && lifetime >= 1 && lifetime <= 3600)) {
     throw new RangeError(
-      `DPoP nonce lifetimeSeconds must lie in [1, 3600]: received ${lifetime}`,
+      `DPoP nonce lifetimeSeconds must be a whole number from 1 to 3600: received ${lifetime}`,
     );
   }
   if (!o.secret || typeof o.secret.keys !== "function") {

@@ -59,7 +59,7 @@ export interface SessionParts {
   readonly keys: () => Promise<PurposeKeys>;
   /**
    * The manager's secret, from which the HTTP glue derives keys of other
-   * purposes (the DPoP nonces' `dpop-nonce`).
+   * purposes (the DPoP nonces' `dpop.nonce`).
    */
   readonly secret: SecretProvider;
 }

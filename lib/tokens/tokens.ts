@@ -4,9 +4,10 @@
  * `v1.<kid>.<base64url(payload)>.<base64url(HMAC-SHA256)>` with a purpose
  * bound into the MAC and a key derived per purpose.
  *
- * The `session` purpose is reserved: sessions are minted only by
- * `SessionManager`, so no caller can forge one with a payload of its
- * choosing through these functions.
+ * The `session` purpose is reserved (and `session.*`, `dbsc.*`, `dpop.*`):
+ * sessions and the nonces of their proofs are minted only by the library,
+ * so no caller can forge one with a payload of its choosing through these
+ * functions.
  *
  * @example Usage
  * ```ts
@@ -32,15 +33,16 @@ export { MAX_TOKEN_LENGTH } from "./signed_token.ts";
 export type { PurposeKeys, SigningKey } from "../secrets/secret_provider.ts";
 
 // The purposes sessions use (SessionManager's SESSION_PURPOSE, "session",
-// the bound sessions' "session.*" and "dbsc.*"), named here rather than
-// imported so that lib/tokens stays below the session layer.
+// the bound sessions' "session.*" and "dbsc.*", the DPoP nonces'
+// "dpop.nonce" under "dpop.*"), named here rather than imported so that
+// lib/tokens stays below the session layer.
 function refuseReserved(purpose: string): void {
   if (
     purpose === "session" || purpose?.startsWith?.("session.") ||
-    purpose?.startsWith?.("dbsc.")
+    purpose?.startsWith?.("dbsc.") || purpose?.startsWith?.("dpop.")
   ) {
     throw new RangeError(
-      `The "${purpose}" purpose is reserved: sessions are minted and checked by SessionManager`,
+      `The "${purpose}" purpose is reserved: sessions and their proofs' nonces are minted and checked by the library`,
     );
   }
   if (typeof purpose !== "string" || purpose === "" || purpose.includes(":")) {

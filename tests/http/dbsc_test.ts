@@ -847,7 +847,7 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
   await assertEnded(res, id);
 });
 
-Deno.test("the session, session.* and dbsc.* purposes are reserved on /tokens", async () => {
+Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /tokens", async () => {
   const { signToken, verifyToken } = await import(
     "../../lib/tokens/tokens.ts"
   );
@@ -856,6 +856,9 @@ Deno.test("the session, session.* and dbsc.* purposes are reserved on /tokens", 
   const { SESSION_PURPOSE } = await import("../../lib/session/mod.ts");
   const { bindingPurpose } = await import(
     "../../lib/session/session_binding.ts"
+  );
+  const { DPOP_NONCE_PURPOSE } = await import(
+    "../../lib/session/_dpop_nonce.ts"
   );
   const keys = await SecretProvider.fromValue(SECRET).keys("session");
   for (
@@ -866,6 +869,8 @@ Deno.test("the session, session.* and dbsc.* purposes are reserved on /tokens", 
       "session.device",
       "session.dpop.x",
       "dbsc.refresh",
+      DPOP_NONCE_PURPOSE,
+      "dpop.other",
     ]
   ) {
     await assert.rejects(

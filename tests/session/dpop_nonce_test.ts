@@ -20,6 +20,7 @@ import { DpopVerifier } from "../../lib/session/mod.ts";
 import { SecurityEvents } from "../../lib/events/mod.ts";
 import type { DpopOptions } from "../../lib/session/mod.ts";
 import { signToken } from "../../lib/tokens/signed_token.ts";
+import { DpopNonces } from "../../lib/session/_dpop_nonce.ts";
 import { Clock, OLD_SECRET, SECRET } from "./_helpers.ts";
 
 const enc = new TextEncoder();
@@ -238,22 +239,23 @@ Deno.test("old, tampered, foreign and other-purpose nonces are refused with use_
   const base = { ath: await ath(token) };
   const window = Math.floor(app.clock.now() / (LIFETIME * 1000));
   const provider = SecretProvider.fromValue(SECRET);
-  const payload = (w: number) => enc.encode(`${w}`);
-  const nonceKeys = await provider.keys("dpop-nonce");
+  const payload = (w: number, lifetime = LIFETIME) =>
+    enc.encode(`${lifetime}:${w}`);
+  const nonceKeys = await provider.keys("dpop.nonce");
   const flashKeys = await provider.keys("flash");
   const otherSecret = await SecretProvider.fromValue(OLD_SECRET).keys(
-    "dpop-nonce",
+    "dpop.nonce",
   );
   const flip = (s: string, i: number) =>
     s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
   const cases: [string, unknown][] = [
     [
       "two windows ago",
-      await signToken(nonceKeys.current, "dpop-nonce", payload(window - 2)),
+      await signToken(nonceKeys.current, "dpop.nonce", payload(window - 2)),
     ],
     [
       "the next window",
-      await signToken(nonceKeys.current, "dpop-nonce", payload(window + 1)),
+      await signToken(nonceKeys.current, "dpop.nonce", payload(window + 1)),
     ],
     ["tampered tag", flip(nonce, nonce.length - 5)],
     ["tampered kid", flip(nonce, 5)],
@@ -261,7 +263,7 @@ Deno.test("old, tampered, foreign and other-purpose nonces are refused with use_
     ["truncated", nonce.slice(0, -1)],
     [
       "another secret",
-      await signToken(otherSecret.current, "dpop-nonce", payload(window)),
+      await signToken(otherSecret.current, "dpop.nonce", payload(window)),
     ],
     [
       "the flash key and purpose",
@@ -269,11 +271,23 @@ Deno.test("old, tampered, foreign and other-purpose nonces are refused with use_
     ],
     [
       "the flash key, the nonce purpose",
-      await signToken(flashKeys.current, "dpop-nonce", payload(window)),
+      await signToken(flashKeys.current, "dpop.nonce", payload(window)),
     ],
     [
       "the nonce key, another purpose",
       await signToken(nonceKeys.current, "flash", payload(window)),
+    ],
+    [
+      "another lifetime, this window's number",
+      await signToken(
+        nonceKeys.current,
+        "dpop.nonce",
+        payload(window, LIFETIME + 1),
+      ),
+    ],
+    [
+      "the window's number alone",
+      await signToken(nonceKeys.current, "dpop.nonce", enc.encode(`${window}`)),
     ],
     ["a session token", await app.sessions.issue("alice")],
     ["the access token", token],
@@ -589,7 +603,7 @@ Deno.test("nonces off (the default): no nonce asked, a nonce claim is ignored, n
 Deno.test("fail closed: when the nonce key cannot be had, every proof is refused (401, no identity, no header)", async () => {
   class BrokenSecret extends SecretProvider {
     override keys(purpose: string) {
-      return purpose === "dpop-nonce"
+      return purpose === "dpop.nonce"
         ? Promise.reject(new Error("HKDF failed"))
         : super.keys(purpose);
     }
@@ -673,7 +687,7 @@ Deno.test("nothing in the answers, the nonce or the events shows the secret or t
     assert.equal(v, "v1");
     assert.equal(
       kid,
-      (await SecretProvider.fromValue(SECRET).keys("dpop-nonce")).current.kid,
+      (await SecretProvider.fromValue(SECRET).keys("dpop.nonce")).current.kid,
     );
     assert.equal(
       new TextDecoder().decode(
@@ -682,7 +696,7 @@ Deno.test("nothing in the answers, the nonce or the events shows the secret or t
           (c) => c.charCodeAt(0),
         ),
       ),
-      `${Math.floor(app.clock.now() / (LIFETIME * 1000))}`,
+      `${LIFETIME}:${Math.floor(app.clock.now() / (LIFETIME * 1000))}`,
     );
     assert.equal(tag.length, 43);
   } finally {
@@ -690,15 +704,52 @@ Deno.test("nothing in the answers, the nonce or the events shows the secret or t
   }
 });
 
+Deno.test("red-team review: a nonce of one lifetime is never taken for the same-numbered window of another (3599 s now, 3600 s days later)", async () => {
+  const secret = SecretProvider.fromValue(SECRET);
+  const t = Date.UTC(2026, 10, 26);
+  const issued = await new DpopNonces(secret, 3599, () => t).issue();
+  const window = Math.floor(t / 3_599_000);
+  // The moment the 3600 s window of the same number begins: days later.
+  const later = window * 3_600_000 + 1;
+  assert.ok(later - t > 5 * 86_400_000);
+  assert.equal(
+    await new DpopNonces(secret, 3600, () => later).check(issued),
+    null,
+  );
+  // The control: the 3599 s verifier itself takes it now, not then.
+  assert.equal(
+    await new DpopNonces(secret, 3599, () => t).check(issued),
+    "current",
+  );
+  assert.equal(
+    await new DpopNonces(secret, 3599, () => later).check(issued),
+    null,
+  );
+});
+
 Deno.test("DpopVerifier: nonce options are checked at construction", () => {
   const secret = SecretProvider.fromValue(SECRET);
   assert.throws(() => new DpopVerifier({ nonce: true }), TypeError);
   assert.throws(() => new DpopVerifier({ nonce: {} }), TypeError);
-  for (const lifetimeSeconds of [0, -1, 0.5, 3601, NaN, Infinity]) {
+  for (const lifetimeSeconds of [0, -1, 0.5, 60.25, 3601, NaN, Infinity]) {
     assert.throws(
       () => new DpopVerifier({ nonce: { secret, lifetimeSeconds } }),
       RangeError,
       `${lifetimeSeconds}`,
+    );
+  }
+  // Not a boolean nor options: a word from a config file turns nothing on.
+  for (const nonce of [null, "false", "off", 0, 1, [] as unknown[]]) {
+    assert.throws(
+      () =>
+        new DpopVerifier({ nonce: nonce as unknown as DpopOptions["nonce"] }),
+      /^TypeError: DPoP nonce must be true, false or \{ secret, lifetimeSeconds \}/,
+      JSON.stringify(nonce),
+    );
+    assert.throws(
+      () => makeApp({ nonce: nonce as unknown as DpopOptions["nonce"] }),
+      TypeError,
+      JSON.stringify(nonce),
     );
   }
   assert.equal(
