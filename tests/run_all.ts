@@ -18,8 +18,29 @@ interface Tally {
   name: string;
   passed: number;
   failed: number;
+  /** The failed tests' names and first message lines, for the summary. */
+  failures?: string[];
 }
 const tallies: Tally[] = [];
+
+/** An XML attribute's value, unescaped, or "". */
+function attribute(attributes: string, name: string): string {
+  const value = new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1] ?? "";
+  return value.replace(/&quot;/g, '"').replace(/&apos;/g, "'")
+    .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+/**
+ * One line for a failed test case: its file, its name and the first line of
+ * its failure, so that the end of a CI log names what failed.
+ */
+function failureLine(attributes: string, body: string): string {
+  const failure = /<failure\b([^>]*)>/.exec(body)?.[1] ?? "";
+  const message = attribute(failure, "message").split("\n")[0];
+  return `${attribute(attributes, "classname")} > ${
+    attribute(attributes, "name")
+  }: ${message}`.slice(0, 400);
+}
 
 /**
  * Runs `deno test` with a JUnit report and counts test cases from it.
@@ -47,20 +68,25 @@ async function runDenoTests(name: string, targets: string[]): Promise<void> {
   const status = await child.status;
   let passed = 0;
   let failed = 0;
+  const failures: string[] = [];
   try {
     const xml = await Deno.readTextFile(junit);
     // One <testcase> per test and per step; a failure holds a <failure>.
     for (
-      const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)
+      const m of xml.matchAll(
+        /<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g,
+      )
     ) {
-      if (m[2] && /<failure\b/.test(m[2])) failed++;
-      else passed++;
+      if (m[3] && /<failure\b/.test(m[3])) {
+        failed++;
+        failures.push(failureLine(m[1], m[3]));
+      } else passed++;
     }
   } catch {
     // No report: the run itself broke.
   }
   if (!status.success && failed === 0) failed = 1; // a crash counts as a failure
-  tallies.push({ name, passed, failed });
+  tallies.push({ name, passed, failed, failures });
 }
 
 /**
@@ -156,6 +182,7 @@ let failed = 0;
 console.log("\nSummary:");
 for (const t of tallies) {
   console.log(`  ${t.name}: ${t.passed} passed, ${t.failed} failed`);
+  for (const line of t.failures ?? []) console.log(`    FAILED ${line}`);
   passed += t.passed;
   failed += t.failed;
 }
