@@ -276,7 +276,9 @@ Deno.test({
               kv.put("w", "x", { ttlSeconds: 60 }),
             ]);
             const took = performance.now() - round;
-            assert.ok(took < 1500, `a round took ${took} ms`);
+            // The deadline is 1000 ms; the rest is slack for a loaded CI
+            // machine. A hang would take the whole 30 s.
+            assert.ok(took < 2500, `a round took ${took} ms`);
             rejected += results.filter((r) => r.status === "rejected").length;
             if (results.every((r) => r.status === "fulfilled")) {
               assert.deepEqual(
