@@ -6,8 +6,9 @@
 // - "cookie": a device-bound cookie (DBSC) against an unbound one, both
 //   warm (seen before), both with `deviceBound` on. Goal: within 1.05×.
 // - "bearer": a DPoP request (a fresh proof each time: the ES256 verify,
-//   the RFC 7638 thumbprint, `ath`, the proof-jti record) against a plain
-//   Bearer request, with one raw ES256 verify beside it as the floor.
+//   the RFC 7638 thumbprint, `ath`, the proof-jti record), without and with
+//   server nonces, against a plain Bearer request, with one raw ES256 verify
+//   beside it as the floor.
 // - "refresh": one DBSC refresh (challenge checked, stored key read, ES256
 //   verify, denylist, fresh cookie). Proofs are made before the timing
 //   starts: their signing is the client's cost.
@@ -159,6 +160,59 @@ const bearerReq = () =>
 if (await (await handler(dpopReq())).text() !== "alice") {
   throw new Error("bench setup: DPoP");
 }
+// The same requests with server nonces on (a window of an hour, so that the
+// nonce fetched here holds for the whole run): the nonce's HMAC check is
+// what they add.
+const nonceHandler = compose(
+  [identityMiddleware(sessions, {
+    dpop: { store: kv, nonce: { lifetimeSeconds: 3600 } },
+    onEvent: () => {},
+  })],
+  (req) => new Response(currentUser(req) ?? "anonymous"),
+);
+const asked = await nonceHandler(
+  new Request(`${ORIGIN}/me`, {
+    headers: {
+      authorization: `DPoP ${dpopToken}`,
+      dpop: await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
+        jti: crypto.randomUUID(),
+        htm: "GET",
+        htu: `${ORIGIN}/me`,
+        iat: now(),
+        ath,
+      }),
+    },
+  }),
+);
+const nonce = asked.headers.get("dpop-nonce");
+if (asked.status !== 401 || nonce === null) {
+  throw new Error(`bench setup: the nonce answer was ${asked.status}`);
+}
+const nonceProofs: string[] = [];
+for (let i = 0; i < N + 600; i++) {
+  nonceProofs.push(
+    await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
+      jti: crypto.randomUUID(),
+      htm: "GET",
+      htu: `${ORIGIN}/me`,
+      iat: now(),
+      ath,
+      nonce,
+    }),
+  );
+}
+let nextNonceProof = 0;
+const nonceReq = () =>
+  new Request(`${ORIGIN}/me`, {
+    headers: {
+      authorization: `DPoP ${dpopToken}`,
+      dpop: nonceProofs[nextNonceProof++],
+    },
+  });
+if (await (await nonceHandler(nonceReq())).text() !== "alice") {
+  throw new Error("bench setup: DPoP with a nonce");
+}
+
 // The floor: one raw ES256 verify of a proof's size.
 const floorKey = await crypto.subtle.importKey(
   "jwk",
@@ -218,6 +272,17 @@ Deno.bench({
   warmup: 100,
   async fn() {
     const res = await handler(dpopReq());
+    if (res.status !== 200) throw new Error(`DPoP answered ${res.status}`);
+    await res.text();
+  },
+});
+Deno.bench({
+  name: "DPoP request with server nonces (fresh proof, nonce checked)",
+  group: "bearer",
+  n: N,
+  warmup: 100,
+  async fn() {
+    const res = await nonceHandler(nonceReq());
     if (res.status !== 200) throw new Error(`DPoP answered ${res.status}`);
     await res.text();
   },
