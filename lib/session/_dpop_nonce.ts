@@ -4,14 +4,15 @@
 // secret for the `dpop.nonce` purpose alone (`signToken` refuses `dpop.*`).
 // The length is signed with the number so that a window of one lifetime is
 // never taken for another lifetime's window of the same number, which could
-// lie days ahead. Every instance built from the
-// same secret issues the same nonce for a window and accepts the others';
-// nothing is stored. A nonce is accepted in its own window and the next
-// one, so it lives between one and two `lifetimeSeconds`.
+// lie days ahead. Every instance built from the same secret issues the same
+// nonce for a window and accepts the others'; nothing is stored. A nonce is
+// accepted in its own window and the next one, so it lives between one and
+// two `lifetimeSeconds`.
 //
 // What a nonce shows: the key id (eight characters derived from the secret,
 // not secret, as in every signed token), the lifetime and the window's
-// number (the time divided by the lifetime). The MAC reveals nothing of its key.
+// number (the time divided by the lifetime). The MAC reveals nothing of its
+// key.
 import type {
   PurposeKeys,
   SecretProvider,
