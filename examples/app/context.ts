@@ -179,8 +179,12 @@ export interface AppContext {
   eventStore: SecurityEventStore;
   /** "My sessions". */
   registry: SessionRegistry;
-  /** Keeps work going after the answer (mail that must not time it). */
-  defer: (req: Request, work: Promise<unknown>) => void;
+  /**
+   * Runs `work` after the answer (mail whose timing must not show): it
+   * starts on a timer once the handler has returned, so neither its time
+   * nor a blocking call inside it (a local database's) delays the answer.
+   */
+  defer: (req: Request, work: () => Promise<unknown>) => void;
   /**
    * Whether cookies are `Secure` and `__Host-` prefixed (the sign-in
    * methods' short-lived cookies follow it).

@@ -443,3 +443,37 @@ Deno.test("main.ts: a COOKIE_SECURE that is neither yes nor no stops the start b
   assert.doesNotMatch(stderr, /^\s+at /m, "no stack trace");
   assert.equal(createdData, false, "the data folder was not created");
 });
+
+Deno.test("red-team review (/password/forgot and /magic-link timing): the address is looked up only after the answer is in hand, for a registered address as for an unknown one; the mail still goes out", async () => {
+  const { startTestApp } = await import("../../examples/app/testing.ts");
+  const app = await startTestApp({ MAGIC_LINK: "on" });
+  try {
+    await app.verifiedUser("known@example.com", "correct horse battery staple");
+    const order: string[] = [];
+    const findByEmail = app.credentials.findByEmail.bind(app.credentials);
+    app.credentials.findByEmail = (email: string) => {
+      order.push(`lookup ${email}`);
+      return findByEmail(email);
+    };
+    for (const path of ["/password/forgot", "/magic-link"]) {
+      for (const email of ["known@example.com", "nobody@example.com"]) {
+        order.length = 0;
+        const mails = app.mail.length;
+        const { res } = await app.call("POST", path, { email });
+        order.push("answer");
+        assert.equal(res.status, 202, `${path} ${email}`);
+        // Before the fix the lookup (a blocking call on a local database)
+        // ran inside the handler, before the answer.
+        assert.deepEqual(order, ["answer"], `${path} ${email}`);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(order, ["answer", `lookup ${email}`], path);
+        if (email.startsWith("known") && path === "/password/forgot") {
+          assert.equal(app.mail.length, mails + 1, "the reset link went out");
+          assert.match(app.mail.at(-1)!, /password\/reset\?token=/);
+        }
+      }
+    }
+  } finally {
+    app.close();
+  }
+});

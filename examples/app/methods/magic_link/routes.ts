@@ -103,7 +103,7 @@ export async function requestLink(
     ),
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, mailLink(ctx, settings, email, next));
+  ctx.defer(req, () => mailLink(ctx, settings, email, next));
   if (!form) return json({}, 202);
   return redirect("/login", [
     await ctx.flash.set({ kind: "notice", message: SENT }),

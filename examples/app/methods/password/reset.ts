@@ -63,7 +63,7 @@ export async function forgot(ctx: AppContext, req: Request): Promise<Response> {
     limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, sendResetLink(ctx, email));
+  ctx.defer(req, () => sendResetLink(ctx, email));
   if (!form) return json({}, 202);
   return redirect("/login", [
     await ctx.flash.set({ kind: "notice", message: SENT }),
