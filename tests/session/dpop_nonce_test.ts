@@ -22,50 +22,18 @@ import type { DpopOptions } from "../../lib/session/mod.ts";
 import { signToken } from "../../lib/tokens/signed_token.ts";
 import { DpopNonces } from "../../lib/session/_dpop_nonce.ts";
 import { Clock, OLD_SECRET, SECRET } from "./_helpers.ts";
+import {
+  ath,
+  b64u,
+  es256Key,
+  makeProof,
+  type ProofKey,
+} from "./_dpop_proofs.ts";
 
 const enc = new TextEncoder();
-const b64u = (bytes: Uint8Array | ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-const b64json = (v: unknown) => b64u(enc.encode(JSON.stringify(v)));
 const LIFETIME = 60;
 const TOKEN_URL = "https://api.example/token";
 const ME_URL = "https://api.example/me";
-
-type Key = Awaited<ReturnType<typeof es256Key>>;
-
-async function es256Key() {
-  const pair = await crypto.subtle.generateKey(
-    { name: "ECDSA", namedCurve: "P-256" },
-    false,
-    ["sign", "verify"],
-  );
-  const jwk = await crypto.subtle.exportKey("jwk", pair.publicKey);
-  return { pair, jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } };
-}
-
-async function makeProof(
-  key: Key,
-  claims: Record<string, unknown>,
-  sign = true,
-): Promise<string> {
-  const input = `${b64json({ typ: "dpop+jwt", alg: "ES256", jwk: key.jwk })}.${
-    b64json(claims)
-  }`;
-  const sig = new Uint8Array(
-    await crypto.subtle.sign(
-      { name: "ECDSA", hash: "SHA-256" },
-      key.pair.privateKey,
-      enc.encode(input),
-    ),
-  );
-  if (!sign) sig[0] ^= 1;
-  return `${input}.${b64u(sig)}`;
-}
-
-async function ath(token: string) {
-  return b64u(await crypto.subtle.digest("SHA-256", enc.encode(token)));
-}
 
 /** An app with DPoP on, its clock, and the events it emitted. */
 function makeApp(
@@ -151,7 +119,7 @@ async function assertUseNonce(res: Response, what: string) {
 }
 
 /** Signs in with a nonce obtained from the first refusal. */
-async function boundToken(app: App, key: Key) {
+async function boundToken(app: App, key: ProofKey) {
   const first = await app.handler(
     signInRequest(
       await makeProof(key, claims(app, { htm: "POST", htu: TOKEN_URL })),
@@ -435,7 +403,9 @@ Deno.test("a nonce refusal is told to onEvent but is no binding_proof_refused se
   const forged = await app.handler(
     resourceRequest(
       token,
-      await makeProof(key, claims(app, { ath: await ath(token) }), false),
+      await makeProof(key, claims(app, { ath: await ath(token) }), {
+        corrupt: true,
+      }),
     ),
   );
   assert.equal(forged.status, 401);
@@ -477,7 +447,10 @@ Deno.test("order: a proof with a bad signature or claim gets invalid_dpop_proof,
   const { token, nonce } = await boundToken(app, key);
   const base = { ath: await ath(token) };
   const cases: [string, string][] = [
-    ["bad signature", await makeProof(key, claims(app, base), false)],
+    [
+      "bad signature",
+      await makeProof(key, claims(app, base), { corrupt: true }),
+    ],
     ["wrong htm", await makeProof(key, claims(app, { ...base, htm: "POST" }))],
     ["wrong ath", await makeProof(key, claims(app, { ath: await ath("x") }))],
     [

@@ -17,12 +17,9 @@ import {
 import type { KeyValueStore } from "../../mod.ts";
 import type { DpopOptions } from "../../lib/session/mod.ts";
 import { SECRET } from "./_helpers.ts";
+import { ath, b64json, b64u, es256Key, makeProof } from "./_dpop_proofs.ts";
 
 const enc = new TextEncoder();
-const b64u = (bytes: Uint8Array | ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-const b64json = (v: unknown) => b64u(enc.encode(JSON.stringify(v)));
 
 function makeServer(kv: KeyValueStore, dpop: DpopOptions = {}) {
   const sessions = new SessionManager({
@@ -182,50 +179,6 @@ Deno.test("unbound tokens keep working as Bearer beside DPoP", async () => {
 });
 
 // ---- hand-made proofs ----
-
-interface ProofParts {
-  header?: Record<string, unknown>;
-  payload?: Record<string, unknown>;
-  sign?: (input: Uint8Array<ArrayBuffer>) => Promise<Uint8Array>;
-}
-
-async function es256Key() {
-  const pair = await crypto.subtle.generateKey(
-    { name: "ECDSA", namedCurve: "P-256" },
-    true,
-    ["sign", "verify"],
-  );
-  const jwk = await crypto.subtle.exportKey("jwk", pair.publicKey);
-  const priv = await crypto.subtle.exportKey("jwk", pair.privateKey);
-  return {
-    pair,
-    jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y },
-    priv,
-  };
-}
-
-async function makeProof(
-  key: Awaited<ReturnType<typeof es256Key>>,
-  claims: Record<string, unknown>,
-  parts: ProofParts = {},
-): Promise<string> {
-  const header = parts.header ??
-    { typ: "dpop+jwt", alg: "ES256", jwk: key.jwk };
-  const payload = parts.payload ?? claims;
-  const input = `${b64json(header)}.${b64json(payload)}`;
-  const sig = parts.sign ? await parts.sign(enc.encode(input)) : new Uint8Array(
-    await crypto.subtle.sign(
-      { name: "ECDSA", hash: "SHA-256" },
-      key.pair.privateKey,
-      enc.encode(input),
-    ),
-  );
-  return `${input}.${b64u(sig)}`;
-}
-
-async function ath(token: string) {
-  return b64u(await crypto.subtle.digest("SHA-256", enc.encode(token)));
-}
 
 async function boundSetup() {
   const kv = new MemoryKV();
