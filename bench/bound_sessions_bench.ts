@@ -133,26 +133,34 @@ const ath = b64u(
   ),
 );
 const plainToken = await sessions.issue("bob");
-const proofs: string[] = [];
-for (let i = 0; i < N + 600; i++) {
-  proofs.push(
-    await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
-      jti: crypto.randomUUID(),
-      htm: "GET",
-      htu: `${ORIGIN}/me`,
-      iat: now(),
-      ath,
-    }),
-  );
+/**
+ * Requests to `/me` with the bound token, each with a proof of its own
+ * (signed here, before any timing: the signing is the client's cost).
+ */
+async function dpopRequests(
+  count: number,
+  extra: Record<string, unknown> = {},
+): Promise<() => Request> {
+  const proofs: string[] = [];
+  for (let i = 0; i < count; i++) {
+    proofs.push(
+      await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
+        jti: crypto.randomUUID(),
+        htm: "GET",
+        htu: `${ORIGIN}/me`,
+        iat: now(),
+        ath,
+        ...extra,
+      }),
+    );
+  }
+  let next = 0;
+  return () =>
+    new Request(`${ORIGIN}/me`, {
+      headers: { authorization: `DPoP ${dpopToken}`, dpop: proofs[next++] },
+    });
 }
-let nextProof = 0;
-const dpopReq = () =>
-  new Request(`${ORIGIN}/me`, {
-    headers: {
-      authorization: `DPoP ${dpopToken}`,
-      dpop: proofs[nextProof++],
-    },
-  });
+const dpopReq = await dpopRequests(N + 600);
 const bearerReq = () =>
   new Request(`${ORIGIN}/me`, {
     headers: { authorization: `Bearer ${plainToken}` },
@@ -170,45 +178,12 @@ const nonceHandler = compose(
   })],
   (req) => new Response(currentUser(req) ?? "anonymous"),
 );
-const asked = await nonceHandler(
-  new Request(`${ORIGIN}/me`, {
-    headers: {
-      authorization: `DPoP ${dpopToken}`,
-      dpop: await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
-        jti: crypto.randomUUID(),
-        htm: "GET",
-        htu: `${ORIGIN}/me`,
-        iat: now(),
-        ath,
-      }),
-    },
-  }),
-);
+const asked = await nonceHandler((await dpopRequests(1))());
 const nonce = asked.headers.get("dpop-nonce");
 if (asked.status !== 401 || nonce === null) {
   throw new Error(`bench setup: the nonce answer was ${asked.status}`);
 }
-const nonceProofs: string[] = [];
-for (let i = 0; i < N + 600; i++) {
-  nonceProofs.push(
-    await jws({ typ: "dpop+jwt", alg: "ES256", jwk }, {
-      jti: crypto.randomUUID(),
-      htm: "GET",
-      htu: `${ORIGIN}/me`,
-      iat: now(),
-      ath,
-      nonce,
-    }),
-  );
-}
-let nextNonceProof = 0;
-const nonceReq = () =>
-  new Request(`${ORIGIN}/me`, {
-    headers: {
-      authorization: `DPoP ${dpopToken}`,
-      dpop: nonceProofs[nextNonceProof++],
-    },
-  });
+const nonceReq = await dpopRequests(N + 600, { nonce });
 if (await (await nonceHandler(nonceReq())).text() !== "alice") {
   throw new Error("bench setup: DPoP with a nonce");
 }
@@ -221,7 +196,9 @@ const floorKey = await crypto.subtle.importKey(
   false,
   ["verify"],
 );
-const [fh, fp, fs] = proofs[0].split(".");
+const [fh, fp, fs] = (await dpopRequests(1))().headers.get("dpop")!.split(
+  ".",
+);
 const floorInput = enc.encode(`${fh}.${fp}`);
 const floorSig = Uint8Array.from(
   atob(fs.replace(/-/g, "+").replace(/_/g, "/")),
