@@ -54,10 +54,12 @@ const REMEMBERED = 10_000;
  * jti there through the manager, and `list` leaves out sessions the
  * denylist refuses (a per-subject sign-out everywhere included).
  *
- * A subject's sessions are one JSON value, read and written back: two
- * sign-ins of one subject in the same instant can lose one list entry (the
- * session stays revocable by a sign-out everywhere); the next hourly
- * `seen` puts it back.
+ * A subject's sessions are one JSON value, read and written back. One
+ * registry takes a subject's writes one after another, so writes in one
+ * process or isolate never lose each other. Two isolates writing one
+ * subject's list in the same instant can still lose an entry (the store
+ * has no compare-and-set): the session stays revocable by a sign-out
+ * everywhere, and its next hourly `seen` puts it back.
  *
  * @example Usage
  * ```ts
@@ -90,6 +92,8 @@ export class SessionRegistry {
   #prefix: string;
   #max: number;
   #lastWrite = new Map<string, number>();
+  /** Per subject, the end of its last queued write (never rejects). */
+  #writing = new Map<string, Promise<void>>();
 
   /**
    * Checks the options once.
@@ -175,19 +179,22 @@ export class SessionRegistry {
           l: now,
           u: cleanUserAgent(userAgent),
           e: identity.expiresAt,
+          b: identity.binding,
         };
     }).then(() => true, () => false);
   }
 
   /**
    * A subject's live sessions, newest first: expired and revoked ones are
-   * left out (and dropped from the stored list).
+   * left out (and dropped from the stored list). Writes this registry
+   * started before (a deferred `seen` included) land first.
    *
    * @param subject The subject.
    * @returns The sessions.
    * @throws What the stores throw.
    */
   async list(subject: string): Promise<SessionInfo[]> {
+    await this.#writing.get(subject); // this registry's own writes first
     const all = await this.#read(subject);
     const nowS = this.#now() / 1000;
     const ids = Object.keys(all);
@@ -237,13 +244,15 @@ export class SessionRegistry {
 
   /**
    * Drops a session from the list without revoking it (after a sign-out
-   * that already revoked it).
+   * that already revoked it). A `seen` for it in the next
+   * `touchEverySeconds` (a request of that session still in flight) writes
+   * nothing, so it does not come back.
    *
    * @param subject The subject.
    * @param id The session id.
    */
   async remove(subject: string, id: string): Promise<void> {
-    this.#lastWrite.delete(id);
+    this.#remember(id, Math.floor(this.#now()));
     await this.#update(subject, (all) => void delete all[id]);
   }
 
@@ -254,7 +263,7 @@ export class SessionRegistry {
    * @param subject The subject.
    */
   async clear(subject: string): Promise<void> {
-    await this.#kv.delete(this.#prefix + subject);
+    await this.#queued(subject, () => this.#kv.delete(this.#prefix + subject));
   }
 
   #remember(jti: string, at: number): void {
@@ -269,16 +278,31 @@ export class SessionRegistry {
     return readSessions(this.#kv, this.#prefix + subject);
   }
 
-  async #update(
-    subject: string,
-    change: (all: Sessions) => void,
-  ): Promise<void> {
-    const all = await this.#read(subject);
-    change(all);
-    await writeSessions(this.#kv, this.#prefix + subject, all, {
-      nowS: this.#now() / 1000,
-      max: this.#max,
+  /** Reads the subject's list, changes it and writes it back, queued. */
+  #update(subject: string, change: (all: Sessions) => void): Promise<void> {
+    return this.#queued(subject, async () => {
+      const all = await this.#read(subject);
+      change(all);
+      await writeSessions(this.#kv, this.#prefix + subject, all, {
+        nowS: this.#now() / 1000,
+        max: this.#max,
+      });
     });
+  }
+
+  /**
+   * Runs `write` after the subject's writes already queued, whether they
+   * failed or not: without it, two read-change-writes that overlap keep
+   * only the later one's change.
+   */
+  #queued(subject: string, write: () => Promise<void>): Promise<void> {
+    const done = (this.#writing.get(subject) ?? Promise.resolve()).then(write);
+    const end = done.then(() => {}, () => {});
+    this.#writing.set(subject, end);
+    end.then(() => {
+      if (this.#writing.get(subject) === end) this.#writing.delete(subject);
+    });
+    return done;
   }
 }
 

@@ -14,6 +14,8 @@ import {
 } from "@portcullis/auth";
 import type { PutOptions } from "@portcullis/auth/sessions";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
+import { createClient } from "@libsql/client";
+import { LibsqlKV } from "../../stores/libsql_kv/mod.ts";
 import { SECRET } from "./_helpers.ts";
 
 class CountingKV implements KeyValueStore {
@@ -158,6 +160,129 @@ Deno.test("SessionRegistry.seen() puts back an entry the list lost", async () =>
   const [info] = await registry.list("u1");
   assert.equal(info.id, s.identity.jti);
   assert.equal(info.userAgent, "Agent");
+});
+
+Deno.test("SessionRegistry.seen() puts a lost bound session back as bound", async () => {
+  const { manager, registry } = setup();
+  const s = await sessionParts(manager).issue("u1");
+  const bound = { ...s.identity, binding: "device" as const };
+  assert.equal(await registry.seen(bound, "Agent"), true);
+  assert.deepEqual((await registry.list("u1")).map((i) => i.binding), [
+    "device",
+  ]);
+});
+
+Deno.test("SessionRegistry.remove(): a request of that session still in flight does not put it back", async () => {
+  const { kv, manager, registry, advance } = setup();
+  const s = await sessionParts(manager).issue("u1");
+  await registry.add(s.identity, null);
+  advance(2 * 3600 * 1000); // its next touch is due
+  await registry.remove("u1", s.identity.jti);
+  kv.calls.length = 0;
+  assert.equal(registry.seen(s.identity, null), null, "no write");
+  assert.deepEqual(kv.calls, []);
+  assert.deepEqual(await registry.list("u1"), []);
+});
+
+{
+  // Each write reads the whole list and writes it back: overlapping writes
+  // of one subject must wait for each other, or all but one change is lost.
+  const stores: [string, () => Promise<[KeyValueStore, () => void]>][] = [
+    ["MemoryKV", () => Promise.resolve([new MemoryKV(), () => {}])],
+    ["a libSQL file", async () => {
+      const dir = await Deno.makeTempDir({ prefix: "portcullis-registry-" });
+      const client = createClient({ url: `file:${dir}/kv.db` });
+      return [new LibsqlKV(client), () => {
+        client.close();
+        Deno.removeSync(dir, { recursive: true });
+      }];
+    }],
+  ];
+  for (const [name, open] of stores) {
+    Deno.test(`SessionRegistry over ${name}: writes of one subject at the same moment all land`, async () => {
+      const [kv, close] = await open();
+      try {
+        const revocations = new KVSessionStore(kv);
+        const manager = new SessionManager({
+          secret: SecretProvider.fromValue(SECRET),
+          store: revocations,
+        });
+        const registry = new SessionRegistry({ kv, manager, revocations });
+        const issue = () => sessionParts(manager).issue("u1");
+        const first = await Promise.all(Array.from({ length: 6 }, issue));
+        await Promise.all(first.map((s) => registry.add(s.identity, null)));
+        assert.equal((await registry.list("u1")).length, 6, "six sign-ins");
+        // A device registration (one session swapped for its bound one),
+        // a revocation, a removal and two more sign-ins, all at once; a
+        // store error in one write does not stop the next.
+        const [bound, x, y] = await Promise.all([issue(), issue(), issue()]);
+        await Promise.all([
+          registry.remove("u1", first[0].identity.jti).then(() =>
+            registry.add({ ...bound.identity, binding: "device" }, null)
+          ),
+          registry.revoke("u1", first[1].identity.jti),
+          registry.remove("u1", first[2].identity.jti),
+          registry.add(x.identity, null),
+          registry.add(y.identity, null),
+        ]);
+        const listed = await registry.list("u1");
+        assert.deepEqual(
+          listed.map((i) => i.id).sort(),
+          [
+            bound.identity.jti,
+            x.identity.jti,
+            y.identity.jti,
+            ...first.slice(3).map((s) => s.identity.jti),
+          ].sort(),
+        );
+        assert.equal(
+          listed.find((i) => i.id === bound.identity.jti)?.binding,
+          "device",
+        );
+        // A list asked while a write is under way answers after it.
+        const z = await issue();
+        const adding = registry.add(z.identity, null);
+        assert.ok(
+          (await registry.list("u1")).some((i) => i.id === z.identity.jti),
+          "the list reads this registry's own write",
+        );
+        await adding;
+      } finally {
+        close();
+      }
+    });
+  }
+}
+
+Deno.test("SessionRegistry: a failed write does not stop the writes queued after it", async () => {
+  const memory = new MemoryKV();
+  let puts = 0;
+  const kv: KeyValueStore = {
+    getMany: (keys) => memory.getMany(keys),
+    put: (key, value, options) =>
+      ++puts === 1
+        ? Promise.reject(new Error("store down"))
+        : memory.put(key, value, options),
+    delete: (key) => memory.delete(key),
+  };
+  const revocations = new KVSessionStore(memory);
+  const manager = new SessionManager({
+    secret: SecretProvider.fromValue(SECRET),
+    store: revocations,
+  });
+  const registry = new SessionRegistry({ kv, manager, revocations });
+  const a = await sessionParts(manager).issue("u1");
+  const b = await sessionParts(manager).issue("u1");
+  const [lost, kept] = await Promise.allSettled([
+    registry.add(a.identity, null),
+    registry.add(b.identity, null),
+  ]);
+  assert.equal(lost.status, "rejected");
+  assert.match(String((lost as PromiseRejectedResult).reason), /store down/);
+  assert.equal(kept.status, "fulfilled");
+  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [
+    b.identity.jti,
+  ]);
 });
 
 Deno.test("SessionRegistry: misuse throws clear errors", () => {
