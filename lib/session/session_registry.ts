@@ -43,6 +43,8 @@ export interface SessionRegistryOptions {
 }
 
 const REMEMBERED = 10_000;
+/** How long a write waits for the subject's earlier ones, at most. */
+const QUEUE_WAIT_MS = 2000;
 
 /**
  * Lists and revokes a subject's sessions. The app calls
@@ -194,7 +196,7 @@ export class SessionRegistry {
    * @throws What the stores throw.
    */
   async list(subject: string): Promise<SessionInfo[]> {
-    await this.#writing.get(subject); // this registry's own writes first
+    await this.#settled(subject); // this registry's own writes first
     const all = await this.#read(subject);
     const nowS = this.#now() / 1000;
     const ids = Object.keys(all);
@@ -296,13 +298,29 @@ export class SessionRegistry {
    * only the later one's change.
    */
   #queued(subject: string, write: () => Promise<void>): Promise<void> {
-    const done = (this.#writing.get(subject) ?? Promise.resolve()).then(write);
+    const done = this.#settled(subject).then(write);
     const end = done.then(() => {}, () => {});
     this.#writing.set(subject, end);
     end.then(() => {
       if (this.#writing.get(subject) === end) this.#writing.delete(subject);
     });
     return done;
+  }
+
+  /**
+   * Settles when the subject's queued writes have, or after `QUEUE_WAIT_MS`:
+   * a write that hangs (a store without a deadline, or on Cloudflare Workers
+   * a write of a request that was cancelled, whose continuations never run)
+   * delays the next ones, never stops them.
+   */
+  #settled(subject: string): Promise<void> {
+    const before = this.#writing.get(subject);
+    if (before === undefined) return Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((wake) => {
+      timer = setTimeout(wake, QUEUE_WAIT_MS);
+    });
+    return Promise.race([before, late]).finally(() => clearTimeout(timer));
   }
 }
 

@@ -285,6 +285,35 @@ Deno.test("SessionRegistry: a failed write does not stop the writes queued after
   ]);
 });
 
+Deno.test("SessionRegistry: a write that hangs delays the subject's next writes by at most 2 s, never stops them", async () => {
+  const memory = new MemoryKV();
+  let puts = 0;
+  const kv: KeyValueStore = {
+    getMany: (keys) => memory.getMany(keys),
+    // The first write never answers (a store without a deadline, or a
+    // cancelled request's write on Workers).
+    put: (key, value, options) =>
+      ++puts === 1 ? new Promise(() => {}) : memory.put(key, value, options),
+    delete: (key) => memory.delete(key),
+  };
+  const revocations = new KVSessionStore(memory);
+  const manager = new SessionManager({
+    secret: SecretProvider.fromValue(SECRET),
+    store: revocations,
+  });
+  const registry = new SessionRegistry({ kv, manager, revocations });
+  const a = await sessionParts(manager).issue("u1");
+  const b = await sessionParts(manager).issue("u1");
+  void registry.add(a.identity, null); // hangs
+  const t0 = performance.now();
+  await registry.add(b.identity, null);
+  const waited = performance.now() - t0;
+  assert.ok(waited >= 1900 && waited < 4000, `waited ${waited} ms`);
+  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [
+    b.identity.jti,
+  ]);
+});
+
 Deno.test("SessionRegistry: misuse throws clear errors", () => {
   const { kv, manager } = setup();
   assert.throws(() => new SessionRegistry({} as never), TypeError);
