@@ -9,7 +9,7 @@
  * routes (`modules.ts` lists the modules, `module.ts` is their contract),
  * behind the answers of `http.ts` (errors, security headers, 415, 405),
  * one body cap, and the portcullis identity middleware (sessions,
- * cross-origin protection, device-bound sessions) through the Hono adapter. `docs/http_contract.md` documents every route
+ * cross-origin protection, device-bound sessions, DPoP) through the Hono adapter. `docs/http_contract.md` documents every route
  * (a test reads them from the Hono app): the pages and the notes API, email
  * verification, the account lifecycle (password reset, email change,
  * deletion, sessions, activity), and the sign-in methods beside the
@@ -330,7 +330,7 @@ export function createApp(deps: AppDeps): AppHono {
     if (touch !== null) deferWith(rest, touch);
   });
   // What the modules add to the identity middleware (device-bound
-  // sessions), under the app's own options.
+  // sessions, DPoP), under the app's own options.
   const added: Partial<IdentityOptions> = Object.assign(
     {},
     ...deps.modules.map((m) => m.identityOptions?.(ctx)),
