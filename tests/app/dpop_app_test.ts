@@ -498,3 +498,48 @@ Deno.test("DPoP: a registration with a proof gets a bound token, DPOP=off ignore
     return true;
   });
 });
+
+Deno.test("DPoP: the account's JSON routes (resend the link, change the address, delete the account) work over DPoP; a thief's key changes nothing", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "c@example.com", PASSWORD);
+  const key = await es256Key();
+  const { token } = await dpopLogin(app, key, "c@example.com");
+  const owner = dpopClient(app, key);
+  const thief = dpopClient(app, await es256Key());
+  const mails = () => app.mail.length;
+
+  const before = mails();
+  const stolenResend = await thief.request(token, "POST", "/verify/resend");
+  assert.equal(await status(stolenResend), 401);
+  assert.equal(mails(), before);
+  assert.equal(
+    await status(await owner.request(token, "POST", "/verify/resend")),
+    204,
+  );
+  await app.awaitLink("c@example.com", 2);
+
+  const stolenChange = await thief.request(token, "POST", "/account/email", {
+    email: "thief@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(await status(stolenChange), 401);
+  const changed = await owner.request(token, "POST", "/account/email", {
+    email: "c2@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(await status(changed), 202);
+  await app.awaitLink("c2@example.com");
+  assert.ok(!app.mail.some((l) => l.includes("thief@example.com")));
+
+  const stolenDelete = await thief.request(token, "POST", "/account/delete", {
+    password: PASSWORD,
+  });
+  assert.equal(await status(stolenDelete), 401);
+  assert.ok((await app.credentials.findByEmail("c@example.com")) !== null);
+  const deleted = await owner.request(token, "POST", "/account/delete", {
+    password: PASSWORD,
+  });
+  assert.equal(await status(deleted), 204);
+  assert.equal(await app.credentials.findByEmail("c@example.com"), null);
+  assert.equal(await status(await owner.request(token, "GET", "/api/me")), 401);
+});
