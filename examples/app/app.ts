@@ -22,6 +22,7 @@ import { Hono } from "hono";
 import {
   type CredentialStore,
   currentIdentity,
+  errorResponse,
   identityMiddleware,
   type KeyValueStore,
   KVSessionStore,
@@ -53,7 +54,7 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { bodyCaps } from "./request_body.ts";
+import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
   answerErrors,
@@ -346,6 +347,23 @@ export function createApp(deps: AppDeps): AppHono {
       : { ...added.deviceBound, ...deps.deviceBound },
     securityEvents: events,
   })));
+  // A form post is a browser's, answered with pages, redirects and cookies;
+  // a token bound to a DPoP key goes in none of them. With a proof, a form's
+  // sign-in would start a session nobody holds: 400, nothing changes.
+  if (added.dpop) {
+    app.use(async (c, next) => {
+      const req = c.req.raw;
+      if (req.headers.has("dpop") && isFormPost(req)) {
+        return errorResponse(
+          req,
+          400,
+          "dpop_needs_json",
+          "A request with a DPoP proof must send JSON, not a form",
+        );
+      }
+      await next();
+    });
+  }
   app.use(acceptedBodies);
   const routes: AppHono = new Hono();
   mountPages(routes, ctx);

@@ -248,7 +248,7 @@ Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its
   assert.equal(plainMe.body.email, "d@example.com");
 });
 
-Deno.test("DPoP: a replayed proof, a proof for another URL or method, a stale one, a bad signature: 401 invalid_dpop_proof, nothing changes", async () => {
+Deno.test("DPoP: a replayed proof, a proof for another URL or method, a stale one, a bad signature: 401 invalid_dpop_proof; a form with a proof: 400; nothing changes", async () => {
   await using app = await startApp();
   const { token: plain } = await registerJson(
     app.origin,
@@ -320,6 +320,21 @@ Deno.test("DPoP: a replayed proof, a proof for another URL or method, a stale on
       password: PASSWORD,
     }, { dpop: await proof(app, key, "POST", "/register", { nonce }) }),
   );
+  // A form's sign-in with a good proof: a form's answer (a redirect and a
+  // cookie) has no place for a bound token, so 400 and no session.
+  const form = await fetch(`${app.origin}/login`, {
+    method: "POST",
+    redirect: "manual",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      accept: "application/json",
+      dpop: await proof(app, key, "POST", "/login", { nonce }),
+    },
+    body: new URLSearchParams({ email: "r@example.com", password: PASSWORD }),
+  });
+  assert.equal(form.status, 400);
+  assert.equal((await form.json()).error, "dpop_needs_json");
+  assert.equal(form.headers.get("set-cookie"), null);
   const after = (await api(
     app.origin,
     "GET",
