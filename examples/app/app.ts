@@ -9,7 +9,7 @@
  * routes (`modules.ts` lists the modules, `module.ts` is their contract),
  * behind the answers of `http.ts` (errors, security headers, 415, 405),
  * one body cap, and the portcullis identity middleware (sessions,
- * cross-origin protection, device-bound sessions) through the Hono adapter. `docs/http_contract.md` documents every route
+ * cross-origin protection, device-bound sessions, DPoP) through the Hono adapter. `docs/http_contract.md` documents every route
  * (a test reads them from the Hono app): the pages and the notes API, email
  * verification, the account lifecycle (password reset, email change,
  * deletion, sessions, activity), and the sign-in methods beside the
@@ -22,6 +22,7 @@ import { Hono } from "hono";
 import {
   type CredentialStore,
   currentIdentity,
+  errorResponse,
   identityMiddleware,
   type KeyValueStore,
   KVSessionStore,
@@ -53,7 +54,7 @@ import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
 import type { AppContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
-import { bodyCaps } from "./request_body.ts";
+import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
   answerErrors,
@@ -330,7 +331,7 @@ export function createApp(deps: AppDeps): AppHono {
     if (touch !== null) deferWith(rest, touch);
   });
   // What the modules add to the identity middleware (device-bound
-  // sessions), under the app's own options.
+  // sessions, DPoP), under the app's own options.
   const added: Partial<IdentityOptions> = Object.assign(
     {},
     ...deps.modules.map((m) => m.identityOptions?.(ctx)),
@@ -346,6 +347,23 @@ export function createApp(deps: AppDeps): AppHono {
       : { ...added.deviceBound, ...deps.deviceBound },
     securityEvents: events,
   })));
+  // A form post is a browser's, answered with pages, redirects and cookies;
+  // a token bound to a DPoP key goes in none of them. With a proof, a form's
+  // sign-in would start a session nobody holds: 400, nothing changes.
+  if (added.dpop) {
+    app.use(async (c, next) => {
+      const req = c.req.raw;
+      if (req.headers.has("dpop") && isFormPost(req)) {
+        return errorResponse(
+          req,
+          400,
+          "dpop_needs_json",
+          "A request with a DPoP proof must send JSON, not a form",
+        );
+      }
+      await next();
+    });
+  }
   app.use(acceptedBodies);
   const routes: AppHono = new Hono();
   mountPages(routes, ctx);

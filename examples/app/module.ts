@@ -141,8 +141,8 @@ export interface AppModule<S = unknown> {
   beforeWrite?(req: Request): Promise<Response | null>;
   /**
    * Options the module adds to the portcullis identity middleware (the
-   * device-bound sessions' store and registry); the app's own options
-   * (`cookie`, `crossOrigin`, …) win over them.
+   * device-bound sessions' store and registry, DPoP's store and nonces);
+   * the app's own options (`cookie`, `crossOrigin`, …) win over them.
    */
   identityOptions?(ctx: AppContext): Partial<IdentityOptions>;
   /**

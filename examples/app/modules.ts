@@ -15,6 +15,7 @@ import { totp } from "./methods/totp/mod.ts";
 import { oidc } from "./methods/oidc/mod.ts";
 import { passkeys } from "./methods/passkeys/mod.ts";
 import { deviceBound } from "./methods/device_bound/mod.ts";
+import { dpop } from "./methods/dpop/mod.ts";
 
 /** The app's modules. */
 export const MODULES: readonly AppModule[] = [
@@ -25,4 +26,5 @@ export const MODULES: readonly AppModule[] = [
   oidc,
   passkeys,
   deviceBound,
+  dpop,
 ];

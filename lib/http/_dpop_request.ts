@@ -2,7 +2,8 @@
 // hold (for the token, when one is sent), else 401 `invalid_dpop_proof`
 // before any handler runs. A token under the DPoP scheme resolves only when
 // bound to the proof's key; a proof without a token (a sign-in) lets
-// `signIn` bind the new token to that key.
+// `signIn` bind the new token to that key, and so does a token under the
+// DPoP scheme: a session it starts keeps the binding.
 //
 // With server nonces on, a proof without the current nonce is answered 401
 // `use_dpop_nonce` with a `DPoP-Nonce` header (RFC 9449 §9; the sign-in,
@@ -88,6 +89,11 @@ export async function dpopOutcome(
     }
     return { session, proofKey: thumbprint, nonce };
   }
+  // Under the DPoP scheme the proof's key stays the request's: a session
+  // this request starts (a sign-in again, "sign out everywhere else", a
+  // password change) is bound to the same key, never handed out as a plain
+  // Bearer token.
+  const proofKey = scheme === "dpop" ? thumbprint : undefined;
   try {
     const identity = scheme === "dpop"
       ? await BoundSessions.of(context.manager).resolve(
@@ -95,9 +101,9 @@ export async function dpopOutcome(
         token!,
       )
       : await context.manager.resolve(token!);
-    return { session: settled(identity, scheme), nonce };
+    return { session: settled(identity, scheme), proofKey, nonce };
   } catch (error) {
-    return { session: failed(error, scheme, context), nonce };
+    return { session: failed(error, scheme, context), proofKey, nonce };
   }
 }
 

@@ -44,7 +44,8 @@ const SOURCES: ReadonlyMap<string, string> = new Map(
 /**
  * The modules a project may leave out: every folder under `methods/` that
  * no other part of the app imports, but the password's (which holds the
- * account's lifecycle: every project has it).
+ * account's lifecycle) and DPoP's (no route, no package, `DPOP=off` at run
+ * time): every project has those two.
  *
  * @returns Their names, sorted.
  *
@@ -54,6 +55,7 @@ const SOURCES: ReadonlyMap<string, string> = new Map(
  * import { modules } from "./generate.ts";
  * assert.ok(modules().includes("verification"));
  * assert.ok(!modules().includes("password"));
+ * assert.ok(!modules().includes("dpop"));
  * ```
  */
 export function modules(): string[] {

@@ -101,7 +101,7 @@ Deno.test("generated files import only the package, never this repository's path
   assert.equal(config.tasks.start, "deno run -A --unstable-kv main.ts");
 });
 
-Deno.test("the optional modules are the folders under methods/, the password's aside", () => {
+Deno.test("the optional modules are the folders under methods/, the password's and DPoP's aside", () => {
   const folders = new Set(
     Object.keys(TEMPLATES).filter((p) => p.startsWith("methods/")).map((p) =>
       p.split("/")[1]
@@ -109,14 +109,19 @@ Deno.test("the optional modules are the folders under methods/, the password's a
   );
   assert.deepEqual(
     modules(),
-    [...folders].filter((m) => m !== "password").sort(),
+    [...folders].filter((m) => m !== "password" && m !== "dpop").sort(),
   );
+  assert.ok(folders.has("dpop"), "the DPoP module is written");
   for (const m of ["verification", "magic_link", "device_bound"]) {
     assert.ok(modules().includes(m), m);
   }
   assert.throws(
     () => renderApp({ without: ["password"] }),
     /No optional module "password"/,
+  );
+  assert.throws(
+    () => renderApp({ without: ["dpop"] }),
+    /No optional module "dpop"/,
   );
   assert.throws(() => renderApp({ without: ["nope"] }), /No optional module/);
   // The verification module brings its routes and its gate on notes.
@@ -154,7 +159,7 @@ Deno.test("leaving a module out writes none of its files, and modules.ts neither
   const none = renderApp({ without: modules() }).get("modules.ts")!;
   assert.match(
     none,
-    /export const MODULES: readonly AppModule\[\] = \[\n {2}password,\n\];/,
+    /export const MODULES: readonly AppModule\[\] = \[\n {2}password,\n {2}dpop,\n\];/,
   );
 });
 

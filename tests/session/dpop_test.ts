@@ -401,6 +401,51 @@ Deno.test("a bound token as Bearer, and an unbound token under DPoP, are refused
   await assertRefused(malformed, "malformed scheme");
 });
 
+Deno.test("a session started under the DPoP scheme is bound to the same key", async () => {
+  const { app, key, token, call } = await boundSetup();
+  // A sign-in again with the bound token and a proof of its key (what
+  // "sign out everywhere else" or a password change does): the new token
+  // must keep the binding, not come back as a plain Bearer token.
+  const url = "https://api.example/token";
+  const res = await call(
+    await makeProof(key, {
+      jti: crypto.randomUUID(),
+      htm: "POST",
+      htu: url,
+      iat: Math.floor(Date.now() / 1000),
+      ath: await ath(token),
+    }),
+    { method: "POST", body: new URLSearchParams({ username: "alice" }) },
+    url,
+  );
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.token_type, "DPoP");
+  const next = body.access_token as string;
+  assert.notEqual(next, token);
+  const asBearer = await app.handler(
+    new Request("https://api.example/me", {
+      headers: { authorization: `Bearer ${next}` },
+    }),
+  );
+  assert.equal(asBearer.status, 401);
+  await asBearer.body?.cancel();
+  const proof = await makeProof(key, {
+    jti: crypto.randomUUID(),
+    htm: "GET",
+    htu: "https://api.example/me",
+    iat: Math.floor(Date.now() / 1000),
+    ath: await ath(next),
+  });
+  const me = await app.handler(
+    new Request("https://api.example/me", {
+      headers: { authorization: `DPoP ${next}`, dpop: proof },
+    }),
+  );
+  assert.equal(me.status, 200);
+  assert.deepEqual(await me.json(), { subject: "alice", binding: "dpop" });
+});
+
 Deno.test("proof jti replay is refused across instances sharing the store", async () => {
   const kv = new MemoryKV();
   const one = makeServer(kv);
