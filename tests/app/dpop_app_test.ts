@@ -52,12 +52,30 @@ async function proof(
   });
 }
 
+/** `POST /login` as JSON with a proof of `key` (and `nonce`, when given). */
+async function loginWithProof(
+  app: TestApp,
+  key: ProofKey,
+  email: string,
+  nonce?: string,
+) {
+  return await api(app.origin, "POST", "/login", {
+    email,
+    password: PASSWORD,
+  }, {
+    dpop: await proof(
+      app,
+      key,
+      "POST",
+      "/login",
+      nonce === undefined ? {} : { nonce },
+    ),
+  });
+}
+
 /** The nonce the app hands out: the answer to a proof without one. */
 async function nonceOf(app: TestApp, key: ProofKey): Promise<string> {
-  const res = await api(app.origin, "POST", "/login", {
-    email: "nobody@example.com",
-    password: PASSWORD,
-  }, { dpop: await proof(app, key, "POST", "/login") });
+  const res = await loginWithProof(app, key, "nobody@example.com");
   assert.equal(res.status, 401);
   assert.equal(res.body.error, "use_dpop_nonce");
   const nonce = res.headers.get("dpop-nonce");
@@ -72,10 +90,7 @@ async function dpopLogin(
   email: string,
 ): Promise<{ token: string; headers: Headers }> {
   const nonce = await nonceOf(app, key);
-  const res = await api(app.origin, "POST", "/login", {
-    email,
-    password: PASSWORD,
-  }, { dpop: await proof(app, key, "POST", "/login", { nonce }) });
+  const res = await loginWithProof(app, key, email, nonce);
   assert.equal(res.status, 200, String(res.body.error));
   assert.equal(typeof res.body.token, "string");
   return { token: res.body.token as string, headers: res.headers };
@@ -154,10 +169,7 @@ Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its
 
   // A proof without the nonce: 401 use_dpop_nonce, the nonce in a header,
   // and no session begun (the password is not even checked).
-  const first = await api(app.origin, "POST", "/login", {
-    email: "d@example.com",
-    password: PASSWORD,
-  }, { dpop: await proof(app, key, "POST", "/login") });
+  const first = await loginWithProof(app, key, "d@example.com");
   assert.equal(first.status, 401);
   assert.match(
     first.headers.get("www-authenticate") ?? "",
@@ -172,10 +184,7 @@ Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its
   assert.equal((await listed()).length, 1);
 
   // With the nonce: a token, and no cookie (a bound token is never one).
-  const signedIn = await api(app.origin, "POST", "/login", {
-    email: "d@example.com",
-    password: PASSWORD,
-  }, { dpop: await proof(app, key, "POST", "/login", { nonce }) });
+  const signedIn = await loginWithProof(app, key, "d@example.com", nonce);
   assert.equal(signedIn.status, 200);
   assert.equal(signedIn.headers.get("set-cookie"), null);
   const token = signedIn.body.token as string;
@@ -486,10 +495,7 @@ Deno.test("DPoP: a registration with a proof gets a bound token, DPOP=off ignore
     await registerJson(app.origin, "o@example.com", PASSWORD);
     const key = await es256Key();
     // No nonce asked for, and the token is a plain Bearer one.
-    const res = await api(app.origin, "POST", "/login", {
-      email: "o@example.com",
-      password: PASSWORD,
-    }, { dpop: await proof(app, key, "POST", "/login") });
+    const res = await loginWithProof(app, key, "o@example.com");
     assert.equal(res.status, 200);
     assert.equal(
       (await api(

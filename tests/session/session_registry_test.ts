@@ -254,15 +254,17 @@ Deno.test("SessionRegistry.remove(): a request of that session still in flight d
   }
 }
 
-Deno.test("SessionRegistry: a failed write does not stop the writes queued after it", async () => {
+/**
+ * A registry over memory whose first list write answers `first()` instead
+ * of writing (a store failing or hanging once), and two sessions of u1.
+ */
+async function firstWriteAnswers(first: () => Promise<void>) {
   const memory = new MemoryKV();
   let puts = 0;
   const kv: KeyValueStore = {
     getMany: (keys) => memory.getMany(keys),
     put: (key, value, options) =>
-      ++puts === 1
-        ? Promise.reject(new Error("store down"))
-        : memory.put(key, value, options),
+      ++puts === 1 ? first() : memory.put(key, value, options),
     delete: (key) => memory.delete(key),
   };
   const revocations = new KVSessionStore(memory);
@@ -273,45 +275,35 @@ Deno.test("SessionRegistry: a failed write does not stop the writes queued after
   const registry = new SessionRegistry({ kv, manager, revocations });
   const a = await sessionParts(manager).issue("u1");
   const b = await sessionParts(manager).issue("u1");
+  return { registry, a: a.identity, b: b.identity };
+}
+
+Deno.test("SessionRegistry: a failed write does not stop the writes queued after it", async () => {
+  const { registry, a, b } = await firstWriteAnswers(() =>
+    Promise.reject(new Error("store down"))
+  );
   const [lost, kept] = await Promise.allSettled([
-    registry.add(a.identity, null),
-    registry.add(b.identity, null),
+    registry.add(a, null),
+    registry.add(b, null),
   ]);
   assert.equal(lost.status, "rejected");
   assert.match(String((lost as PromiseRejectedResult).reason), /store down/);
   assert.equal(kept.status, "fulfilled");
-  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [
-    b.identity.jti,
-  ]);
+  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [b.jti]);
 });
 
 Deno.test("SessionRegistry: a write that hangs delays the subject's next writes by at most 2 s, never stops them", async () => {
-  const memory = new MemoryKV();
-  let puts = 0;
-  const kv: KeyValueStore = {
-    getMany: (keys) => memory.getMany(keys),
-    // The first write never answers (a store without a deadline, or a
-    // cancelled request's write on Workers).
-    put: (key, value, options) =>
-      ++puts === 1 ? new Promise(() => {}) : memory.put(key, value, options),
-    delete: (key) => memory.delete(key),
-  };
-  const revocations = new KVSessionStore(memory);
-  const manager = new SessionManager({
-    secret: SecretProvider.fromValue(SECRET),
-    store: revocations,
-  });
-  const registry = new SessionRegistry({ kv, manager, revocations });
-  const a = await sessionParts(manager).issue("u1");
-  const b = await sessionParts(manager).issue("u1");
-  void registry.add(a.identity, null); // hangs
+  // The first write never answers (a store without a deadline, or a
+  // cancelled request's write on Workers).
+  const { registry, a, b } = await firstWriteAnswers(() =>
+    new Promise(() => {})
+  );
+  void registry.add(a, null); // hangs
   const t0 = performance.now();
-  await registry.add(b.identity, null);
+  await registry.add(b, null);
   const waited = performance.now() - t0;
   assert.ok(waited >= 1900 && waited < 4000, `waited ${waited} ms`);
-  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [
-    b.identity.jti,
-  ]);
+  assert.deepEqual((await registry.list("u1")).map((i) => i.id), [b.jti]);
 });
 
 Deno.test("SessionRegistry: misuse throws clear errors", () => {
