@@ -17,6 +17,7 @@ import {
 } from "./_hasher.ts";
 import type { MailSink } from "./mail_sink.ts";
 import { runLifecycleContract } from "./lifecycle_contract.ts";
+import { runDpopContract } from "./dpop_contract.ts";
 import type { SignInContext, SignInOptions } from "./_signin_services.ts";
 
 /** Options of {@linkcode runContract}. */
@@ -602,6 +603,8 @@ export async function runContract(
     mail: options.mail,
     password: PASSWORD,
   });
+
+  await runDpopContract({ base, call, check, email, password: PASSWORD });
 
   if (options.signIn) {
     // Loaded only here, from a computed URL: its libraries (otpauth,
