@@ -133,7 +133,33 @@ function canonicalJwk(
   }
   const x = str("x", 43, 43);
   if (j.kty !== "OKP" || j.crv !== "Ed25519" || x === null) return null;
-  return { crv: "Ed25519", kty: "OKP", x };
+  return isStrongEd25519(x) ? { crv: "Ed25519", kty: "OKP", x } : null;
+}
+
+// Ed25519 public keys of small order (the eight points of order 1, 2, 4 or
+// 8) have no private key to hold: a "signature" made without any key, such
+// as R = the identity and S = 0 for the identity point, verifies for them
+// in WebCrypto (Deno, Node and Bun alike), so a token bound to one would
+// be as good as unbound. Their y coordinates are 0, 1, -1 and ±Y8 (the
+// roots of d·y⁴ + 2y² - 1 = 0, tested); y at or past p is no canonical
+// encoding of anything.
+const P25519 = 2n ** 255n - 19n;
+const Y8 =
+  2707385501144840649318225287225658788936804267575313519463743609750303402022n;
+const SMALL_ORDER_Y = [0n, 1n, P25519 - 1n, Y8, P25519 - Y8];
+
+/** Whether a base64url Ed25519 key is canonical and not of small order. */
+function isStrongEd25519(x: string): boolean {
+  const bytes = Uint8Array.from(
+    atob(x.replace(/-/g, "+").replace(/_/g, "/")),
+    (c) => c.charCodeAt(0),
+  );
+  if (bytes.length !== 32) return false;
+  let y = 0n;
+  for (let i = 31; i >= 0; i--) {
+    y = (y << 8n) | BigInt(i === 31 ? bytes[i] & 0x7f : bytes[i]);
+  }
+  return y < P25519 && !SMALL_ORDER_Y.includes(y);
 }
 
 function importParams(
