@@ -1,9 +1,11 @@
 // A request with a DPoP proof or the DPoP scheme (RFC 9449): the proof must
 // hold (for the token, when one is sent), else 401 `invalid_dpop_proof`
 // before any handler runs. A token under the DPoP scheme resolves only when
-// bound to the proof's key; a proof without a token (a sign-in) lets
-// `signIn` bind the new token to that key, and so does a token under the
-// DPoP scheme: a session it starts keeps the binding.
+// bound to the proof's key; a proof without a token or a live session
+// cookie (a sign-in) lets `signIn` bind the new token to that key, and so
+// does a token under the DPoP scheme: a session it starts keeps the
+// binding. Beside a Bearer token or a live session cookie the proof must
+// hold and binds nothing.
 //
 // With server nonces on, a proof without the current nonce is answered 401
 // `use_dpop_nonce` with a `DPoP-Nonce` header (RFC 9449 §9; the sign-in,
@@ -87,7 +89,12 @@ export async function dpopOutcome(
         session = failed(error, "cookie", context);
       }
     }
-    return { session, proofKey: thumbprint, nonce };
+    // The proof binds a session begun by someone not signed in. Beside a
+    // live session cookie it binds nothing: a browser's session started
+    // again ("sign out everywhere else", a password change) stays a cookie
+    // session, never one bound to a key whose token no cookie carries.
+    const proofKey = session.kind === "signedIn" ? undefined : thumbprint;
+    return { session, proofKey, nonce };
   }
   // Under the DPoP scheme the proof's key stays the request's: a session
   // this request starts (a sign-in again, "sign out everywhere else", a

@@ -59,8 +59,9 @@ export interface RequestState {
   context: IdentityContext;
   /**
    * The RFC 7638 thumbprint of the key of a valid DPoP proof sent without
-   * a token (a sign-in) or with one under the DPoP scheme: `signIn` then
-   * binds the new token to it (a bound session re-minted stays bound).
+   * a token or a live session cookie (a sign-in), or with a token under
+   * the DPoP scheme: `signIn` then binds the new token to it (a bound
+   * session re-minted stays bound).
    */
   proofKey?: string;
   /** The request carried a device-bound cookie (cleared on sign-in/out). */

@@ -166,6 +166,65 @@ for (const alg of ["RS256", "EdDSA"]) {
   });
 }
 
+{
+  // The Ed25519 points of small order: y = 0, 1, -1 and ±Y8, each with
+  // either sign bit, and y = p, p + 1 (non-canonical 0 and 1).
+  const p = 2n ** 255n - 19n;
+  const y8 =
+    2707385501144840649318225287225658788936804267575313519463743609750303402022n;
+  const mod = (a: bigint) => ((a % p) + p) % p;
+  const pow = (b: bigint, e: bigint) => {
+    let r = 1n;
+    for (b = mod(b); e > 0n; e >>= 1n, b = b * b % p) if (e & 1n) r = r * b % p;
+    return r;
+  };
+  const encode = (y: bigint, sign: number) => {
+    const bytes = new Uint8Array(32);
+    for (let i = 0; i < 32; i++, y >>= 8n) bytes[i] = Number(y & 0xffn);
+    bytes[31] |= sign << 7;
+    return b64u(bytes);
+  };
+  Deno.test("Ed25519 keys of small order, or encoded past p, cannot sign in: no private key stands behind them", async () => {
+    // Y8 is a root of d·y⁴ + 2y² - 1 (the order-8 points), as the library
+    // assumes.
+    const d = mod(-121665n * pow(121666n, p - 2n));
+    const y2 = y8 * y8 % p;
+    assert.equal(mod(d * y2 % p * y2 + 2n * y2 - 1n), 0n);
+    const weak = [0n, 1n, p - 1n, y8, p - y8].flatMap((y) =>
+      [0, 1].map((sign) => encode(y, sign))
+    ).concat([encode(p, 0), encode(p + 1n, 0)]);
+    const app = makeServer(new MemoryKV());
+    const url = "https://api.example/token";
+    const claims = () => ({
+      jti: crypto.randomUUID(),
+      htm: "POST",
+      htu: url,
+      iat: Math.floor(Date.now() / 1000),
+    });
+    // The forgery for the identity point needs no key: R = identity, S = 0.
+    const forged = new Uint8Array(64);
+    forged[0] = 1;
+    for (const x of weak) {
+      const jwk = { kty: "OKP", crv: "Ed25519", x };
+      const header = { typ: "dpop+jwt", alg: "EdDSA", jwk };
+      const proof = `${b64json(header)}.${b64json(claims())}.${b64u(forged)}`;
+      const res = await app.handler(
+        new Request(url, {
+          method: "POST",
+          headers: { dpop: proof },
+          body: new URLSearchParams({ username: "mallory" }),
+        }),
+      );
+      assert.equal(res.status, 401, x);
+      assert.match(
+        res.headers.get("www-authenticate") ?? "",
+        /^DPoP error="invalid_dpop_proof"/,
+      );
+      await res.body?.cancel();
+    }
+  });
+}
+
 Deno.test("unbound tokens keep working as Bearer beside DPoP", async () => {
   const { handler, sessions } = makeServer(new MemoryKV());
   const token = await sessions.issue("bob");
@@ -444,6 +503,38 @@ Deno.test("a session started under the DPoP scheme is bound to the same key", as
   );
   assert.equal(me.status, 200);
   assert.deepEqual(await me.json(), { subject: "alice", binding: "dpop" });
+});
+
+Deno.test("beside a live session cookie a valid proof binds nothing: the session started again is a cookie session", async () => {
+  const app = makeServer(new MemoryKV());
+  const key = await es256Key();
+  const url = "https://api.example/token";
+  const signInWith = async (cookie: string) =>
+    await app.handler(
+      new Request(url, {
+        method: "POST",
+        headers: {
+          cookie,
+          "sec-fetch-site": "same-origin",
+          origin: "https://api.example",
+          dpop: await makeProof(key, {
+            jti: crypto.randomUUID(),
+            htm: "POST",
+            htu: url,
+            iat: Math.floor(Date.now() / 1000),
+          }),
+        },
+        body: new URLSearchParams({ username: "alice" }),
+      }),
+    );
+  const live = `__Host-session=${await app.sessions.issue("alice")}`;
+  const again = await signInWith(live);
+  assert.equal(again.status, 200);
+  assert.equal((await again.json()).token_type, "Bearer");
+  // A cookie that no longer holds is no session: the proof binds.
+  const dead = await signInWith("__Host-session=not-a-token");
+  assert.equal(dead.status, 200);
+  assert.equal((await dead.json()).token_type, "DPoP");
 });
 
 Deno.test("proof jti replay is refused across instances sharing the store", async () => {
