@@ -147,10 +147,13 @@ export interface AppModule<S = unknown> {
   identityOptions?(ctx: AppContext): Partial<IdentityOptions>;
   /**
    * A step after a right password, before any session (a second factor):
-   * an answer replaces the session start; `null` lets it go on.
+   * an answer replaces the session start; `null` lets it go on. `req` is
+   * the first step's request (the DPoP key it signs in with,
+   * `dpopKeyOf(req)`, must also make the second).
    */
   afterPassword?(
     ctx: AppContext,
+    req: Request,
     subject: string,
     next: string,
     form: boolean,
@@ -202,6 +205,7 @@ export function settingsOf<S>(ctx: AppContext, module: AppModule<S>): S | null {
  * the first answer, or `null` to start the session.
  *
  * @param ctx The app.
+ * @param req The first step's request.
  * @param subject Who proved the first factor.
  * @param next Where to go afterwards.
  * @param form Whether the request is a browser's form.
@@ -209,12 +213,13 @@ export function settingsOf<S>(ctx: AppContext, module: AppModule<S>): S | null {
  */
 export async function stepAfterPassword(
   ctx: AppContext,
+  req: Request,
   subject: string,
   next: string,
   form: boolean,
 ): Promise<Response | null> {
   for (const m of ctx.modules) {
-    const answer = await m.afterPassword?.(ctx, subject, next, form);
+    const answer = await m.afterPassword?.(ctx, req, subject, next, form);
     if (answer) return answer;
   }
   return null;

@@ -37,6 +37,7 @@ export type {
   SignOutResult,
 } from "./sign_in.ts";
 export {
+  dpopKeyOf,
   requireBoundSession,
   sessionBinding,
 } from "./require_bound_session.ts";

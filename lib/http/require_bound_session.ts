@@ -25,6 +25,28 @@ export function sessionBinding(req: Request): "device" | "dpop" | null {
 }
 
 /**
+ * The key a session started by this request would be bound to: the RFC
+ * 7638 thumbprint of the DPoP proof's key on a sign-in (no token, no live
+ * session cookie) or under the DPoP scheme, else `null`. `signIn` binds
+ * the new token to it; a flow in several steps (a password, then a second
+ * factor) can tie its intermediate value to it, so that only the client
+ * holding that key can finish.
+ *
+ * @param req A request that went through `identityMiddleware`.
+ * @returns The thumbprint, or `null`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const pending = await totp.issuePending(subject, "/", {
+ *   boundTo: dpopKeyOf(req),
+ * });
+ * ```
+ */
+export function dpopKeyOf(req: Request): string | null {
+  return requestStates.get(req)?.proofKey ?? null;
+}
+
+/**
  * The gate for sensitive routes that a copied credential must not reach:
  * 401 when not signed in (503 on a store outage), 403
  * `session_not_bound` for an ordinary session, `null` for a device-bound

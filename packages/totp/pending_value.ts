@@ -23,6 +23,12 @@ export interface PendingSecondFactor {
    * that only those events start afresh. Opaque; not secret.
    */
   fingerprint: string;
+  /**
+   * What the first step tied the value to (the thumbprint of the client's
+   * DPoP key), or `null`: the value opens only for a second step that
+   * presents the same.
+   */
+  boundTo: string | null;
 }
 
 /** Signs a pending value (`expires` in unix seconds). */
@@ -33,6 +39,7 @@ export function signPending(
     next: string;
     expires: number;
     fingerprint: string;
+    boundTo: string | null;
   },
 ): Promise<string> {
   return signer.sign(
@@ -42,6 +49,7 @@ export function signPending(
         n: input.next,
         e: input.expires,
         f: input.fingerprint,
+        ...(input.boundTo === null ? {} : { k: input.boundTo }),
       }),
     ),
   );
@@ -67,9 +75,15 @@ export async function openPending(
     if (
       typeof data.s !== "string" || typeof data.n !== "string" ||
       typeof data.e !== "number" || data.e * 1000 <= now ||
-      typeof data.f !== "string" || data.f === ""
+      typeof data.f !== "string" || data.f === "" ||
+      (data.k !== undefined && (typeof data.k !== "string" || data.k === ""))
     ) return null;
-    return { subject: data.s, next: data.n, fingerprint: data.f };
+    return {
+      subject: data.s,
+      next: data.n,
+      fingerprint: data.f,
+      boundTo: data.k ?? null,
+    };
   } catch {
     return null;
   }

@@ -271,15 +271,27 @@ export class TotpAuthenticator {
    *
    * @param subject The user who gave the right password.
    * @param next Where to go afterwards (a local path).
+   * @param options `boundTo`: what the value is tied to, such as the
+   * thumbprint of the client's DPoP key (`dpopKeyOf(req)` of
+   * `@portcullis/auth/http`); `null` or absent for nothing.
    * @returns The value, for a cookie or a JSON field.
    */
-  async issuePending(subject: string, next = "/"): Promise<string> {
+  async issuePending(
+    subject: string,
+    next = "/",
+    options: { boundTo?: string | null } = {},
+  ): Promise<string> {
+    const boundTo = options.boundTo ?? null;
+    if (boundTo !== null && (typeof boundTo !== "string" || boundTo === "")) {
+      throw new TypeError("boundTo must be a non-empty string or null");
+    }
     return await signPending(this.#pending, {
       subject,
       next,
       expires: Math.floor(this.#now() / 1000) + this.#pendingSeconds,
       // A user without TOTP on gets a value that never opens.
       fingerprint: (await this.#fingerprint(subject)) ?? "none",
+      boundTo,
     });
   }
 
@@ -290,15 +302,25 @@ export class TotpAuthenticator {
    * left), TOTP turned off or
    * enrolled anew, or a change of the `accountState` (a password change or
    * reset) ends it. So a value serves one successful second step, however
-   * often it is presented; only its failed attempts can repeat.
+   * often it is presented; only its failed attempts can repeat. A value
+   * issued with `boundTo` opens only when the same is given here, and one
+   * issued without opens only without it: a copy taken from a client
+   * holding a DPoP key is worth nothing to another.
    *
    * @param value The value the client sent back.
+   * @param options `boundTo`: what this second step presents (the
+   * thumbprint of its DPoP key), `null` or absent for nothing.
    * @returns The subject, next path and fingerprint, or `null` when forged,
-   * malformed, expired or no longer bound to the credentials.
+   * malformed, expired, no longer bound to the credentials or tied to
+   * something else.
    */
-  async readPending(value: string): Promise<PendingSecondFactor | null> {
+  async readPending(
+    value: string,
+    options: { boundTo?: string | null } = {},
+  ): Promise<PendingSecondFactor | null> {
     const pending = await openPending(this.#pending, value, this.#now());
     if (pending === null) return null;
+    if (pending.boundTo !== (options.boundTo ?? null)) return null;
     const current = await this.#fingerprint(pending.subject);
     return current !== null && current === pending.fingerprint ? pending : null;
   }

@@ -7,6 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { Secret, TOTP } from "otpauth";
+import { es256Key } from "../session/_dpop_proofs.ts";
+import {
+  dpopClient,
+  loginWithProof,
+  nonceOf,
+  proof,
+  status,
+} from "./_dpop_client.ts";
 import {
   api,
   bearer,
@@ -128,6 +136,43 @@ Deno.test("TOTP: a right code after the password signs in (form), a session that
     401,
   );
   assert.ok(app.logs.some((l) => l.includes('"type":"login","method":"totp"')));
+});
+
+Deno.test("TOTP over DPoP: the pending value of a sign-in with a proof opens only with a proof by the same key, and the session is bound to it", async () => {
+  await using app = await startApp({}, { signInEnv: { TOTP: "on" } });
+  const { secret } = await enrol(app, "t9@example.com");
+  app.advance(30_000);
+  const key = await es256Key();
+  const nonce = await nonceOf(app, key);
+  const first = await loginWithProof(app, key, "t9@example.com", nonce);
+  assert.equal(first.status, 202);
+  const pending = first.body.pending as string;
+  const second = async (headers: HeadersInit) =>
+    await api(app.origin, "POST", "/login/totp", {
+      pending,
+      code: code(secret, app.now()),
+    }, headers);
+  const totpProof = async (by: typeof key) => ({
+    dpop: await proof(app, by, "POST", "/login/totp", { nonce }),
+  });
+  // A copy of the pending value, with the right code: without a proof,
+  // or with another key's, it is no pending value.
+  for (const headers of [{}, await totpProof(await es256Key())]) {
+    const refused = await second(headers);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, "invalid_code");
+  }
+  const done = await second(await totpProof(key));
+  assert.equal(done.status, 200);
+  assert.equal(done.body.tokenType, "DPoP");
+  const token = done.body.token as string;
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status,
+    401,
+    "bound: no Bearer token",
+  );
+  const owner = dpopClient(app, key);
+  assert.equal(await status(await owner.request(token, "GET", "/api/me")), 200);
 });
 
 Deno.test("TOTP: a code's time step works once (replay refused), ±1 step of skew passes, ±2 does not", async () => {

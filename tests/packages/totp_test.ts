@@ -242,6 +242,7 @@ Deno.test("readPending() answers the subject until the value expires, and refuse
     subject: "user_1",
     next: "/account",
     fingerprint: read?.fingerprint,
+    boundTo: null,
   });
   assert.match(read!.fingerprint, /^[A-Za-z0-9_-]{22}$/);
   const parts = value.split(".");
@@ -252,6 +253,32 @@ Deno.test("readPending() answers the subject until the value expires, and refuse
   assert.equal(await totp.readPending("x".repeat(5000)), null);
   advance(301_000);
   assert.equal(await totp.readPending(value), null);
+});
+
+Deno.test("a pending value tied to a key (boundTo) opens only for the same key, and one tied to none only without a key", async () => {
+  const { store, totp, key, at } = await setup();
+  await enrolKnown(store, key, totp, at());
+  const mine = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs";
+  const theirs = "kbKjnDWRbxB0SKQvL3qFmNyE2zXwDNkx9hO_GbE5Wwc";
+  const bound = await totp.issuePending("user_1", "/", { boundTo: mine });
+  assert.equal(
+    (await totp.readPending(bound, { boundTo: mine }))?.boundTo,
+    mine,
+  );
+  assert.equal(await totp.readPending(bound), null, "without the key");
+  assert.equal(await totp.readPending(bound, { boundTo: null }), null);
+  assert.equal(await totp.readPending(bound, { boundTo: theirs }), null);
+  const plain = await totp.issuePending("user_1", "/", { boundTo: null });
+  assert.ok(await totp.readPending(plain));
+  assert.equal(await totp.readPending(plain, { boundTo: mine }), null);
+  await assert.rejects(
+    totp.issuePending("user_1", "/", { boundTo: "" }),
+    TypeError,
+  );
+  await assert.rejects(
+    totp.issuePending("user_1", "/", { boundTo: 5 as unknown as string }),
+    TypeError,
+  );
 });
 
 Deno.test("a pending value is no session, and a session token is no pending value (separate purposes)", async () => {

@@ -319,6 +319,7 @@ export async function finishSignIn(
   // A user who turned TOTP on gives a code after the provider too.
   const second = await stepAfterPassword(
     ctx,
+    req,
     subject,
     safeNextPath(next),
     true,

@@ -82,10 +82,10 @@ export const totp: AppModule<TotpSettings> = {
     return await settingsOf(ctx, totp)?.authenticator.isEnabled(subject) ??
       false;
   },
-  afterPassword(ctx, subject, next, form) {
+  afterPassword(ctx, req, subject, next, form) {
     const settings = settingsOf(ctx, totp);
     return settings === null
       ? Promise.resolve(null)
-      : secondFactorStep(ctx, settings, subject, next, form);
+      : secondFactorStep(ctx, settings, req, subject, next, form);
   },
 };

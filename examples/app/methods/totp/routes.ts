@@ -12,9 +12,10 @@
  */
 import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { SQLTotpStore } from "@portcullis/sql";
+import { dpopKeyOf } from "@portcullis/auth/http";
 import type { TotpAuthenticator } from "@portcullis/totp";
 import { type AppContext, limit } from "../../context.ts";
-import { record, refuseUnverified } from "../../lifecycle.ts";
+import { record, refuseUnverified, tokenFields } from "../../lifecycle.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import {
@@ -55,17 +56,22 @@ function pendingCookie(ctx: AppContext): ShortCookie {
  * Called after a right password (or a provider's sign-in): when the user
  * has TOTP on, answers the second-factor step instead of a session (form:
  * 303 to `/login/totp` with the pending cookie; JSON: 202
- * `{secondFactor: "totp", pending}`); otherwise `null`.
+ * `{secondFactor: "totp", pending}`); otherwise `null`. A JSON client that
+ * signs in with a DPoP proof gets a pending value tied to its key: only a
+ * second step with a proof by that key opens it.
  */
 export async function secondFactorStep(
   ctx: AppContext,
   { authenticator }: TotpSettings,
+  req: Request,
   subject: string,
   next: string,
   form: boolean,
 ): Promise<Response | null> {
   if (!(await authenticator.isEnabled(subject))) return null;
-  const pending = await authenticator.issuePending(subject, next);
+  const pending = await authenticator.issuePending(subject, next, {
+    boundTo: dpopKeyOf(req),
+  });
   emit(ctx, { type: "second_factor_required", subject });
   if (form) {
     return redirect("/login/totp", [
@@ -117,9 +123,11 @@ export async function loginTotp(
   const form = body.kind === "form";
   const cookie = pendingCookie(ctx);
   const value = form ? cookie.read(req) : body.fields.pending ?? null;
+  // A value tied to a DPoP key opens only with a proof by that key (and
+  // one tied to none only without): anything else is no pending value.
   const pending = value === null
     ? null
-    : await authenticator.readPending(value);
+    : await authenticator.readPending(value, { boundTo: dpopKeyOf(req) });
   const limits = [
     limit("totp-address", ctx.clientAddress(req), TOTP_ATTEMPTS_PER_ADDRESS),
   ];
@@ -178,7 +186,7 @@ export async function loginTotp(
     factor === "totp" ? "totp" : "recovery_code",
   );
   if (!form) {
-    return json({ token: session.token, expiresAt: session.expiresAt });
+    return json(tokenFields(session));
   }
   // The sign-in is complete: only now is this browser trusted for the
   // account's login throttle (the first step set no device cookie).
