@@ -39,6 +39,7 @@ Deno.test("register, log in, read /api/me, log out", async () => {
     password: "correct horse",
   });
   assert.equal(login.res.status, 200);
+  assert.equal(login.json.tokenType, "Bearer");
   const token = login.json.token;
   const me = await call("GET", "/api/me", undefined, token);
   assert.equal(me.res.status, 200);

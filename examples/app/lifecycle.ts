@@ -152,6 +152,26 @@ export async function startSession(
 }
 
 /**
+ * A new session's token for a JSON answer. `tokenType` says how to send
+ * it: `"DPoP"` for a token bound to the client's DPoP key
+ * (`Authorization: DPoP` with a fresh proof), else `"Bearer"`.
+ *
+ * @param session What `startSession` answered.
+ * @returns `{token, tokenType, expiresAt}`.
+ */
+export function tokenFields(session: SignInResult): {
+  token: string;
+  tokenType: "DPoP" | "Bearer";
+  expiresAt: number;
+} {
+  return {
+    token: session.token,
+    tokenType: session.identity.binding === "dpop" ? "DPoP" : "Bearer",
+    expiresAt: session.expiresAt,
+  };
+}
+
+/**
  * Records a security event through the app's one hook; never throws.
  *
  * @param ctx The app.

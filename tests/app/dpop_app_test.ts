@@ -11,151 +11,27 @@
  * @module
  */
 import assert from "node:assert/strict";
-import * as oauth from "oauth4webapi";
 import {
   api,
   bearer,
+  Browser,
   registerJson,
   startApp,
-  type TestApp,
   verifyDirectly,
 } from "./_harness.ts";
-import {
-  ath,
-  es256Key,
-  makeProof,
-  type ProofKey,
-} from "../session/_dpop_proofs.ts";
+import { ath, es256Key, makeProof } from "../session/_dpop_proofs.ts";
 import type { ModuleSetup } from "../../examples/app/module.ts";
 import { dpop } from "../../examples/app/methods/dpop/mod.ts";
-
-const PASSWORD = "correct horse battery";
-
-/** The app's clock in seconds: the proofs' `iat` (the test moves it). */
-const seconds = (app: TestApp) => Math.floor(app.now() / 1000);
-
-/** A proof for one request, by hand. */
-async function proof(
-  app: TestApp,
-  key: ProofKey,
-  method: string,
-  path: string,
-  extra: { nonce?: string; token?: string; iat?: number } = {},
-): Promise<string> {
-  return await makeProof(key, {
-    jti: crypto.randomUUID(),
-    htm: method,
-    htu: new URL(path, app.origin).href,
-    iat: extra.iat ?? seconds(app),
-    ...(extra.nonce === undefined ? {} : { nonce: extra.nonce }),
-    ...(extra.token === undefined ? {} : { ath: await ath(extra.token) }),
-  });
-}
-
-/** `POST /login` as JSON with a proof of `key` (and `nonce`, when given). */
-async function loginWithProof(
-  app: TestApp,
-  key: ProofKey,
-  email: string,
-  nonce?: string,
-) {
-  return await api(app.origin, "POST", "/login", {
-    email,
-    password: PASSWORD,
-  }, {
-    dpop: await proof(
-      app,
-      key,
-      "POST",
-      "/login",
-      nonce === undefined ? {} : { nonce },
-    ),
-  });
-}
-
-/** The nonce the app hands out: the answer to a proof without one. */
-async function nonceOf(app: TestApp, key: ProofKey): Promise<string> {
-  const res = await loginWithProof(app, key, "nobody@example.com");
-  assert.equal(res.status, 401);
-  assert.equal(res.body.error, "use_dpop_nonce");
-  const nonce = res.headers.get("dpop-nonce");
-  assert.ok(nonce !== null && nonce.length > 0);
-  return nonce;
-}
-
-/** A JSON sign-in with a proof of `key` (and the app's current nonce). */
-async function dpopLogin(
-  app: TestApp,
-  key: ProofKey,
-  email: string,
-): Promise<{ token: string; headers: Headers }> {
-  const nonce = await nonceOf(app, key);
-  const res = await loginWithProof(app, key, email, nonce);
-  assert.equal(res.status, 200, String(res.body.error));
-  assert.equal(typeof res.body.token, "string");
-  return { token: res.body.token as string, headers: res.headers };
-}
-
-/**
- * A client of oauth4webapi holding `key`: its clock set to the app's (the
- * test's clock is not the wall clock), and one helper that sends a request
- * with the DPoP scheme and a fresh proof, retrying once on
- * `use_dpop_nonce` as the library's documentation has it. `retries` counts
- * those retries.
- */
-function dpopClient(app: TestApp, key: ProofKey) {
-  const client: oauth.Client = {
-    client_id: "app-test",
-    [oauth.clockSkew]: seconds(app) - Math.floor(Date.now() / 1000),
-  };
-  const handle = oauth.DPoP(client, key.pair);
-  const state = { retries: 0 };
-  const send = (token: string, method: string, path: string, body?: unknown) =>
-    oauth.protectedResourceRequest(
-      token,
-      method,
-      new URL(path, app.origin),
-      new Headers({
-        accept: "application/json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      }),
-      body === undefined ? null : JSON.stringify(body),
-      { DPoP: handle, [oauth.allowInsecureRequests]: true },
-    );
-  const request = async (
-    token: string,
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<Response> => {
-    try {
-      return await send(token, method, path, body);
-    } catch (err) {
-      if (oauth.isDPoPNonceError(err)) {
-        state.retries++;
-        try {
-          return await send(token, method, path, body);
-        } catch (again) {
-          if (again instanceof oauth.WWWAuthenticateChallengeError) {
-            return again.response;
-          }
-          throw again;
-        }
-      }
-      // Any other challenge (a refused token or proof): its answer.
-      if (err instanceof oauth.WWWAuthenticateChallengeError) {
-        return err.response;
-      }
-      throw err;
-    }
-  };
-  return { request, state };
-}
-
-async function status(res: Response): Promise<number> {
-  await res.body?.cancel();
-  return res.status;
-}
+import {
+  dpopClient,
+  dpopLogin,
+  loginWithProof,
+  nonceOf,
+  PASSWORD,
+  proof,
+  seconds,
+  status,
+} from "./_dpop_client.ts";
 
 Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its key only, listed as bound", async () => {
   await using app = await startApp();
@@ -189,6 +65,7 @@ Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its
   assert.equal(signedIn.headers.get("set-cookie"), null);
   const token = signedIn.body.token as string;
   assert.equal(typeof token, "string");
+  assert.equal(signedIn.body.tokenType, "DPoP");
   assert.equal(typeof signedIn.body.expiresAt, "number");
 
   // The real client: its first request meets the nonce, retries, and
@@ -423,7 +300,9 @@ Deno.test("DPoP: every Bearer route of the app works over DPoP, and the tokens i
   );
   assert.equal(revoked.status, 200);
   assert.equal(revoked.headers.get("set-cookie"), null);
-  const renewed = (await revoked.json()).token as string;
+  const again = await revoked.json();
+  assert.equal(again.tokenType, "DPoP");
+  const renewed = again.token as string;
   assert.notEqual(renewed, token);
   assert.equal(await status(await owner.request(token, "GET", "/api/me")), 401);
   assert.equal(
@@ -497,6 +376,7 @@ Deno.test("DPoP: a registration with a proof gets a bound token, DPOP=off ignore
     // No nonce asked for, and the token is a plain Bearer one.
     const res = await loginWithProof(app, key, "o@example.com");
     assert.equal(res.status, 200);
+    assert.equal(res.body.tokenType, "Bearer");
     assert.equal(
       (await api(
         app.origin,
@@ -563,4 +443,71 @@ Deno.test("DPoP: the account's JSON routes (resend the link, change the address,
   assert.equal(await status(deleted), 204);
   assert.equal(await app.credentials.findByEmail("c@example.com"), null);
   assert.equal(await status(await owner.request(token, "GET", "/api/me")), 401);
+});
+
+Deno.test("DPoP: a browser's cookie session with a DPoP header stays a cookie session: sign out everywhere else sets the new cookie, a password change answers a plain token, no bound session is left over", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "k@example.com", PASSWORD);
+  const browser = new Browser(app.origin);
+  const login = await browser.post("/login", {
+    email: "k@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(login.status, 303);
+  await login.body?.cancel();
+  const first = browser.cookies.get("__Host-session");
+  assert.ok(first, "a session cookie");
+  const key = await es256Key();
+  const nonce = await nonceOf(app, key);
+  const withProof = async (path: string, body: unknown) =>
+    await browser.fetch(path, {
+      method: "POST",
+      headers: {
+        accept: "application/json",
+        "content-type": "application/json",
+        "sec-fetch-site": "same-origin",
+        origin: app.origin,
+        dpop: await proof(app, key, "POST", path, { nonce }),
+      },
+      body: JSON.stringify(body),
+    });
+
+  const others = await withProof("/account/sessions/revoke-others", {});
+  assert.equal(others.status, 303);
+  assert.equal(others.headers.get("location"), "/account");
+  await others.body?.cancel();
+  const second = browser.cookies.get("__Host-session");
+  assert.ok(second && second !== first, "the new cookie");
+  const me = await browser.fetch("/api/me", {
+    headers: { accept: "application/json" },
+  });
+  assert.equal(me.status, 200);
+  await me.body?.cancel();
+
+  const changed = await withProof("/account/password", {
+    currentPassword: PASSWORD,
+    newPassword: "another horse battery staple",
+  });
+  assert.equal(changed.status, 200);
+  const answer = await changed.json();
+  assert.equal(answer.tokenType, "Bearer");
+  const token = answer.token as string;
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status,
+    200,
+    "a plain token, like the same request without the header",
+  );
+  const sessions = await api(
+    app.origin,
+    "GET",
+    "/api/sessions",
+    undefined,
+    bearer(token),
+  );
+  assert.deepEqual(
+    (sessions.body.sessions as { bound: boolean }[]).map((s) => s.bound)
+      .filter((bound) => bound),
+    [],
+    "no bound session",
+  );
 });

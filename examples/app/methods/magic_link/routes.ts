@@ -28,7 +28,7 @@ import {
   proofWay,
   proveByLink,
 } from "../../address_proof.ts";
-import { record, startSession } from "../../lifecycle.ts";
+import { record, startSession, tokenFields } from "../../lifecycle.ts";
 import { stepAfterPassword } from "../../module.ts";
 import { hasPassword } from "../../reauth.ts";
 import { bodyOrBadRequest, readBody } from "../../request_body.ts";
@@ -221,13 +221,13 @@ export async function signInByLink(
   );
   if (!redeemed) return await refused(ctx, req, !form);
   // The link stands for the password: a second factor still follows.
-  const step = await stepAfterPassword(ctx, owner.id, next, form);
+  const step = await stepAfterPassword(ctx, req, owner.id, next, form);
   if (step) return strictOrigin(step);
   const session = await startSession(ctx, req, owner.id);
   await record(ctx, "login", owner.id, req);
   if (!form) {
     return strictOrigin(
-      json({ token: session.token, expiresAt: session.expiresAt }),
+      json(tokenFields(session)),
     );
   }
   const cookies = [session.setCookie];

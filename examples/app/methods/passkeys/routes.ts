@@ -13,7 +13,7 @@ import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { PasskeyAuthenticator } from "@portcullis/passkeys";
 import type { SQLPasskeyStore } from "@portcullis/sql";
 import { type AppContext, limit } from "../../context.ts";
-import { record, refuseUnverified } from "../../lifecycle.ts";
+import { record, refuseUnverified, tokenFields } from "../../lifecycle.ts";
 import {
   bodyOrBadRequest,
   MAX_BODY_BYTES,
@@ -215,7 +215,7 @@ export async function login(
   const headers = new Headers();
   if (session.setCookie) headers.append("set-cookie", session.setCookie);
   return json(
-    { next, token: session.token, expiresAt: session.expiresAt },
+    { next, ...tokenFields(session) },
     200,
     headers,
   );

@@ -21,6 +21,7 @@ import {
   record,
   startSession,
   subjectOfEmail,
+  tokenFields,
 } from "../../lifecycle.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
@@ -89,7 +90,7 @@ export async function register(
       await ctx.flash.set({ kind: "notice", message: welcome.join(" ") }),
     ]);
   }
-  return json({ subject: result.subject, token: session.token }, 201);
+  return json({ subject: result.subject, ...tokenFields(session) }, 201);
 }
 
 /**
@@ -130,6 +131,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     // is not trusted yet: the TOTP step does that once it passes.
     const secondFactor = await stepAfterPassword(
       ctx,
+      req,
       result.subject,
       next,
       form,
@@ -155,7 +157,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     const device = await trustThisDevice(ctx, req, email);
     return redirect(next, [session.setCookie, device]);
   }
-  return json({ token: session.token, expiresAt: session.expiresAt });
+  return json(tokenFields(session));
 }
 
 /**
@@ -284,7 +286,7 @@ export async function changePassword(
   const session = await startSession(ctx, req, subject);
   await record(ctx, "password_changed", subject, req);
   if (!form) {
-    return json({ token: session.token, expiresAt: session.expiresAt });
+    return json(tokenFields(session));
   }
   return redirect("/account", [
     session.setCookie,

@@ -13,7 +13,12 @@ import {
   signOut,
 } from "@portcullis/auth";
 import type { AppContext } from "../../context.ts";
-import { cancelEmailChanges, record, startSession } from "../../lifecycle.ts";
+import {
+  cancelEmailChanges,
+  record,
+  startSession,
+  tokenFields,
+} from "../../lifecycle.ts";
 import { readBody } from "../../request_body.ts";
 import { json, redirect } from "../../respond.ts";
 
@@ -166,7 +171,7 @@ export async function revokeOtherSessions(
   // With an Authorization header the cookie is ignored: the session is the
   // Bearer token's, and its client takes the new one from the body.
   if (req.headers.has("authorization")) {
-    return json({ token: session.token, expiresAt: session.expiresAt });
+    return json(tokenFields(session));
   }
   return redirect("/account", [
     session.setCookie,
