@@ -292,6 +292,8 @@ export class DpopVerifier {
     const claimed = parseUrl(htu);
     const actual = parseUrl(requestUrl);
     if (claimed === null || actual === null) return false;
+    // A user name or password names no part of the request's URL.
+    if (claimed.username !== "" || claimed.password !== "") return false;
     const origin = this.#origin ?? actual.origin;
     return claimed.origin === origin && claimed.pathname === actual.pathname;
   }

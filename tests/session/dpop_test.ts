@@ -306,6 +306,7 @@ Deno.test("bad proofs: wrong htu/htm, stale/future iat, wrong ath, replay → 40
     ["htu of another path", { htu: "https://api.example/other" }],
     ["htu of another origin", { htu: "https://evil.example/me" }],
     ["htu http instead of https", { htu: "http://api.example/me" }],
+    ["htu with a user name", { htu: "https://u:p@api.example/me" }],
     ["htm POST on a GET", { htm: "POST" }],
     ["htm lower case", { htm: "get" }],
     ["stale iat", { iat: Math.floor(Date.now() / 1000) - 120 }],
