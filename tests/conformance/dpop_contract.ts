@@ -48,6 +48,13 @@ export async function runDpopContract(c: DpopContext): Promise<void> {
       ...(state.nonce === "" ? {} : { nonce: state.nonce }),
       ...(token === undefined ? {} : { ath: await ath(token) }),
     });
+  /** A request under the DPoP scheme with a fresh proof by `key`. */
+  const signed = async (
+    key: ProofKey,
+    method: string,
+    path: string,
+    token: string,
+  ) => bound(method, path, token, await proof(key, method, path, token));
   /** A request under the DPoP scheme, with `dpop` as its proof. */
   const bound = (method: string, path: string, token: string, dpop: string) =>
     call(method, path, {
@@ -89,20 +96,10 @@ export async function runDpopContract(c: DpopContext): Promise<void> {
     async () => {
       const { key, token } = state;
       assert.ok(key, "signed in");
-      const me = await bound(
-        "GET",
-        "/api/me",
-        token,
-        await proof(key, "GET", "/api/me", token),
-      );
+      const me = await signed(key, "GET", "/api/me", token);
       assert.equal(me.status, 200, me.text);
       assert.equal(me.json().email, who);
-      const list = await bound(
-        "GET",
-        "/api/sessions",
-        token,
-        await proof(key, "GET", "/api/sessions", token),
-      );
+      const list = await signed(key, "GET", "/api/sessions", token);
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(
         list.json().sessions.filter((s: { current: boolean }) => s.current)
@@ -122,12 +119,7 @@ export async function runDpopContract(c: DpopContext): Promise<void> {
         /^DPoP error="invalid_dpop_proof"/,
       );
       const thief = await es256Key();
-      const stolen = await bound(
-        "GET",
-        "/api/me",
-        token,
-        await proof(thief, "GET", "/api/me", token),
-      );
+      const stolen = await signed(thief, "GET", "/api/me", token);
       assert.equal(stolen.status, 401, stolen.text);
     },
   );
@@ -169,19 +161,9 @@ export async function runDpopContract(c: DpopContext): Promise<void> {
         401,
         "not a Bearer token",
       );
-      const me = await bound(
-        "GET",
-        "/api/me",
-        fresh,
-        await proof(key, "GET", "/api/me", fresh),
-      );
+      const me = await signed(key, "GET", "/api/me", fresh);
       assert.equal(me.status, 200, me.text);
-      const old = await bound(
-        "GET",
-        "/api/me",
-        token,
-        await proof(key, "GET", "/api/me", token),
-      );
+      const old = await signed(key, "GET", "/api/me", token);
       assert.equal(old.status, 401);
     },
   );
