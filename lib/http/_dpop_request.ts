@@ -25,6 +25,7 @@ import {
 import { errorResponse, storeUnavailable } from "./error_response.ts";
 
 const bearerTransport = new BearerTransport();
+const DEVICE = Object.freeze({ kind: "device" as const });
 const DPOP_SCHEME = /^DPoP ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /** Whether a request has a `DPoP` header or uses the DPoP scheme. */
@@ -41,7 +42,12 @@ export async function dpopOutcome(
   context: IdentityContext,
   dpop: DpopVerifier,
 ): Promise<
-  Response | { session: SessionState; proofKey?: string; nonce?: string }
+  Response | {
+    session: SessionState;
+    proofKey?: string;
+    nonce?: string;
+    bound?: boolean;
+  }
 > {
   const header = req.headers.get("authorization");
   let token: string | null = null;
@@ -79,12 +85,20 @@ export async function dpopOutcome(
     return storeUnavailable(req);
   }
   if (scheme === null) {
-    // A sign-in: the cookie, if any, still says who is asking.
-    const cookieToken = context.cookie?.read(req) ?? null;
+    // A sign-in: the cookie, if any, still says who is asking (a
+    // device-bound one first, as on a request without a proof).
+    const device = context.cookie === null ? null : context.device;
+    const boundToken = device?.cookie.read(req) ?? null;
+    const cookieToken = boundToken ?? context.cookie?.read(req) ?? null;
     let session: SessionState = ANONYMOUS;
     if (cookieToken !== null) {
       try {
-        session = settled(await context.manager.resolve(cookieToken), "cookie");
+        session = settled(
+          boundToken !== null
+            ? await device!.bound.resolve(DEVICE, boundToken)
+            : await context.manager.resolve(cookieToken),
+          "cookie",
+        );
       } catch (error) {
         session = failed(error, "cookie", context);
       }
@@ -94,7 +108,7 @@ export async function dpopOutcome(
     // again ("sign out everywhere else", a password change) stays a cookie
     // session, never one bound to a key whose token no cookie carries.
     const proofKey = session.kind === "signedIn" ? undefined : thumbprint;
-    return { session, proofKey, nonce };
+    return { session, proofKey, nonce, bound: boundToken !== null };
   }
   // Under the DPoP scheme the proof's key stays the request's: a session
   // this request starts (a sign-in again, "sign out everywhere else", a

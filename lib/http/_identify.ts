@@ -89,7 +89,7 @@ export function identify(
         const answer = proceed(
           req,
           next,
-          stateOf(o.session, context, false, o.proofKey),
+          stateOf(o.session, context, o.bound ?? false, o.proofKey),
         );
         // The proof's nonce is of the previous window: the next one rides
         // on this answer, so the client moves on without a refusal.

@@ -15,7 +15,12 @@ import {
   DeviceKeys,
   isSessionId,
 } from "../session/device_keys.ts";
-import type { Identity, SessionManager } from "../session/session_manager.ts";
+import {
+  type Identity,
+  type SessionManager,
+  sessionParts,
+} from "../session/session_manager.ts";
+import type { IssuedSession } from "../session/session_payload.ts";
 import type { SessionRegistry } from "../session/session_registry.ts";
 import {
   checkDeviceBound,
@@ -26,6 +31,9 @@ import type { AuthEvent } from "./auth_event.ts";
 import { errorResponse, storeUnavailable } from "./error_response.ts";
 
 const DEVICE = Object.freeze({ kind: "device" as const });
+/** How long a refresh of a revoked session looks for its next jti. */
+const RESEATED_WAIT_MS = 1000;
+const RESEATED_POLL_MS = 100;
 
 /**
  * The server side of DBSC, wired by `identityMiddleware({ deviceBound })`:
@@ -104,6 +112,68 @@ export class DeviceBoundSessions {
       identity.jti,
     );
     return `${this.#offer};path="${this.registrationPath}";challenge="${challenge}"`;
+  }
+
+  /**
+   * A device-bound session that signs in again as itself (`signIn` on a
+   * request with its bound cookie: "sign out everywhere else", a password
+   * change, a sign-in again) stays bound to the browser's key: the new
+   * session (a new jti, a start after any sign-out everywhere, a fresh
+   * absolute lifetime) gets a short bound cookie, and the browser renews
+   * it under the session id it registered, which now names the new jti. A
+   * bound cookie copied off the machine thus never buys an ordinary
+   * session. Call it after revoking the session presented.
+   *
+   * @param identity The request's device-bound session.
+   * @param req The request (its user agent, for the session list).
+   * @returns The new bound token, or `null` when the session's key is no
+   * longer stored or the cookie is not the session's current one (an
+   * ordinary session is then started and offered registration).
+   * @throws {AuthError} `STORE_UNAVAILABLE`.
+   */
+  async renew(identity: Identity, req: Request): Promise<IssuedSession | null> {
+    let id = identity.jti;
+    let record = await this.#keys.get(id);
+    if (record?.d !== undefined) {
+      id = record.d;
+      record = await this.#keys.get(id);
+    }
+    if (
+      record === null || record.d !== undefined ||
+      record.s !== identity.subject || (record.j ?? id) !== identity.jti
+    ) return null;
+    // A new session as the manager starts one (after the subject's
+    // sign-out-everywhere floor), with the short life of a bound cookie.
+    const start = (await sessionParts(this.#manager).issue(identity.subject))
+      .identity;
+    const end = Math.floor(start.issuedAt / 1000) +
+      this.#manager.lifetimeSeconds;
+    const fresh = await this.bound.mint(
+      DEVICE,
+      identity.subject,
+      Math.min(Math.floor(this.#now() / 1000) + this.#life, end),
+      { jti: start.jti, issuedAt: start.issuedAt },
+    );
+    const key = { s: record.s, a: record.a, k: record.k };
+    await this.#keys.put(id, {
+      ...key,
+      i: start.issuedAt,
+      e: end,
+      j: start.jti,
+    });
+    await this.#keys.put(start.jti, {
+      ...key,
+      i: start.issuedAt,
+      e: end,
+      d: id,
+    });
+    if (this.#registry !== null) {
+      await this.#registry.add(
+        { ...fresh.identity, expiresAt: end },
+        req.headers.get("user-agent"),
+      ).catch(() => {}); // the list is a convenience: the session stands
+    }
+    return fresh;
   }
 
   /**
@@ -186,7 +256,7 @@ export class DeviceBoundSessions {
         .catch(() => {}); // the list is a convenience: the binding stands
     }
     this.#hook?.({ type: "session_bound", subject: identity.subject, req });
-    return this.#instructions(req, bound.identity, bound.token, true);
+    return this.#instructions(req, jti, bound.identity, bound.token, true);
   }
 
   async #refresh(req: Request): Promise<Response> {
@@ -201,8 +271,11 @@ export class DeviceBoundSessions {
     }
     const jwt = req.headers.get("secure-session-response");
     if (jwt === null) return this.#challenge(id);
-    const record = await this.#keys.get(id);
-    if (record === null) return this.#end(req, id, null, "unknown_session");
+    let record = await this.#keys.get(id);
+    // A record kept under a later jti (`d`) is no session id to renew.
+    if (record === null || record.d !== undefined) {
+      return this.#end(req, id, null, "unknown_session");
+    }
     const proof = await this.#keys.checkProof("dbsc.refresh", jwt, record);
     // Signed by the session's own key, but over a challenge that expired,
     // was used, or names another session: a fresh challenge lets the
@@ -221,19 +294,45 @@ export class DeviceBoundSessions {
       return this.#challenge(id);
     }
     if (!proof.ok) return this.#refuse(req, record.s, proof.reason);
+    let fresh = await this.#continue(record, id);
+    // "Sign out everywhere else" from this very browser revokes the
+    // session a moment before it moves it to a new jti: a refresh that
+    // falls in between looks again, for a second at most, before it ends
+    // the session.
+    for (let wait = 0; fresh === null && wait < RESEATED_WAIT_MS;) {
+      await new Promise((r) => setTimeout(r, RESEATED_POLL_MS));
+      wait += RESEATED_POLL_MS;
+      const now = await this.#keys.get(id);
+      if (now === null || now.d !== undefined) break;
+      if (now.j !== record.j) {
+        record = now;
+        fresh = await this.#continue(record, id);
+      }
+    }
+    if (fresh === null) return this.#end(req, id, record.s, "revoked");
+    this.#hook?.({ type: "session_refreshed", subject: record.s, req });
+    return this.#instructions(req, id, fresh.identity, fresh.token, false);
+  }
+
+  /**
+   * A fresh bound cookie for the session a key record names (its current
+   * jti: the id itself, or the one it took when it signed in again), or
+   * `null` when that session is over (revoked, or past its absolute end).
+   */
+  async #continue(
+    record: DeviceKeyRecord,
+    id: string,
+  ): Promise<IssuedSession | null> {
     const nowS = Math.floor(this.#now() / 1000);
-    const session = { jti: id, issuedAt: record.i };
     const fresh = await this.bound.mint(
       DEVICE,
       record.s,
       Math.min(nowS + this.#life, record.e),
-      session,
+      { jti: record.j ?? id, issuedAt: record.i },
     );
-    if (record.e <= nowS || !(await this.bound.isLive(fresh.identity))) {
-      return this.#end(req, id, record.s, "revoked");
-    }
-    this.#hook?.({ type: "session_refreshed", subject: record.s, req });
-    return this.#instructions(req, fresh.identity, fresh.token, false);
+    return record.e <= nowS || !(await this.bound.isLive(fresh.identity))
+      ? null
+      : fresh;
   }
 
   /** 403 with a fresh refresh challenge for session `id`. */
@@ -250,6 +349,7 @@ export class DeviceBoundSessions {
 
   #instructions(
     req: Request,
+    id: string,
     identity: Identity,
     token: string,
     clearUnbound: boolean,
@@ -271,7 +371,7 @@ export class DeviceBoundSessions {
     }];
     return new Response(
       JSON.stringify({
-        session_identifier: identity.jti,
+        session_identifier: id,
         refresh_url: this.refreshPath,
         scope: { origin, include_site: false, scope_specification: [] },
         credentials,

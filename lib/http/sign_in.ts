@@ -6,7 +6,13 @@
 import type { IssuedSession } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
 import { BoundSessions } from "../session/bound_sessions.ts";
-import { ANONYMOUS, identityOf, requestStates } from "./_request_state.ts";
+import {
+  ANONYMOUS,
+  identityOf,
+  type RequestState,
+  requestStates,
+  type Via,
+} from "./_request_state.ts";
 
 /** What {@linkcode signIn} made. */
 export interface SignInResult extends IssuedSession {
@@ -47,7 +53,12 @@ export interface CheckedCredential {
  * Starts a session after a successful credential check (a password, a
  * magic link, a passkey: any method). Always mints a new jti, and revokes
  * the session the request presented, if any (OWASP ASVS 7.2.4: no
- * session fixation).
+ * session fixation). A device-bound session signing in again as itself
+ * ("sign out everywhere else", a password change) stays bound to its
+ * browser's key: the new session gets a short bound cookie that the
+ * browser renews under the session id it registered, so a copied bound
+ * cookie never buys an ordinary session. With its key no longer stored,
+ * it gets an ordinary session, offered registration anew.
  *
  * Given a {@linkcode CheckedCredential} (the result of
  * `PasswordAuthenticator.login`), it asks the credential again **after**
@@ -98,13 +109,29 @@ export async function signIn(
       "signIn needs identityMiddleware to run for this request first",
     );
   }
-  const { manager, cookie, parts } = state.context;
+  const { manager, cookie, parts, device } = state.context;
   const before = state.session;
   if (before.kind === "unavailable") throw storeUnavailable("signed in");
   if (before.kind === "signedIn" && manager.revocable) {
     await manager.revoke(before.identity);
   }
   const subject = typeof who === "string" ? who : who.subject;
+  if (
+    device !== null && state.proofKey === undefined &&
+    before.kind === "signedIn" && before.identity.binding === "device" &&
+    before.identity.subject === subject
+  ) {
+    const renewed = await device.renew(before.identity, req);
+    if (renewed !== null) {
+      return await settle(state, who, renewed, {
+        via: before.via,
+        setCookie: device.cookie.serialize(
+          renewed.token,
+          manager.secondsLeft(renewed.identity),
+        ),
+      });
+    }
+  }
   // A sign-in that proved a DPoP key gets a token bound to that key, for
   // the DPoP scheme only (never a cookie).
   const proofKey = state.proofKey;
@@ -115,6 +142,30 @@ export async function signIn(
       subject,
       null,
     );
+  return await settle(state, who, issued, {
+    via: proofKey !== undefined
+      ? "dpop"
+      : before.kind === "anonymous"
+      ? "cookie"
+      : before.via,
+    setCookie: cookie === null || proofKey !== undefined
+      ? null
+      : cookie.serialize(issued.token, manager.secondsLeft(issued.identity)),
+  });
+}
+
+/**
+ * The end of `signIn`: the credential asked again (a changed one gets
+ * `null`, the new session revoked and never handed out), then the new
+ * session becomes the request's.
+ */
+async function settle(
+  state: RequestState,
+  who: string | CheckedCredential,
+  issued: IssuedSession,
+  answer: { via: Via; setCookie: string | null },
+): Promise<SignInResult | null> {
+  const { manager } = state.context;
   if (typeof who !== "string" && !(await who.stillCurrent())) {
     // The token never leaves this function; revoking it is belt and braces.
     if (manager.revocable) {
@@ -127,19 +178,16 @@ export async function signIn(
   state.session = {
     kind: "signedIn",
     identity: issued.identity,
-    via: proofKey !== undefined
-      ? "dpop"
-      : before.kind === "anonymous"
-      ? "cookie"
-      : before.via,
+    via: answer.via,
   };
   state.changed = true;
+  // A session kept bound sets its new bound cookie: the one the request
+  // carried is replaced, not cleared.
+  if (issued.identity.binding === "device") state.boundCookie = false;
   return {
     ...issued,
     expiresAt: issued.identity.expiresAt,
-    setCookie: cookie === null || proofKey !== undefined
-      ? null
-      : cookie.serialize(issued.token, manager.secondsLeft(issued.identity)),
+    setCookie: answer.setCookie,
   };
 }
 

@@ -31,6 +31,16 @@ export interface DeviceKeyRecord {
   readonly a: ProofAlgorithm;
   /** The public JWK (its RFC 7638 members only). */
   readonly k: Readonly<Record<string, string>>;
+  /**
+   * The session's current jti, when it signed in again since it was
+   * registered (the id stays the browser's; `i` is then this jti's time).
+   */
+  readonly j?: string;
+  /**
+   * On the record kept under such a later jti: the session id it belongs
+   * to (the browser never renews under it).
+   */
+  readonly d?: string;
 }
 
 /** Why a proof was refused. */
@@ -219,7 +229,9 @@ export class DeviceKeys {
       return typeof r?.s === "string" && Number.isSafeInteger(r.i) &&
           Number.isSafeInteger(r.e) &&
           isProofAlgorithm(r.a, this.#algorithms) &&
-          r.k !== null && typeof r.k === "object"
+          r.k !== null && typeof r.k === "object" &&
+          (r.j === undefined || isSessionId(r.j)) &&
+          (r.d === undefined || isSessionId(r.d))
         ? r
         : null;
     } catch {

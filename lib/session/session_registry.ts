@@ -134,7 +134,9 @@ export class SessionRegistry {
   }
 
   /**
-   * Records a session that just began (call it after `signIn`).
+   * Records a session that just began (call it after `signIn`). A session
+   * listed already (a device-bound one that signed in again, listed with
+   * its absolute end while its token lives minutes) keeps the later end.
    *
    * @param identity The new session's identity.
    * @param userAgent The client's `User-Agent`, or `null`.
@@ -148,7 +150,7 @@ export class SessionRegistry {
         c: identity.issuedAt,
         l: now,
         u: cleanUserAgent(userAgent),
-        e: identity.expiresAt,
+        e: Math.max(all[identity.jti]?.e ?? 0, identity.expiresAt),
         b: identity.binding,
       };
     });

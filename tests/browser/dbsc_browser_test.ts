@@ -503,7 +503,37 @@ async function scenario(
   await d.close();
 
   step(7);
-  // 7. Logout in the first context ends refreshing: the bound cookie is
+  // 7. "Sign out all other sessions" in the first context keeps it bound:
+  // the answer replaces the bound cookie with one of a new session (no
+  // ordinary cookie), and once that expires, the key renews it under the
+  // session id the browser registered.
+  await page.goto(`${origin}/account`);
+  await Promise.all([
+    page.waitForURL(`${origin}/account`),
+    page.click("#revoke-others"),
+  ]);
+  const kept = await boundCookie(a);
+  assert.ok(kept, "a bound cookie");
+  assert.ok(
+    !(await a.cookies()).some((c) => c.name === UNBOUND),
+    "no ordinary session cookie",
+  );
+  const next = tokenParts(kept.value);
+  assert.notEqual(next.jti, jti, "a new session");
+  assert.equal(await whoAmI(a, origin), email);
+  const renewals = proxy.exchanges.length;
+  await a.clearCookies({ name: BOUND }); // as when it expires
+  assert.equal(await whoAmI(a, origin), email, "the held page is served");
+  assert.ok(
+    proxy.exchanges.slice(renewals).some((e) =>
+      e.path === REFRESH && e.cookie !== null && !e.ended &&
+      tokenParts(e.cookie).jti === next.jti
+    ),
+    "the key renewed the new session",
+  );
+
+  step(8);
+  // 8. Logout in the first context ends refreshing: the bound cookie is
   // cleared and no refresh succeeds after.
   await page.goto(`${origin}/`);
   await Promise.all([
@@ -518,8 +548,8 @@ async function scenario(
   assert.equal(proxy.renewed(), refreshed, "no refresh succeeded");
   await a.close();
 
-  step(8);
-  // 8. A browser without the feature flags keeps an ordinary session.
+  step(9);
+  // 9. A browser without the feature flags keeps an ordinary session.
   const p = await plain.newContext();
   const registrations = proxy.exchanges.filter((e) => e.path === START).length;
   await signUp(p, origin, `plain-${email}`);

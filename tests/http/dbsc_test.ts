@@ -53,7 +53,11 @@ class CountingKV implements KeyValueStore {
   }
 }
 
-function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
+function makeDbscApp(
+  opts: { algorithms?: ("ES256" | "RS256")[] } = {},
+  /** Runs inside "sign out everywhere else", between its two halves. */
+  between: { revoked?: () => Promise<void> } = {},
+) {
   const clock = new Clock(Math.floor(Date.now() / 1000) * 1000);
   const kv = new CountingKV(new MemoryKV({ now: clock.now }));
   const revocations = new KVSessionStore(kv);
@@ -81,6 +85,18 @@ function makeDbscApp(opts: { algorithms?: ("ES256" | "RS256")[] } = {}) {
     async (req) => {
       const path = new URL(req.url).pathname;
       if (path === "/login" && req.method === "POST") {
+        const s = await signIn(req, "alice");
+        await registry.add(s.identity, req.headers.get("user-agent"));
+        return new Response(null, {
+          status: 303,
+          headers: { location: "/", "set-cookie": s.setCookie! },
+        });
+      }
+      if (path === "/revoke-others" && req.method === "POST") {
+        // "Sign out everywhere else", as the reference app does it.
+        await sessions.revokeAll("alice");
+        await between.revoked?.();
+        await registry.clear("alice");
         const s = await signIn(req, "alice");
         await registry.add(s.identity, req.headers.get("user-agent"));
         return new Response(null, {
@@ -845,6 +861,140 @@ Deno.test("my sessions: a registration moves the entry to the bound id, shown as
   app.clock.advance(3600);
   const res = await refreshWith(app, id, key);
   await assertEnded(res, id);
+});
+
+Deno.test("red-team review: a device-bound session that signs in again stays bound to its key; a copied bound cookie buys no ordinary session", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  // The thief holds the bound cookie only: "sign out everywhere else".
+  const res = await app.handler(
+    new Request(`${ORIGIN}/revoke-others`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${bound}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  assert.equal(res.status, 303);
+  const cookies = res.headers.getSetCookie();
+  assert.ok(
+    !cookies.some((c) => /^__Host-session=[^;]/.test(c)),
+    "no ordinary session cookie",
+  );
+  assert.ok(
+    !cookies.some((c) => c.startsWith("__Host-session-bound=;")),
+    "the bound cookie is replaced, not cleared",
+  );
+  const next = cookieOf(res, "__Host-session-bound")!;
+  assert.ok(
+    next && next !== bound,
+    JSON.stringify(cookies.map((c) => c.slice(0, 40))),
+  );
+  assert.match(
+    cookies.find((c) => c.startsWith("__Host-session-bound="))!,
+    /Max-Age=(\d+)/,
+  );
+  const maxAge = Number(
+    /Max-Age=(\d+)/.exec(
+      cookies.find((c) => c.startsWith("__Host-session-bound="))!,
+    )![1],
+  );
+  assert.ok(maxAge > 0 && maxAge <= 600, `a short cookie: ${maxAge} s`);
+  const meNext = await me(app, `__Host-session-bound=${next}`);
+  assert.equal(meNext.status, 200);
+  assert.deepEqual(await meNext.json(), {
+    subject: "alice",
+    binding: "device",
+  });
+  // The cookie presented is over (the sign-out everywhere came first).
+  const old = await me(app, `__Host-session-bound=${bound}`);
+  assert.equal(old.status, 401);
+  await old.body?.cancel();
+  // Its short life over, the new cookie dies, and only the key renews it:
+  // the browser goes on under the same session id.
+  app.clock.advance(601);
+  const late = await me(app, `__Host-session-bound=${next}`);
+  assert.equal(late.status, 401);
+  await late.body?.cancel();
+  const thief = await refresh(app, id);
+  assert.equal(thief.status, 403, "a challenge the thief cannot sign");
+  await thief.body?.cancel();
+  const renewed = await refreshWith(app, id, key);
+  assert.equal(renewed.status, 200);
+  assert.equal((await renewed.json()).session_identifier, id);
+  const after = cookieOf(renewed, "__Host-session-bound")!;
+  const meAfter = await me(app, `__Host-session-bound=${after}`);
+  assert.equal(meAfter.status, 200);
+  await meAfter.body?.cancel();
+  // "My sessions" lists it once, bound, past its cookie's life.
+  const list = await app.registry.list("alice");
+  assert.deepEqual(list.map((s) => s.binding), ["device"]);
+  assert.notEqual(list[0].id, id, "the new session's jti");
+  // Again from the renewed cookie, then a sign-out: the browser's session
+  // id follows each new session, and ends with the last.
+  const again = await app.handler(
+    new Request(`${ORIGIN}/revoke-others`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${after}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  assert.equal(again.status, 303);
+  const third = cookieOf(again, "__Host-session-bound")!;
+  assert.equal((await me(app, `__Host-session-bound=${third}`)).status, 200);
+  app.clock.advance(601);
+  const refreshed = await refreshWith(app, id, key);
+  assert.equal(refreshed.status, 200);
+  const fourth = cookieOf(refreshed, "__Host-session-bound")!;
+  const out = await app.handler(
+    new Request(`${ORIGIN}/logout`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${fourth}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  assert.equal(out.status, 204);
+  await assertEnded(await refreshWith(app, id, key), id);
+  assert.ok(list[0].expiresAt > Math.floor(app.clock.now() / 1000) + 3600);
+});
+
+Deno.test("a refresh that falls between 'sign out everywhere else' revoking the session and moving it on waits for the move, and renews", async () => {
+  let release!: () => void;
+  let revoked!: () => void;
+  const midway = new Promise<void>((r) => revoked = r);
+  const app = makeDbscApp({}, {
+    revoked: () => {
+      revoked();
+      return new Promise((r) => release = r);
+    },
+  });
+  const { bound, id, key } = await bind(app);
+  const others = app.handler(
+    new Request(`${ORIGIN}/revoke-others`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${bound}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  await midway; // the old session is revoked, the new one not made yet
+  const refreshing = refreshWith(app, id, key);
+  await new Promise((r) => setTimeout(r, 250));
+  release();
+  assert.equal((await others).status, 303);
+  const res = await refreshing;
+  assert.equal(res.status, 200, "renewed, not ended");
+  assert.equal((await res.json()).session_identifier, id);
+  const cookie = cookieOf(res, "__Host-session-bound")!;
+  const who = await me(app, `__Host-session-bound=${cookie}`);
+  assert.equal(who.status, 200);
+  await who.body?.cancel();
 });
 
 Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /tokens", async () => {
