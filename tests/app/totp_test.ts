@@ -138,6 +138,26 @@ Deno.test("TOTP: a right code after the password signs in (form), a session that
   assert.ok(app.logs.some((l) => l.includes('"type":"login","method":"totp"')));
 });
 
+Deno.test("TOTP: one pending value opens one session, even with several right codes sent at once", async () => {
+  await using app = await startApp({}, { signInEnv: { TOTP: "on" } });
+  const { recovery } = await enrol(app, "t10@example.com");
+  const first = await api(app.origin, "POST", "/login", {
+    email: "t10@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(first.status, 202);
+  const pending = first.body.pending as string;
+  const answers = await Promise.all(
+    recovery.slice(0, 5).map((code) =>
+      api(app.origin, "POST", "/login/totp", { pending, code })
+    ),
+  );
+  assert.deepEqual(
+    answers.map((a) => a.status).sort(),
+    [200, 401, 401, 401, 401],
+  );
+});
+
 Deno.test("TOTP over DPoP: the pending value of a sign-in with a proof opens only with a proof by the same key, and the session is bound to it", async () => {
   await using app = await startApp({}, { signInEnv: { TOTP: "on" } });
   const { secret } = await enrol(app, "t9@example.com");

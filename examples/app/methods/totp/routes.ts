@@ -178,6 +178,20 @@ export async function loginTotp(
       ? page(totpLoginPage({ error: REFUSED }), 401)
       : json({ error: "invalid_code", message: REFUSED }, 401);
   }
+  // One sign-in per pending value: two right codes sent at once (two
+  // recovery codes, say) both pass the check before either moves the
+  // credentials on; only the first is counted as a success.
+  const once = limit(
+    "totp-signed-in",
+    `${pending.subject}:${pending.fingerprint}`,
+    { max: 1, windowSeconds: PENDING_SECONDS },
+  );
+  if ((await ctx.limiter.take([once])) > 0) {
+    emit(ctx, { type: "login_failed", method: "totp", reason: "used" });
+    return form
+      ? page(totpLoginPage({ error: REFUSED }), 401)
+      : json({ error: "invalid_code", message: REFUSED }, 401);
+  }
   if (perAccount && streak) await ctx.limiter.reset([perAccount, streak]);
   const session = await signInWith(
     ctx,
