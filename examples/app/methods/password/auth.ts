@@ -285,7 +285,10 @@ export async function changePassword(
   await ctx.registry.clear(subject).catch(() => {});
   const session = await startSession(ctx, req, subject);
   await record(ctx, "password_changed", subject, req);
-  if (!form) {
+  // A token client takes its new token from the body; a cookie session (a
+  // form or a JSON post alike) gets the new cookie, never the token in a
+  // body, which a page's script could read.
+  if (req.headers.has("authorization")) {
     return json(tokenFields(session));
   }
   return redirect("/account", [
