@@ -231,6 +231,19 @@ function register(app: App, unbound: string, jwt: string | null) {
   );
 }
 
+/** "Sign out everywhere else" with only a bound cookie. */
+function revokeOthers(app: App, bound: string) {
+  return app.handler(
+    new Request(`${ORIGIN}/revoke-others`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${bound}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+}
+
 function me(app: App, cookie: string) {
   return app.handler(new Request(`${ORIGIN}/me`, { headers: { cookie } }));
 }
@@ -867,15 +880,7 @@ Deno.test("red-team review: a device-bound session that signs in again stays bou
   const app = makeDbscApp();
   const { bound, id, key } = await bind(app);
   // The thief holds the bound cookie only: "sign out everywhere else".
-  const res = await app.handler(
-    new Request(`${ORIGIN}/revoke-others`, {
-      method: "POST",
-      headers: {
-        cookie: `__Host-session-bound=${bound}`,
-        "sec-fetch-site": "same-origin",
-      },
-    }),
-  );
+  const res = await revokeOthers(app, bound);
   assert.equal(res.status, 303);
   const cookies = res.headers.getSetCookie();
   assert.ok(
@@ -933,15 +938,7 @@ Deno.test("red-team review: a device-bound session that signs in again stays bou
   assert.notEqual(list[0].id, id, "the new session's jti");
   // Again from the renewed cookie, then a sign-out: the browser's session
   // id follows each new session, and ends with the last.
-  const again = await app.handler(
-    new Request(`${ORIGIN}/revoke-others`, {
-      method: "POST",
-      headers: {
-        cookie: `__Host-session-bound=${after}`,
-        "sec-fetch-site": "same-origin",
-      },
-    }),
-  );
+  const again = await revokeOthers(app, after);
   assert.equal(again.status, 303);
   const third = cookieOf(again, "__Host-session-bound")!;
   assert.equal((await me(app, `__Host-session-bound=${third}`)).status, 200);
@@ -974,15 +971,7 @@ Deno.test("a refresh that falls between 'sign out everywhere else' revoking the 
     },
   });
   const { bound, id, key } = await bind(app);
-  const others = app.handler(
-    new Request(`${ORIGIN}/revoke-others`, {
-      method: "POST",
-      headers: {
-        cookie: `__Host-session-bound=${bound}`,
-        "sec-fetch-site": "same-origin",
-      },
-    }),
-  );
+  const others = revokeOthers(app, bound);
   await midway; // the old session is revoked, the new one not made yet
   const refreshing = refreshWith(app, id, key);
   await new Promise((r) => setTimeout(r, 250));
