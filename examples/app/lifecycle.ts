@@ -18,6 +18,7 @@ import type {
 } from "@portcullis/auth/passwords";
 import { EMAIL_CHANGE_PURPOSE } from "@portcullis/auth/verification";
 import type { AppContext } from "./context.ts";
+import { json } from "./respond.ts";
 
 /** What the 403 of {@linkcode refuseUnverified} says. */
 export const VERIFY_FIRST =
@@ -154,21 +155,48 @@ export async function startSession(
 /**
  * A new session's token for a JSON answer. `tokenType` says how to send
  * it: `"DPoP"` for a token bound to the client's DPoP key
- * (`Authorization: DPoP` with a fresh proof), else `"Bearer"`.
+ * (`Authorization: DPoP` with a fresh proof), `"Bearer"` for a plain one.
+ * A browser's device-bound session (`"cookie"`) gets no token in the body:
+ * its cookie is the credential (see {@linkcode sessionJson}).
  *
  * @param session What `startSession` answered.
- * @returns `{token, tokenType, expiresAt}`.
+ * @returns `{token, tokenType, expiresAt}`, or `{tokenType, expiresAt}`.
  */
 export function tokenFields(session: SignInResult): {
-  token: string;
-  tokenType: "DPoP" | "Bearer";
+  token?: string;
+  tokenType: "DPoP" | "Bearer" | "cookie";
   expiresAt: number;
 } {
+  const binding = session.identity.binding;
+  if (binding === "device") {
+    return { tokenType: "cookie", expiresAt: session.expiresAt };
+  }
   return {
     token: session.token,
-    tokenType: session.identity.binding === "dpop" ? "DPoP" : "Bearer",
+    tokenType: binding === "dpop" ? "DPoP" : "Bearer",
     expiresAt: session.expiresAt,
   };
+}
+
+/**
+ * The JSON answer of a sign-in: {@linkcode tokenFields} and `extra`, with
+ * the bound cookie set for a browser's device-bound session.
+ *
+ * @param session What `startSession` answered.
+ * @param extra More fields of the answer.
+ * @param status The status; default 200.
+ * @returns The answer.
+ */
+export function sessionJson(
+  session: SignInResult,
+  extra: Record<string, unknown> = {},
+  status = 200,
+): Response {
+  const headers = new Headers();
+  if (session.identity.binding === "device" && session.setCookie) {
+    headers.append("set-cookie", session.setCookie);
+  }
+  return json({ ...extra, ...tokenFields(session) }, status, headers);
 }
 
 /**

@@ -29,6 +29,7 @@ import {
 } from "./device_bound_options.ts";
 import type { AuthEvent } from "./auth_event.ts";
 import { errorResponse, storeUnavailable } from "./error_response.ts";
+import { KeyedQueue } from "../_common/keyed_queue.ts";
 
 const DEVICE = Object.freeze({ kind: "device" as const });
 /** How long a refresh of a revoked session looks for its next jti. */
@@ -62,6 +63,7 @@ export class DeviceBoundSessions {
   #hook: ((event: DeviceBoundEvent) => void) | undefined;
   #now: () => number;
   #registry: SessionRegistry | null;
+  #renewals = new KeyedQueue(2000);
 
   /**
    * Checks the options once.
@@ -117,33 +119,44 @@ export class DeviceBoundSessions {
   /**
    * A device-bound session that signs in again as itself (`signIn` on a
    * request with its bound cookie: "sign out everywhere else", a password
-   * change, a sign-in again) stays bound to the browser's key: the new
-   * session (a new jti, a start after any sign-out everywhere, a fresh
-   * absolute lifetime) gets a short bound cookie, and the browser renews
-   * it under the session id it registered, which now names the new jti. A
-   * bound cookie copied off the machine thus never buys an ordinary
-   * session. Call it after revoking the session presented.
+   * change, a sign-in again) stays bound: the new session (a new jti, a
+   * start after any sign-out everywhere) gets a bound cookie that expires
+   * no later than the one presented, since only the browser's key extends
+   * a bound cookie. The browser renews it under the session id it
+   * registered, whose key record now names the new jti (and the jti it
+   * named before, if another sign-in moved it meanwhile, is revoked: one
+   * live jti per browser session). A bound cookie copied off the machine
+   * thus never buys an ordinary session nor a longer one. Without a key
+   * record (lost, or of another subject) the new cookie still expires
+   * with the one presented, and cannot be renewed. Call it after revoking
+   * the session presented.
    *
    * @param identity The request's device-bound session.
    * @param req The request (its user agent, for the session list).
-   * @returns The new bound token, or `null` when the session's key is no
-   * longer stored or the cookie is not the session's current one (an
-   * ordinary session is then started and offered registration).
+   * @returns The new bound token.
    * @throws {AuthError} `STORE_UNAVAILABLE`.
    */
-  async renew(identity: Identity, req: Request): Promise<IssuedSession | null> {
+  renew(identity: Identity, req: Request): Promise<IssuedSession> {
+    // One at a time per subject in this isolate: two at once (a double
+    // click) would both see the record before either moved it.
+    return this.#renewals.run(
+      identity.subject,
+      () => this.#renew(identity, req),
+    );
+  }
+
+  async #renew(identity: Identity, req: Request): Promise<IssuedSession> {
     let id = identity.jti;
     let record = await this.#keys.get(id);
     if (record?.d !== undefined) {
       id = record.d;
       record = await this.#keys.get(id);
     }
-    if (
-      record === null || record.d !== undefined ||
-      record.s !== identity.subject || (record.j ?? id) !== identity.jti
-    ) return null;
+    if (record?.d !== undefined || record?.s !== identity.subject) {
+      record = null;
+    }
     // A new session as the manager starts one (after the subject's
-    // sign-out-everywhere floor), with the short life of a bound cookie.
+    // sign-out-everywhere floor).
     const start = (await sessionParts(this.#manager).issue(identity.subject))
       .identity;
     const end = Math.floor(start.issuedAt / 1000) +
@@ -151,25 +164,39 @@ export class DeviceBoundSessions {
     const fresh = await this.bound.mint(
       DEVICE,
       identity.subject,
-      Math.min(Math.floor(this.#now() / 1000) + this.#life, end),
+      Math.min(identity.expiresAt, end),
       { jti: start.jti, issuedAt: start.issuedAt },
     );
-    const key = { s: record.s, a: record.a, k: record.k };
-    await this.#keys.put(id, {
-      ...key,
-      i: start.issuedAt,
-      e: end,
-      j: start.jti,
-    });
-    await this.#keys.put(start.jti, {
-      ...key,
-      i: start.issuedAt,
-      e: end,
-      d: id,
-    });
+    if (record !== null) {
+      if (record.j !== undefined && record.j !== identity.jti) {
+        await this.#manager.revoke({
+          subject: record.s,
+          jti: record.j,
+          issuedAt: record.i,
+          expiresAt: record.e,
+          binding: "device",
+        });
+      }
+      const key = { s: record.s, a: record.a, k: record.k };
+      await this.#keys.put(id, {
+        ...key,
+        i: start.issuedAt,
+        e: end,
+        j: start.jti,
+      });
+      await this.#keys.put(start.jti, {
+        ...key,
+        i: start.issuedAt,
+        e: end,
+        d: id,
+      });
+    }
     if (this.#registry !== null) {
       await this.#registry.add(
-        { ...fresh.identity, expiresAt: end },
+        {
+          ...fresh.identity,
+          expiresAt: record === null ? fresh.identity.expiresAt : end,
+        },
         req.headers.get("user-agent"),
       ).catch(() => {}); // the list is a convenience: the session stands
     }

@@ -55,10 +55,10 @@ export interface CheckedCredential {
  * the session the request presented, if any (OWASP ASVS 7.2.4: no
  * session fixation). A device-bound session signing in again as itself
  * ("sign out everywhere else", a password change) stays bound to its
- * browser's key: the new session gets a short bound cookie that the
- * browser renews under the session id it registered, so a copied bound
- * cookie never buys an ordinary session. With its key no longer stored,
- * it gets an ordinary session, offered registration anew.
+ * browser's key: the new session gets a bound cookie that expires no
+ * later than the one presented (only the key extends it), which the
+ * browser renews under the session id it registered. A copied bound
+ * cookie thus never buys an ordinary session nor a longer one.
  *
  * Given a {@linkcode CheckedCredential} (the result of
  * `PasswordAuthenticator.login`), it asks the credential again **after**
@@ -122,15 +122,13 @@ export async function signIn(
     before.identity.subject === subject
   ) {
     const renewed = await device.renew(before.identity, req);
-    if (renewed !== null) {
-      return await settle(state, who, renewed, {
-        via: before.via,
-        setCookie: device.cookie.serialize(
-          renewed.token,
-          manager.secondsLeft(renewed.identity),
-        ),
-      });
-    }
+    return await settle(state, who, renewed, {
+      via: before.via,
+      setCookie: device.cookie.serialize(
+        renewed.token,
+        manager.secondsLeft(renewed.identity),
+      ),
+    });
   }
   // A sign-in that proved a DPoP key gets a token bound to that key, for
   // the DPoP scheme only (never a cookie).

@@ -7,6 +7,7 @@
 import type { KeyValueStore } from "../kv/key_value_store.ts";
 import type { Identity, SessionManager } from "./session_manager.ts";
 import type { SessionStore } from "./session_store.ts";
+import { KeyedQueue } from "../_common/keyed_queue.ts";
 
 /** One live session as {@linkcode SessionRegistry.list} answers it. */
 export interface SessionInfo {
@@ -94,8 +95,8 @@ export class SessionRegistry {
   #prefix: string;
   #max: number;
   #lastWrite = new Map<string, number>();
-  /** Per subject, the end of its last queued write (never rejects). */
-  #writing = new Map<string, Promise<void>>();
+  /** A subject's writes, one after another. */
+  #queue = new KeyedQueue(QUEUE_WAIT_MS);
 
   /**
    * Checks the options once.
@@ -198,7 +199,7 @@ export class SessionRegistry {
    * @throws What the stores throw.
    */
   async list(subject: string): Promise<SessionInfo[]> {
-    await this.#settled(subject); // this registry's own writes first
+    await this.#queue.settled(subject); // this registry's own writes first
     const all = await this.#read(subject);
     const nowS = this.#now() / 1000;
     const ids = Object.keys(all);
@@ -267,7 +268,10 @@ export class SessionRegistry {
    * @param subject The subject.
    */
   async clear(subject: string): Promise<void> {
-    await this.#queued(subject, () => this.#kv.delete(this.#prefix + subject));
+    await this.#queue.run(
+      subject,
+      () => this.#kv.delete(this.#prefix + subject),
+    );
   }
 
   #remember(jti: string, at: number): void {
@@ -284,7 +288,7 @@ export class SessionRegistry {
 
   /** Reads the subject's list, changes it and writes it back, queued. */
   #update(subject: string, change: (all: Sessions) => void): Promise<void> {
-    return this.#queued(subject, async () => {
+    return this.#queue.run(subject, async () => {
       const all = await this.#read(subject);
       change(all);
       await writeSessions(this.#kv, this.#prefix + subject, all, {
@@ -292,37 +296,6 @@ export class SessionRegistry {
         max: this.#max,
       });
     });
-  }
-
-  /**
-   * Runs `write` after the subject's writes already queued, whether they
-   * failed or not: without it, two read-change-writes that overlap keep
-   * only the later one's change.
-   */
-  #queued(subject: string, write: () => Promise<void>): Promise<void> {
-    const done = this.#settled(subject).then(write);
-    const end = done.then(() => {}, () => {});
-    this.#writing.set(subject, end);
-    end.then(() => {
-      if (this.#writing.get(subject) === end) this.#writing.delete(subject);
-    });
-    return done;
-  }
-
-  /**
-   * Settles when the subject's queued writes have, or after `QUEUE_WAIT_MS`:
-   * a write that hangs (a store without a deadline, or on Cloudflare Workers
-   * a write of a request that was cancelled, whose continuations never run)
-   * delays the next ones, never stops them.
-   */
-  #settled(subject: string): Promise<void> {
-    const before = this.#writing.get(subject);
-    if (before === undefined) return Promise.resolve();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<void>((wake) => {
-      timer = setTimeout(wake, QUEUE_WAIT_MS);
-    });
-    return Promise.race([before, late]).finally(() => clearTimeout(timer));
   }
 }
 

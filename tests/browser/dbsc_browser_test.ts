@@ -531,6 +531,29 @@ async function scenario(
     ),
     "the key renewed the new session",
   );
+  // A JSON sign-in from the page keeps the session bound too, and its
+  // answer carries no token: the cookie is the credential.
+  const signedIn = await page.evaluate(async (address) => {
+    const res = await fetch("/login", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({
+        email: address,
+        password: "correct horse battery",
+      }),
+    });
+    return { status: res.status, body: await res.json() };
+  }, email);
+  assert.equal(signedIn.status, 200);
+  assert.equal(signedIn.body.token, undefined, "no token in the body");
+  assert.equal(signedIn.body.tokenType, "cookie");
+  const relogged = await boundCookie(a);
+  assert.ok(relogged && tokenParts(relogged.value).jti !== next.jti);
+  assert.ok(!(await a.cookies()).some((c) => c.name === UNBOUND));
+  assert.equal(await whoAmI(a, origin), email);
 
   step(8);
   // 8. Logout in the first context ends refreshing: the bound cookie is

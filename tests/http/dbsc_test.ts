@@ -94,6 +94,8 @@ function makeDbscApp(
       }
       if (path === "/revoke-others" && req.method === "POST") {
         // "Sign out everywhere else", as the reference app does it.
+        const denied = requireAuthenticated(req);
+        if (denied) return denied;
         await sessions.revokeAll("alice");
         await between.revoked?.();
         await registry.clear("alice");
@@ -958,6 +960,99 @@ Deno.test("red-team review: a device-bound session that signs in again stays bou
   assert.equal(out.status, 204);
   await assertEnded(await refreshWith(app, id, key), id);
   assert.ok(list[0].expiresAt > Math.floor(app.clock.now() / 1000) + 3600);
+});
+
+/** A token's `subject|jti|expiry` payload (not secret). */
+function payloadOf(token: string): { jti: string; expiry: number } {
+  const [, jti, expiry] = atob(
+    token.split(".")[2].replace(/-/g, "+").replace(/_/g, "/"),
+  ).split("|");
+  return { jti, expiry: Number(expiry) };
+}
+
+Deno.test("red-team review: signing in again never makes a bound cookie outlive the one presented, so a copy cannot be kept alive without the key", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  const original = payloadOf(bound).expiry;
+  let held = bound;
+  // The thief signs in again every few minutes with the newest cookie.
+  for (let i = 0; i < 3; i++) {
+    app.clock.advance(150);
+    const res = await revokeOthers(app, held);
+    assert.equal(res.status, 303);
+    assert.ok(
+      !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+    );
+    held = cookieOf(res, "__Host-session-bound")!;
+    assert.equal(payloadOf(held).expiry, original, "no later than the first");
+  }
+  app.clock.advance(original * 1000 - app.clock.now() + 1000);
+  const late = await me(app, `__Host-session-bound=${held}`);
+  assert.equal(late.status, 401, "the copy ends with the first cookie");
+  await late.body?.cancel();
+  const again = await revokeOthers(app, held);
+  assert.equal(again.status, 401);
+  await again.body?.cancel();
+  // The browser, with its key, goes on.
+  const renewed = await refreshWith(app, id, key);
+  assert.equal(renewed.status, 200);
+  await renewed.body?.cancel();
+});
+
+Deno.test("red-team review: two 'sign out everywhere else' at once from one bound cookie give bound cookies only, one of them live, and the browser renews", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  const answers = await Promise.all([
+    revokeOthers(app, bound),
+    revokeOthers(app, bound),
+  ]);
+  const cookies: string[] = [];
+  for (const res of answers) {
+    assert.ok(
+      !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+      "no ordinary session",
+    );
+    const c = cookieOf(res, "__Host-session-bound");
+    if (res.status === 303 && c) cookies.push(c);
+    else await res.body?.cancel();
+  }
+  assert.ok(cookies.length >= 1);
+  let live = 0;
+  for (const c of cookies) {
+    const res = await me(app, `__Host-session-bound=${c}`);
+    if (res.status === 200) live++;
+    await res.body?.cancel();
+  }
+  assert.equal(live, 1, "one live jti per browser session");
+  app.clock.advance(601);
+  const renewed = await refreshWith(app, id, key);
+  assert.equal(renewed.status, 200);
+  const next = cookieOf(renewed, "__Host-session-bound")!;
+  const who = await me(app, `__Host-session-bound=${next}`);
+  assert.equal(who.status, 200);
+  await who.body?.cancel();
+  assert.equal(
+    (await app.registry.list("alice")).filter((s) => s.binding === "device")
+      .length,
+    1,
+    "no orphan in my sessions",
+  );
+});
+
+Deno.test("a bound session whose key record is gone signs in again to a bound cookie that ends with the one presented", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  await app.kv.delete(`portcullis:dbsc:${id}`);
+  app.clock.advance(100);
+  const res = await revokeOthers(app, bound);
+  assert.equal(res.status, 303);
+  assert.ok(
+    !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+  );
+  const next = cookieOf(res, "__Host-session-bound")!;
+  assert.equal(payloadOf(next).expiry, payloadOf(bound).expiry);
+  const ended = await refreshWith(app, id, key);
+  await assertEnded(ended, id);
 });
 
 Deno.test("a refresh that falls between 'sign out everywhere else' revoking the session and moving it on waits for the move, and renews", async () => {

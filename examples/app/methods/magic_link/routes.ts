@@ -28,7 +28,7 @@ import {
   proofWay,
   proveByLink,
 } from "../../address_proof.ts";
-import { record, startSession, tokenFields } from "../../lifecycle.ts";
+import { record, sessionJson, startSession } from "../../lifecycle.ts";
 import { stepAfterPassword } from "../../module.ts";
 import { hasPassword } from "../../reauth.ts";
 import { bodyOrBadRequest, readBody } from "../../request_body.ts";
@@ -227,7 +227,7 @@ export async function signInByLink(
   await record(ctx, "login", owner.id, req);
   if (!form) {
     return strictOrigin(
-      json(tokenFields(session)),
+      sessionJson(session),
     );
   }
   const cookies = [session.setCookie];

@@ -19,9 +19,9 @@ import { bodyOrBadRequest } from "../../request_body.ts";
 import {
   cancelEmailChanges,
   record,
+  sessionJson,
   startSession,
   subjectOfEmail,
-  tokenFields,
 } from "../../lifecycle.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import { accountPageWithError } from "../../routes/pages.ts";
@@ -90,7 +90,7 @@ export async function register(
       await ctx.flash.set({ kind: "notice", message: welcome.join(" ") }),
     ]);
   }
-  return json({ subject: result.subject, ...tokenFields(session) }, 201);
+  return sessionJson(session, { subject: result.subject }, 201);
 }
 
 /**
@@ -157,7 +157,7 @@ export async function login(ctx: AppContext, req: Request): Promise<Response> {
     const device = await trustThisDevice(ctx, req, email);
     return redirect(next, [session.setCookie, device]);
   }
-  return json(tokenFields(session));
+  return sessionJson(session);
 }
 
 /**
@@ -289,7 +289,7 @@ export async function changePassword(
   // form or a JSON post alike) gets the new cookie, never the token in a
   // body, which a page's script could read.
   if (req.headers.has("authorization")) {
-    return json(tokenFields(session));
+    return sessionJson(session);
   }
   return redirect("/account", [
     session.setCookie,

@@ -16,8 +16,8 @@ import type { AppContext } from "../../context.ts";
 import {
   cancelEmailChanges,
   record,
+  sessionJson,
   startSession,
-  tokenFields,
 } from "../../lifecycle.ts";
 import { readBody } from "../../request_body.ts";
 import { json, redirect } from "../../respond.ts";
@@ -171,7 +171,7 @@ export async function revokeOtherSessions(
   // With an Authorization header the cookie is ignored: the session is the
   // Bearer token's, and its client takes the new one from the body.
   if (req.headers.has("authorization")) {
-    return json(tokenFields(session));
+    return sessionJson(session);
   }
   return redirect("/account", [
     session.setCookie,

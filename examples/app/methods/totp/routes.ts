@@ -15,7 +15,7 @@ import type { SQLTotpStore } from "@portcullis/sql";
 import { dpopKeyOf } from "@portcullis/auth/http";
 import type { TotpAuthenticator } from "@portcullis/totp";
 import { type AppContext, limit } from "../../context.ts";
-import { record, refuseUnverified, tokenFields } from "../../lifecycle.ts";
+import { record, refuseUnverified, sessionJson } from "../../lifecycle.ts";
 import { bodyOrBadRequest } from "../../request_body.ts";
 import { json, page, redirect, tooManyRequests } from "../../respond.ts";
 import {
@@ -200,7 +200,7 @@ export async function loginTotp(
     factor === "totp" ? "totp" : "recovery_code",
   );
   if (!form) {
-    return json(tokenFields(session));
+    return sessionJson(session);
   }
   // The sign-in is complete: only now is this browser trusted for the
   // account's login throttle (the first step set no device cookie).
