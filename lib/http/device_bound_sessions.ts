@@ -204,6 +204,43 @@ export class DeviceBoundSessions {
   }
 
   /**
+   * On a sign-out with a bound cookie, ends the browser's session as a
+   * whole: the jti its key record names now is revoked too, when another
+   * sign-in moved the session on from the cookie's (a thief's "sign out
+   * everywhere else" with a copy, a double click), so that the browser's
+   * next renewal ends it. Only an unexpired cookie of the session can.
+   *
+   * @param req The signing-out request.
+   * @throws {AuthError} `STORE_UNAVAILABLE`.
+   */
+  async end(req: Request): Promise<void> {
+    const token = this.cookie.read(req);
+    const identity = token === null
+      ? null
+      : await this.bound.read(DEVICE, token);
+    if (identity === null || identity.expiresAt * 1000 <= this.#now()) return;
+    let id = identity.jti;
+    let record = await this.#keys.get(id);
+    if (record?.d !== undefined) {
+      id = record.d;
+      record = await this.#keys.get(id);
+    }
+    if (
+      record === null || record.d !== undefined ||
+      record.s !== identity.subject
+    ) return;
+    const current = record.j ?? id;
+    if (current === identity.jti) return; // the sign-out revokes it
+    await this.#manager.revoke({
+      subject: record.s,
+      jti: current,
+      issuedAt: record.i,
+      expiresAt: record.e,
+      binding: "device",
+    });
+  }
+
+  /**
    * Answers the registration and refresh endpoints (POST); `null` for any
    * other request.
    *

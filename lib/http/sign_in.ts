@@ -221,6 +221,10 @@ export async function signOut(req: Request): Promise<SignOutResult> {
   if (identity !== null && manager.revocable) {
     revoked = await manager.revoke(identity);
   }
+  // A bound cookie, even one revoked already, ends its browser's session
+  // as a whole: it may have moved on to another jti meanwhile.
+  const device = state.context.device;
+  if (state.boundCookie === true && device !== null) await device.end(req);
   state.session = ANONYMOUS;
   state.changed = true;
   return { revoked, clearCookie: cookie === null ? null : cookie.clear() };

@@ -123,6 +123,24 @@ export class BoundSessions {
   }
 
   /**
+   * A bound token's identity from its MAC alone: no expiry or revocation
+   * check (for a sign-out, which ends what a revoked cookie still names).
+   *
+   * @param binding The binding the token must carry.
+   * @param token The presented token.
+   * @returns The identity (`binding` set), or `null` for a bad MAC.
+   */
+  async read(binding: SessionBinding, token: string): Promise<Identity | null> {
+    if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
+      return null;
+    }
+    const keys = await this.#parts.keys();
+    const payload = await verifyToken(keys, bindingPurpose(binding), token);
+    const id = payload === null ? null : parseSessionPayload(payload);
+    return id === null ? null : Object.freeze({ ...id, binding: binding.kind });
+  }
+
+  /**
    * Resolves a bound token: its MAC under the binding's purpose, then the
    * manager's own checks (times, expiry, revocation).
    *

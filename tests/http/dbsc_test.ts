@@ -1039,6 +1039,39 @@ Deno.test("red-team review: two 'sign out everywhere else' at once from one boun
   );
 });
 
+Deno.test("red-team review: a sign-out with a cookie a thief's sign-in moved on from still ends the browser's session, and such a cookie is cleared so the browser renews at once", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  const thief = await revokeOthers(app, bound);
+  assert.equal(thief.status, 303);
+  const moved = cookieOf(thief, "__Host-session-bound")!;
+  // The victim's cookie no longer holds: its answer clears it, so that
+  // the browser renews (under the id, now naming the thief's jti).
+  const stale = await me(app, `__Host-session-bound=${bound}`);
+  assert.equal(stale.status, 401);
+  await stale.body?.cancel();
+  assert.ok(
+    stale.headers.getSetCookie().some((c) =>
+      c.startsWith("__Host-session-bound=;") && c.endsWith("Max-Age=0")
+    ),
+  );
+  // The victim signs out with that cookie: the whole session ends.
+  const out = await app.handler(
+    new Request(`${ORIGIN}/logout`, {
+      method: "POST",
+      headers: {
+        cookie: `__Host-session-bound=${bound}`,
+        "sec-fetch-site": "same-origin",
+      },
+    }),
+  );
+  assert.equal(out.status, 204);
+  const copy = await me(app, `__Host-session-bound=${moved}`);
+  assert.equal(copy.status, 401, "the thief's cookie ends too");
+  await copy.body?.cancel();
+  await assertEnded(await refreshWith(app, id, key), id);
+});
+
 Deno.test("a bound session whose key record is gone signs in again to a bound cookie that ends with the one presented", async () => {
   const app = makeDbscApp();
   const { bound, id, key } = await bind(app);
