@@ -19,7 +19,8 @@ export interface SignInResult extends IssuedSession {
   /** Unix seconds of expiry (also in `identity`). */
   readonly expiresAt: number;
   /**
-   * The `Set-Cookie` value for browser clients, or `null` when the
+   * The `Set-Cookie` value for browser clients (the bound cookie for a
+   * device-bound session that signed in again), or `null` when the
    * middleware has no cookie transport or the token is DPoP-bound (sent
    * as `Authorization: DPoP`, never in a cookie).
    */
