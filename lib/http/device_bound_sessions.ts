@@ -146,15 +146,7 @@ export class DeviceBoundSessions {
   }
 
   async #renew(identity: Identity, req: Request): Promise<IssuedSession> {
-    let id = identity.jti;
-    let record = await this.#keys.get(id);
-    if (record?.d !== undefined) {
-      id = record.d;
-      record = await this.#keys.get(id);
-    }
-    if (record?.d !== undefined || record?.s !== identity.subject) {
-      record = null;
-    }
+    const found = await this.#sessionOf(identity);
     // A new session as the manager starts one (after the subject's
     // sign-out-everywhere floor).
     const start = (await sessionParts(this.#manager).issue(identity.subject))
@@ -167,15 +159,10 @@ export class DeviceBoundSessions {
       Math.min(identity.expiresAt, end),
       { jti: start.jti, issuedAt: start.issuedAt },
     );
-    if (record !== null) {
+    if (found !== null) {
+      const { id, record } = found;
       if (record.j !== undefined && record.j !== identity.jti) {
-        await this.#manager.revoke({
-          subject: record.s,
-          jti: record.j,
-          issuedAt: record.i,
-          expiresAt: record.e,
-          binding: "device",
-        });
+        await this.#revokeCurrent(found);
       }
       const key = { s: record.s, a: record.a, k: record.k };
       await this.#keys.put(id, {
@@ -195,7 +182,7 @@ export class DeviceBoundSessions {
       await this.#registry.add(
         {
           ...fresh.identity,
-          expiresAt: record === null ? fresh.identity.expiresAt : end,
+          expiresAt: found === null ? fresh.identity.expiresAt : end,
         },
         req.headers.get("user-agent"),
       ).catch(() => {}); // the list is a convenience: the session stands
@@ -219,21 +206,41 @@ export class DeviceBoundSessions {
       ? null
       : await this.bound.read(DEVICE, token);
     if (identity === null || identity.expiresAt * 1000 <= this.#now()) return;
+    const found = await this.#sessionOf(identity);
+    // The cookie's own jti is the sign-out's to revoke.
+    if (found === null || (found.record.j ?? found.id) === identity.jti) {
+      return;
+    }
+    await this.#revokeCurrent(found);
+  }
+
+  /**
+   * The browser session a device-bound jti belongs to: its id and key
+   * record (stored under the id; a later jti's copy names the id), or
+   * `null` when none is stored for the jti's subject.
+   */
+  async #sessionOf(
+    identity: Identity,
+  ): Promise<{ id: string; record: DeviceKeyRecord } | null> {
     let id = identity.jti;
     let record = await this.#keys.get(id);
     if (record?.d !== undefined) {
       id = record.d;
       record = await this.#keys.get(id);
     }
-    if (
-      record === null || record.d !== undefined ||
-      record.s !== identity.subject
-    ) return;
-    const current = record.j ?? id;
-    if (current === identity.jti) return; // the sign-out revokes it
+    return record === null || record.d !== undefined ||
+        record.s !== identity.subject
+      ? null
+      : { id, record };
+  }
+
+  /** Revokes the jti a browser session's key record names now. */
+  async #revokeCurrent(
+    { id, record }: { id: string; record: DeviceKeyRecord },
+  ): Promise<void> {
     await this.#manager.revoke({
       subject: record.s,
-      jti: current,
+      jti: record.j ?? id,
       issuedAt: record.i,
       expiresAt: record.e,
       binding: "device",

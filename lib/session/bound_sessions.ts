@@ -161,14 +161,9 @@ export class BoundSessions {
       : `${binding.thumbprint} ${token}`;
     let known = this.#known.get(key);
     if (known === undefined) {
-      const keys = await this.#parts.keys();
-      const payload = await verifyToken(keys, bindingPurpose(binding), token);
-      const id = payload === null ? null : parseSessionPayload(payload);
-      if (id === null) return null;
-      known = {
-        twin: await this.#twin(id),
-        identity: Object.freeze({ ...id, binding: binding.kind }),
-      };
+      const identity = await this.read(binding, token);
+      if (identity === null) return null;
+      known = { twin: await this.#twin(identity), identity };
       if (this.#known.size >= CAPACITY) {
         this.#known.delete(this.#known.keys().next().value!);
       }

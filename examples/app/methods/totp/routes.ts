@@ -48,6 +48,13 @@ const REFUSED = "The code is incorrect or the sign-in has expired";
 const TOTP_ATTEMPTS = { max: 10, windowSeconds: 15 * 60 };
 const TOTP_ATTEMPTS_PER_ADDRESS = { max: 100, windowSeconds: 15 * 60 };
 
+/** The one answer for a refused second step, page or JSON. */
+function refused(form: boolean): Response {
+  return form
+    ? page(totpLoginPage({ error: REFUSED }), 401)
+    : json({ error: "invalid_code", message: REFUSED }, 401);
+}
+
 function pendingCookie(ctx: AppContext): ShortCookie {
   return new ShortCookie("2fa", ctx.cookieSecure);
 }
@@ -174,9 +181,7 @@ export async function loginTotp(
       method: "totp",
       reason: pending === null ? "no_pending_value" : "wrong_code",
     });
-    return form
-      ? page(totpLoginPage({ error: REFUSED }), 401)
-      : json({ error: "invalid_code", message: REFUSED }, 401);
+    return refused(form);
   }
   // One sign-in per pending value: two right codes sent at once (two
   // recovery codes, say) both pass the check before either moves the
@@ -188,9 +193,7 @@ export async function loginTotp(
   );
   if ((await ctx.limiter.take([once])) > 0) {
     emit(ctx, { type: "login_failed", method: "totp", reason: "used" });
-    return form
-      ? page(totpLoginPage({ error: REFUSED }), 401)
-      : json({ error: "invalid_code", message: REFUSED }, 401);
+    return refused(form);
   }
   if (perAccount && streak) await ctx.limiter.reset([perAccount, streak]);
   const session = await signInWith(
