@@ -233,6 +233,11 @@ function register(app: App, unbound: string, jwt: string | null) {
   );
 }
 
+/** Whether an answer sets an ordinary (unbound) session cookie. */
+function setsOrdinaryCookie(res: Response): boolean {
+  return res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c));
+}
+
 /** "Sign out everywhere else" with only a bound cookie. */
 function revokeOthers(app: App, bound: string) {
   return app.handler(
@@ -886,7 +891,7 @@ Deno.test("red-team review: a device-bound session that signs in again stays bou
   assert.equal(res.status, 303);
   const cookies = res.headers.getSetCookie();
   assert.ok(
-    !cookies.some((c) => /^__Host-session=[^;]/.test(c)),
+    !setsOrdinaryCookie(res),
     "no ordinary session cookie",
   );
   assert.ok(
@@ -981,7 +986,7 @@ Deno.test("red-team review: signing in again never makes a bound cookie outlive 
     const res = await revokeOthers(app, held);
     assert.equal(res.status, 303);
     assert.ok(
-      !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+      !setsOrdinaryCookie(res),
     );
     held = cookieOf(res, "__Host-session-bound")!;
     assert.equal(payloadOf(held).expiry, original, "no later than the first");
@@ -1009,7 +1014,7 @@ Deno.test("red-team review: two 'sign out everywhere else' at once from one boun
   const cookies: string[] = [];
   for (const res of answers) {
     assert.ok(
-      !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+      !setsOrdinaryCookie(res),
       "no ordinary session",
     );
     const c = cookieOf(res, "__Host-session-bound");
@@ -1080,7 +1085,7 @@ Deno.test("a bound session whose key record is gone signs in again to a bound co
   const res = await revokeOthers(app, bound);
   assert.equal(res.status, 303);
   assert.ok(
-    !res.headers.getSetCookie().some((c) => /^__Host-session=[^;]/.test(c)),
+    !setsOrdinaryCookie(res),
   );
   const next = cookieOf(res, "__Host-session-bound")!;
   assert.equal(payloadOf(next).expiry, payloadOf(bound).expiry);
