@@ -61,18 +61,14 @@ import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
   answerErrors,
+  type AppHono,
   appRoutes,
   extraOf,
   methodNotAllowed,
   securityHeaders,
 } from "./http.ts";
 import type { Mailer } from "./mailer.ts";
-import type {
-  AccountsHono,
-  AccountsModule,
-  ModuleParts,
-  SetUpModule,
-} from "./module.ts";
+import type { AccountsModule, ModuleParts, SetUpModule } from "./module.ts";
 import { mountPages } from "./pages.ts";
 import { mountAccount } from "./account/mod.ts";
 import { purposeKeyList, purposeSigner } from "./sign_in_methods.ts";
@@ -172,7 +168,11 @@ export interface AccountsOptions {
   deviceBound?: DeviceBoundOptions | false;
 }
 
-/** The flows as one app: serve {@linkcode Accounts.fetch}, or mount {@linkcode Accounts.hono}. */
+/**
+ * The flows as one app: serve {@linkcode Accounts.fetch} (`Deno.serve`,
+ * `Bun.serve`, a Worker's `fetch`, a framework's catch-all route), or mount
+ * it in a Hono app with `app.mount("/", accounts.fetch)`.
+ */
 export interface Accounts {
   /**
    * The Web-standard handler: `Deno.serve(accounts.fetch)`,
@@ -181,8 +181,6 @@ export interface Accounts {
    * pass through to the client-address reader and `defer`.
    */
   fetch(req: Request, ...rest: unknown[]): Promise<Response>;
-  /** The same app as Hono: `app.route("/", accounts.hono)`. */
-  hono: AccountsHono;
   /** Every `METHOD path` the app routes, in the order they were mounted. */
   routes: { method: string; path: string }[];
   /**
@@ -216,7 +214,7 @@ export const DEFAULT_LIMITS: RateLimits = {
  * Builds the flows as one app.
  *
  * @param options The stores, the mailer, the origin, the modules and the views.
- * @returns The app: `fetch` and the Hono app.
+ * @returns The app: its `fetch`, its routes and its shared parts.
  * @throws {TypeError} When two modules share a name, or a module refuses
  * its settings.
  * @throws {RangeError} When a limit is past what the package allows.
@@ -367,7 +365,7 @@ export function accounts(options: AccountsOptions): Accounts {
     lifecycle: accountLifecycle([passwordLifecyclePart(credentials)]),
   };
   for (const module of deps.modules) {
-    setUp.push({ module, parts: module.setup(ctx) });
+    setUp.push({ name: module.name, parts: module.setup(ctx) });
   }
   // Every credential of an account belongs to it: each module takes part
   // in one lifecycle, so no route can forget a method.
@@ -383,7 +381,7 @@ export function accounts(options: AccountsOptions): Accounts {
     );
   }
 
-  const app: AccountsHono = new Hono();
+  const app: AppHono = new Hono();
   answerErrors(app, log);
   app.use(...securityHeaders(hsts));
   // Every body passes the caps before any route sees it.
@@ -437,18 +435,19 @@ export function accounts(options: AccountsOptions): Accounts {
     });
   }
   app.use(acceptedBodies);
-  const routes: AccountsHono = new Hono();
+  const routes: AppHono = new Hono();
   mountPages(routes, ctx);
   mountAccount(routes, ctx);
   for (const { parts } of setUp) {
-    if (parts.routes) routes.route("/", parts.routes);
+    // A module's routes are a Hono app of its own (`RouteTable` names the
+    // part of it the contract reads).
+    if (parts.routes) routes.route("/", parts.routes as AppHono);
   }
   const list = appRoutes(routes);
   app.use(methodNotAllowed(list));
   app.route("/", routes);
   return {
     fetch: async (req, ...rest) => await app.fetch(req, ...rest),
-    hono: app,
     routes: list,
     context: ctx,
   };

@@ -25,7 +25,7 @@ import type { VerificationTokenStore } from "@portcullis/auth/verification";
 import type { SQLDatabase } from "@portcullis/sql";
 import type { Flash } from "./flash.ts";
 import type { Mailer } from "./mailer.ts";
-import type { SetUpModule } from "./module.ts";
+import type { SetUpModule } from "./module_parts.ts";
 import type { Reauth } from "./reauth.ts";
 import type { ShortCookie } from "./short_cookie.ts";
 import type { AccountViews } from "./views/mod.ts";

@@ -7,10 +7,8 @@
  *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
 import { requireAuthenticated } from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
-import type { AccountsEnv, AccountsHonoContext } from "./module.ts";
 
 /** A route handler: the app, the request, and the `:param` of its path. */
 export type RouteHandler = (
@@ -30,10 +28,22 @@ export type ModuleHandler<S> = (
   param: string,
 ) => Promise<Response> | Response;
 
-/** A handler adapted to Hono. */
-export type HonoHandler = (
-  c: AccountsHonoContext,
-) => Promise<Response> | Response;
+/**
+ * What a route adapted by {@linkcode handle} reads of Hono's context: the
+ * request and the path's parameters.
+ */
+export interface RouteContext {
+  /** Hono's request. */
+  req: {
+    /** The original `Request` (which carries the resolved identity). */
+    raw: Request;
+    /** The path's parameters. */
+    param(): Record<string, string>;
+  };
+}
+
+/** A handler adapted to Hono: pass it to `app.get`, `app.post`, … */
+export type RouteFunction = (c: RouteContext) => Promise<Response> | Response;
 
 /**
  * Adapts a {@linkcode RouteHandler} to Hono.
@@ -47,7 +57,10 @@ export type HonoHandler = (
  * @param handler The handler.
  * @returns The Hono handler.
  */
-export function handle(ctx: ModuleContext, handler: RouteHandler): HonoHandler {
+export function handle(
+  ctx: ModuleContext,
+  handler: RouteHandler,
+): RouteFunction {
   return (c) => handler(ctx, c.req.raw, Object.values(c.req.param())[0] ?? "");
 }
 
@@ -67,7 +80,7 @@ export function handle(ctx: ModuleContext, handler: RouteHandler): HonoHandler {
 export function handleWith<S>(
   ctx: ModuleContext,
   settings: S,
-): (handler: ModuleHandler<S>) => HonoHandler {
+): (handler: ModuleHandler<S>) => RouteFunction {
   return (handler) => (c) =>
     handler(ctx, settings, c.req.raw, Object.values(c.req.param())[0] ?? "");
 }
@@ -81,6 +94,14 @@ export function handleWith<S>(
  * ```ts ignore
  * routes.post("/account/totp", signedIn, on(startTotp));
  * ```
+ *
+ * @param c Hono's context (its request).
+ * @param next The route.
+ * @returns The 401, or what the route answered.
  */
-export const signedIn: MiddlewareHandler<AccountsEnv> = async (c, next) =>
-  requireAuthenticated(c.req.raw) ?? await next();
+export async function signedIn(
+  c: { req: { raw: Request } },
+  next: () => Promise<void>,
+): Promise<Response | void> {
+  return requireAuthenticated(c.req.raw) ?? await next();
+}

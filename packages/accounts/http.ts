@@ -9,8 +9,12 @@
 import type { MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { AuthError, errorResponse } from "@portcullis/auth";
-import type { AccountsHono } from "./module.ts";
+import type { Hono } from "hono";
+import type { AccountsEnv } from "./module_parts.ts";
 import { acceptedBody } from "./request_body.ts";
+
+/** The package's Hono app (internal: the public face is `fetch`). */
+export type AppHono = Hono<AccountsEnv>;
 
 /**
  * The pages' content security policy. `'self'` for scripts and fetches:
@@ -29,7 +33,7 @@ const CSP =
  * @param log Where operational messages go.
  */
 export function answerErrors(
-  app: AccountsHono,
+  app: AppHono,
   log: (line: string) => void,
 ): void {
   app.onError((error, c) => {
@@ -126,7 +130,7 @@ export const acceptedBodies: MiddlewareHandler = async (c, next) => {
  * @returns The routes, in the order they were mounted.
  */
 export function appRoutes(
-  app: AccountsHono,
+  app: AppHono,
 ): { method: string; path: string }[] {
   const out: { method: string; path: string }[] = [];
   for (const { method, path } of app.routes) {

@@ -129,6 +129,15 @@ export async function startSession(
   req: Request,
   who: string,
 ): Promise<SignInResult>;
+/**
+ * Signs the request in with a checked credential (`login`'s `ok`): `null`
+ * when the credential changed meanwhile (answer it as a wrong password).
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param who The checked credential.
+ * @returns What `signIn` answered, or `null`.
+ */
 export async function startSession(
   ctx: ModuleContext,
   req: Request,

@@ -34,7 +34,6 @@ export {
 export type { ModuleContext, RateLimits } from "./context.ts";
 export type {
   AccountsEnv,
-  AccountsHono,
   AccountsModule,
   ModuleParts,
   PageUser,

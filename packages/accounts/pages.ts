@@ -7,7 +7,8 @@
  */
 import { currentUser, requireAuth, safeNextPath } from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
-import type { AccountsHono, PageUser } from "./module.ts";
+import type { PageUser } from "./module.ts";
+import type { AppHono } from "./http.ts";
 import { page, render } from "./respond.ts";
 import { activityViews, sessionViews } from "./account/sessions.ts";
 import { type Html, html } from "./views/html.ts";
@@ -23,7 +24,7 @@ const signedInPage = requireAuth();
  * @param app The app.
  * @param ctx Its parts.
  */
-export function mountPages(app: AccountsHono, ctx: ModuleContext): void {
+export function mountPages(app: AppHono, ctx: ModuleContext): void {
   app.get("/", (c) => home(ctx, c.req.raw));
   app.get("/style.css", () =>
     new Response(ctx.views.stylesheet, {

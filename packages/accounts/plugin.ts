@@ -57,9 +57,9 @@ import type { ModuleContext } from "./context.ts";
 export type { AccountsModule, ModuleContext, ModuleParts };
 export type {
   AccountsEnv,
-  AccountsHono,
-  AccountsHonoContext,
   PageUser,
+  RouteEntry,
+  RouteTable,
 } from "./module.ts";
 export {
   limit,
@@ -70,8 +70,9 @@ export {
 export {
   handle,
   handleWith,
-  type HonoHandler,
   type ModuleHandler,
+  type RouteContext,
+  type RouteFunction,
   type RouteHandler,
   signedIn,
 } from "./handle.ts";
@@ -114,5 +115,9 @@ export {
 } from "./recheck.ts";
 export { hasPassword, NO_PASSWORD } from "./reauth.ts";
 export { ShortCookie } from "./short_cookie.ts";
+export { Flash } from "./flash.ts";
+export { Reauth, type ReauthSigner } from "./reauth.ts";
+export type { SetUpModule } from "./module_parts.ts";
+
 export { trustThisDevice } from "./password_login.ts";
 export { signedInUser } from "./pages.ts";

@@ -51,6 +51,8 @@ export class Reauth {
   #now: () => number;
 
   /**
+   * Makes the re-authentication's cookie.
+   *
    * @param signer Signs for the `reauth` purpose alone.
    * @param secure Whether the cookie is `Secure` and `__Host-` prefixed.
    * @param now The clock, in unix milliseconds.

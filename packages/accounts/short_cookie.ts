@@ -24,6 +24,8 @@ export class ShortCookie {
   #attrs: string;
 
   /**
+   * Names a cookie.
+   *
    * @param base The name without prefix, for example `"2fa"`.
    * @param secure Whether the cookie is `Secure` and `__Host-` prefixed.
    */

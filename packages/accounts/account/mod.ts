@@ -9,7 +9,7 @@
  * @module
  */
 import type { ModuleContext } from "../context.ts";
-import type { AccountsHono } from "../module.ts";
+import type { AppHono } from "../http.ts";
 import { handle, signedIn } from "../handle.ts";
 import { deleteAccount } from "./account.ts";
 import { changeEmail, confirmEmail, confirmEmailForm } from "./email_change.ts";
@@ -28,7 +28,7 @@ import {
  * @param routes The app's routes.
  * @param ctx Its parts.
  */
-export function mountAccount(routes: AccountsHono, ctx: ModuleContext): void {
+export function mountAccount(routes: AppHono, ctx: ModuleContext): void {
   routes.post("/logout", handle(ctx, logout));
   routes.post("/account/email", signedIn, handle(ctx, changeEmail));
   routes.get("/account/email/confirm", handle(ctx, confirmEmailForm));

@@ -7,13 +7,28 @@
  *
  * @module
  */
-import { html as honoHtml, raw } from "hono/html";
+import { html as honoHtml, raw as honoRaw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 
-export { raw };
-
-/** Markup that is already safe: built by {@linkcode html} or `raw`. */
+/** Markup that is already safe: built by {@linkcode html} or {@linkcode raw}. */
 export type Html = HtmlEscapedString;
+
+/**
+ * Markup taken as it is, unescaped: only for markup the app built itself
+ * (an inline SVG of its own, a QR code), never for anything a user typed.
+ *
+ * @example Usage
+ * ```ts
+ * import { html, raw } from "./html.ts";
+ * String(html`<p>${raw("<b>bold</b>")}</p>`); // "<p><b>bold</b></p>"
+ * ```
+ *
+ * @param markup The markup.
+ * @returns It, marked safe.
+ */
+export function raw(markup: string): Html {
+  return honoRaw(markup);
+}
 
 /**
  * Builds markup (Hono's `html`, for synchronous values).

@@ -54,7 +54,42 @@ import { verificationStatus } from "./auth/verification_status.ts";
 import { STYLESHEET } from "./style.ts";
 
 export { type Html, html, raw } from "./html.ts";
+export {
+  accountPage,
+  accountSections,
+  changeEmailEmail,
+  confirmEmailChangePage,
+  confirmMagicLinkPage,
+  confirmVerifyPage,
+  emailChangedNotice,
+  forgotPasswordPage,
+  homePage,
+  layout,
+  loginPage,
+  magicLinkEmail,
+  magicLinkLogin,
+  magicLinkRequestPage,
+  messagePage,
+  reauthSection,
+  registerPage,
+  resetPasswordEmail,
+  resetPasswordPage,
+  setPasswordEmail,
+  STYLESHEET,
+  verificationStatus,
+  verifyEmail,
+};
 export type { FlashMessage, PageContent } from "./auth/layout.ts";
+export type { AccountInput } from "./auth/account.ts";
+export type { ActivityRow, SessionRow } from "./auth/account_sections.ts";
+export type { ConfirmVerifyInput } from "./auth/confirm_verify.ts";
+export type { HomeInput } from "./auth/home.ts";
+export type { LoginInput } from "./auth/login.ts";
+export type { ConfirmMagicLinkInput } from "./auth/magic_link.ts";
+export type { MessageInput } from "./auth/message.ts";
+export type { ReauthInput } from "./auth/reauth.ts";
+export type { RegisterInput } from "./auth/register.ts";
+export type { ResetPasswordInput } from "./auth/reset_password.ts";
 export type { EmailContent } from "./emails/email_content.ts";
 export {
   accountPasswordField,

@@ -21,13 +21,13 @@ import {
   tooManyRequests,
   WRONG_PASSWORD,
 } from "@portcullis/accounts/plugin";
+import { finishSignIn } from "./routes.ts";
 import {
-  finishSignIn,
   linkCookie,
   type OidcSettings,
   REFUSALS,
   refused,
-} from "./routes.ts";
+} from "./provider_flow.ts";
 
 /** What the signed "link after the password" value holds. */
 interface LinkValue {

@@ -27,11 +27,19 @@ import { handleWith } from "@portcullis/accounts/plugin";
 import { OidcClient } from "../oidc_client.ts";
 import { identityLifecyclePart } from "../identity_lifecycle.ts";
 import { confirmLink } from "./link.ts";
-import { oidcCallback, type OidcSettings, oidcStart } from "./routes.ts";
+import { oidcCallback, oidcStart } from "./routes.ts";
+import type { OidcSettings } from "./provider_flow.ts";
 import { oidcReauth } from "./reauth.ts";
 import { defaultOidcViews, type OidcViews } from "./views.ts";
 
-export { defaultOidcViews, type OidcViews } from "./views.ts";
+export {
+  defaultOidcViews,
+  linkedProvidersSection,
+  linkPage,
+  type OidcViews,
+  providerLinks,
+  providerReauthLink,
+} from "./views.ts";
 
 /** One OpenID Provider the app signs in with. */
 export interface OidcProviderSettings {

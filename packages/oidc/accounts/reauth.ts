@@ -24,7 +24,7 @@ import {
   refused,
   start,
   withProvider,
-} from "./routes.ts";
+} from "./provider_flow.ts";
 
 /**
  * `GET /login/oidc/:provider/reauth?next=…` (signed in, the provider

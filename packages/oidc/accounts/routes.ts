@@ -7,105 +7,31 @@
  *
  * @module
  */
-import {
-  currentUser,
-  errorResponse,
-  normalizeEmail,
-  safeNextPath,
-} from "@portcullis/auth";
-import {
-  type AccountDecision,
-  decideAccount,
-  type OidcClient,
-} from "../mod.ts";
-import type { SQLIdentityStore } from "@portcullis/sql";
+import { currentUser, normalizeEmail, safeNextPath } from "@portcullis/auth";
+import { type AccountDecision, decideAccount } from "../mod.ts";
 import {
   emit,
   hasPassword,
   hasSecondFactor,
   type ModuleContext,
   NO_PASSWORD,
-  type PurposeSigner,
   redirect,
   render,
-  ShortCookie,
   signInWith,
   stepAfterPassword,
-  VERIFY_FIRST,
 } from "@portcullis/accounts/plugin";
-import type { OidcViews } from "./views.ts";
 import { finishReauth } from "./reauth.ts";
-
-/** One OpenID Provider: its id (in URLs), its name (on buttons), its client. */
-export interface OidcProvider {
-  /** The id in `/login/oidc/<id>` and in the identities table. */
-  id: string;
-  /** The name on the "Sign in with …" link. */
-  name: string;
-  /** The relying party's client for it. */
-  client: OidcClient;
-}
-
-/** What the OpenID Connect module's `setup` builds. */
-export interface OidcSettings {
-  /** The providers. */
-  providers: readonly OidcProvider[];
-  /** Which provider user is linked to which app user. */
-  identities: SQLIdentityStore;
-  /** Signs the "link after the password" value (its own purpose). */
-  linkSigner: PurposeSigner;
-  /** The module's pages. */
-  views: OidcViews;
-}
-
-const LINK_SECONDS = 600;
-
-/** What a refused sign-in says, by reason. */
-export const REFUSALS: Record<string, string> = {
-  email_missing: "The provider did not share an email address.",
-  email_unverified:
-    "The provider has not verified the address it gave, so it neither creates nor signs in to an account by that address. Log in with your password and link the provider from your account page.",
-  account_unverified: VERIFY_FIRST,
-  linked_elsewhere: "That provider account is linked to another user.",
-  totp_on:
-    "An account with this email exists and has two-factor authentication on. Log in with your password and code, then link the provider from your account page.",
-  no_password:
-    "An account with this email exists and has no password to confirm the link with. Sign in the way you did before (your provider or a passkey), then link this provider from your account page.",
-};
-
-function stateCookie(ctx: ModuleContext): ShortCookie {
-  return new ShortCookie("oidc", ctx.cookieSecure);
-}
-
-/** The cookie of the "link after the password" value. */
-export function linkCookie(ctx: ModuleContext): ShortCookie {
-  return new ShortCookie("oidc-link", ctx.cookieSecure);
-}
-
-/** A refused OIDC step: an error page or JSON. */
-export function refused(
-  req: Request,
-  status: number,
-  message: string,
-): Response {
-  return errorResponse(req, status, "oidc_refused", message);
-}
-
-/**
- * Runs `then` with the provider `id` names, or answers 404 (no such
- * provider).
- */
-export function withProvider(
-  req: Request,
-  oidc: OidcSettings,
-  id: string,
-  then: (provider: OidcProvider) => Promise<Response>,
-): Promise<Response> | Response {
-  const provider = oidc.providers.find((p) => p.id === id);
-  return provider === undefined
-    ? errorResponse(req, 404, "not_found", "Nothing here")
-    : then(provider);
-}
+import {
+  LINK_SECONDS,
+  linkCookie,
+  type OidcProvider,
+  type OidcSettings,
+  REFUSALS,
+  refused,
+  start,
+  stateCookie,
+  withProvider,
+} from "./provider_flow.ts";
 
 /** `GET /login/oidc/:provider?next=…`: to the provider. */
 export function oidcStart(
@@ -125,35 +51,6 @@ export function oidcCallback(
   id: string,
 ): Promise<Response> | Response {
   return withProvider(req, oidc, id, (p) => callback(ctx, req, oidc, p));
-}
-
-/**
- * Sends the browser to the provider (303 with the state cookie), or 503
- * when its discovery document cannot be read.
- */
-export async function start(
-  ctx: ModuleContext,
-  req: Request,
-  provider: OidcProvider,
-  reauthenticate = false,
-): Promise<Response> {
-  const next = safeNextPath(new URL(req.url).searchParams.get("next"));
-  let started;
-  try {
-    started = await provider.client.start(next, { reauthenticate });
-  } catch {
-    ctx.log(`oidc: provider "${provider.id}" is unreachable`);
-    return errorResponse(
-      req,
-      503,
-      "unavailable",
-      "The sign-in provider is unreachable, try again shortly",
-      { "retry-after": "5" },
-    );
-  }
-  return redirect(started.authorizationUrl, [
-    stateCookie(ctx).set(started.state, started.maxAge),
-  ]);
 }
 
 async function callback(

@@ -25,7 +25,13 @@ import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
 import * as routes from "./routes.ts";
 import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
 
-export { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
+export {
+  defaultPasskeyViews,
+  passkeyLoginButton,
+  passkeyReauthButton,
+  passkeysSection,
+  type PasskeyViews,
+} from "./views.ts";
 
 /** Options of {@linkcode passkeys}. */
 export interface PasskeysModuleOptions {

@@ -31,7 +31,14 @@ import {
 } from "./routes.ts";
 import { defaultTotpViews, type TotpViews } from "./views.ts";
 
-export { defaultTotpViews, type TotpViews } from "./views.ts";
+export {
+  defaultTotpViews,
+  recoveryCodesPage,
+  totpEnrolPage,
+  totpLoginPage,
+  totpSection,
+  type TotpViews,
+} from "./views.ts";
 
 /** Options of {@linkcode totp}. */
 export interface TotpModuleOptions {

@@ -1,12 +1,12 @@
 /**
  * Tests of the generated app: `deno test -A`. They run the app in-process
- * with this project's modules (`testing.ts`); each module's own tests are
- * in its folder under `methods/`.
+ * with this project's modules (`testing.ts`): its configuration and its own
+ * module (the notes API) over the flows of `@portcullis/accounts`.
  *
  * @module
  */
 import assert from "node:assert/strict";
-import { startTestApp } from "../../examples/app/testing.ts";
+import { startTestApp } from "./testing.ts";
 
 Deno.test("register, log in, read /api/me, log out", async () => {
   const { call, close } = await startTestApp();
