@@ -74,7 +74,7 @@ export function modules(): string[] {
  * import assert from "node:assert/strict";
  * import { renderApp } from "./generate.ts";
  * const files = renderApp({ without: ["verification"] });
- * assert.equal(files.has("app.ts"), true);
+ * assert.equal(files.has("main.ts"), true);
  * assert.equal(files.has("modules/verification.ts"), false);
  * ```
  */
