@@ -53,7 +53,14 @@ function stateOf(
   bound: boolean,
   proofKey?: string,
 ): RequestState {
-  return { session, changed: false, context, proofKey, boundCookie: bound };
+  return {
+    session,
+    changed: false,
+    context,
+    proofKey,
+    boundCookie: bound,
+    freshSignIn: false,
+  };
 }
 
 /**
@@ -193,7 +200,7 @@ export function identify(
     return Promise.resolve(next(req)).then((response) => {
       const out = device === null
         ? response
-        : finishDevice(device, req, response, state);
+        : finishDevice(device, response, state);
       return state.changed || !renewable
         ? out
         : Promise.resolve(out).then((r) =>

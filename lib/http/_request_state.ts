@@ -66,6 +66,12 @@ export interface RequestState {
   proofKey?: string;
   /** The request carried a device-bound cookie (cleared on sign-in/out). */
   boundCookie?: boolean;
+  /**
+   * `signIn` started a cookie session by a fresh authentication (not a
+   * re-mint of the session presented): only its answer may carry the
+   * device-bound registration offer.
+   */
+  freshSignIn?: boolean;
 }
 
 /** The identity of a state, or `null`. */

@@ -15,11 +15,7 @@ import {
   DeviceKeys,
   isSessionId,
 } from "../session/device_keys.ts";
-import {
-  type Identity,
-  type SessionManager,
-  sessionParts,
-} from "../session/session_manager.ts";
+import type { Identity, SessionManager } from "../session/session_manager.ts";
 import type { IssuedSession } from "../session/session_payload.ts";
 import type { SessionRegistry } from "../session/session_registry.ts";
 import {
@@ -149,10 +145,13 @@ export class DeviceBoundSessions {
     const found = await this.#sessionOf(identity);
     // A new session as the manager starts one (after the subject's
     // sign-out-everywhere floor).
-    const start = (await sessionParts(this.#manager).issue(identity.subject))
-      .identity;
-    const end = Math.floor(start.issuedAt / 1000) +
-      this.#manager.lifetimeSeconds;
+    // The browser session's absolute end is kept: its key record's, or
+    // without one, the presented cookie's (SECURITY: a re-mint never
+    // extends a session).
+    const start = (await this.#manager.issueSession(identity.subject, {
+      notAfter: found === null ? identity.expiresAt : found.record.e,
+    })).identity;
+    const end = start.expiresAt;
     const fresh = await this.bound.mint(
       DEVICE,
       identity.subject,

@@ -336,8 +336,16 @@ function unauthenticated(req: Request, state: RequestState): Response {
   if (session.kind === "unavailable") return storeUnavailable(req);
   const headers: Record<string, string> = {};
   if (session.kind === "invalid" && session.via === "bearer") {
-    headers["www-authenticate"] =
-      'Bearer realm="portcullis", error="invalid_token"';
+    // With DPoP on, a Bearer token that does not resolve may be a DPoP-bound
+    // one sent as Bearer (which cannot be told without its key): the error
+    // stays with the scheme the client used, and a second challenge says
+    // that DPoP is taken, with its algorithms (RFC 9449 §7.1, §7.2).
+    const dpop = state.context.dpop;
+    headers["www-authenticate"] = dpop === null
+      ? 'Bearer realm="portcullis", error="invalid_token"'
+      : `Bearer realm="portcullis", error="invalid_token", DPoP algs="${
+        dpop.algorithms.join(" ")
+      }"`;
   } else if (session.kind === "invalid" && session.via === "dpop") {
     headers["www-authenticate"] = 'DPoP error="invalid_token"';
   }

@@ -34,6 +34,15 @@ import {
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
+
+/** Options of {@linkcode SessionManager.issueSession}. */
+export interface IssueOptions {
+  /**
+   * The latest expiry the new session may have, in unix seconds: the end of
+   * the session it replaces. Default: the manager's lifetime from now.
+   */
+  notAfter?: number;
+}
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
@@ -187,11 +196,51 @@ export class SessionManager {
     return (await this.#issue(subject)).token;
   }
 
-  /** {@linkcode SessionManager.issue} with the identity the token carries. */
-  #issue(subject: string): Promise<IssuedSession> {
+  /**
+   * {@linkcode SessionManager.issue} with the identity the token carries,
+   * and an end no later than one given: a session that replaces another
+   * ("sign out everywhere else", a password change, a sign-in from a
+   * signed-in client) keeps the end of the one it replaces, so re-minting
+   * never extends a session past its absolute lifetime (OWASP ASVS 5.0
+   * V7.3.2). Such a capped session is never renewed by sliding renewal.
+   *
+   * @param subject As for {@linkcode SessionManager.issue}.
+   * @param options `notAfter`: the latest expiry, unix seconds.
+   * @returns The token and its identity.
+   * @throws {AuthError} `INVALID_SUBJECT`.
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
+   * const sessions = new SessionManager({
+   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   store: new KVSessionStore(new MemoryKV()),
+   * });
+   * const first = await sessions.issueSession("user_1");
+   * const again = await sessions.issueSession("user_1", { notAfter: first.identity.expiresAt });
+   * assert.ok(again.identity.expiresAt <= first.identity.expiresAt);
+   * ```
+   */
+  issueSession(
+    subject: string,
+    options: IssueOptions = {},
+  ): Promise<IssuedSession> {
+    return this.#issue(subject, options.notAfter);
+  }
+
+  #issue(subject: string, notAfter?: number): Promise<IssuedSession> {
     checkSubject(subject);
     const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
-    const expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
+    let expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
+    if (notAfter !== undefined) {
+      if (!Number.isSafeInteger(notAfter)) {
+        throw new RangeError(
+          `notAfter must be whole unix seconds: received ${notAfter}`,
+        );
+      }
+      expiresAt = Math.min(expiresAt, notAfter);
+    }
     return this.#mint(
       subject,
       newJti(issuedAt, this.#o.random(16)),

@@ -9,13 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import {
-  api,
-  bearer,
-  Browser,
-  registerJson,
-  startApp,
-} from "./_harness.ts";
+import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
 
 const OWNER = "owner@example.com";
 const PASSWORD = "correct horse battery";
@@ -82,7 +76,11 @@ async function dbscProof(
 ): Promise<string> {
   const j = await crypto.subtle.exportKey("jwk", pair.publicKey);
   const header = withKey
-    ? { alg: "ES256", typ: "dbsc+jwt", jwk: { kty: "EC", crv: "P-256", x: j.x, y: j.y } }
+    ? {
+      alg: "ES256",
+      typ: "dbsc+jwt",
+      jwk: { kty: "EC", crv: "P-256", x: j.x, y: j.y },
+    }
     : { alg: "ES256", typ: "dbsc+jwt" };
   const input = `${b64json(header)}.${b64json({ jti })}`;
   const sig = await crypto.subtle.sign(
