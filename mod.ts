@@ -98,7 +98,7 @@ export {
   type Handler,
   type Middleware,
 } from "./lib/http/middleware.ts";
-export { errorResponse } from "./lib/http/error_response.ts";
+export { errorResponse } from "./lib/_common/error_response.ts";
 export type { AuthEvent } from "./lib/http/auth_event.ts";
 export { identityMiddleware } from "./lib/http/identity_middleware.ts";
 export {

@@ -16,7 +16,7 @@ import {
   errorResponse,
   storeUnavailable,
   wantsHtml,
-} from "./error_response.ts";
+} from "../_common/error_response.ts";
 import type { Middleware } from "./middleware.ts";
 import { safeNextPath } from "./safe_next_path.ts";
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { identityOf, requestStates } from "./_request_state.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse } from "../_common/error_response.ts";
 import { requireAuthenticated } from "./gates.ts";
 
 /**

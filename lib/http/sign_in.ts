@@ -5,7 +5,7 @@
  */
 import type { IssuedSession } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
-import { BoundSessions } from "../session/bound_sessions.ts";
+import { BoundSessions } from "../binding/bound_sessions.ts";
 import {
   ANONYMOUS,
   identityOf,

@@ -53,8 +53,11 @@ export {
   type DpopRefusal,
   type DpopResult,
   DpopVerifier,
-} from "./dpop_proof.ts";
-export { ReplayGuard, type ReplayGuardOptions } from "./replay_guard.ts";
+} from "../binding/dpop_proof.ts";
+export {
+  ReplayGuard,
+  type ReplayGuardOptions,
+} from "../binding/replay_guard.ts";
 export {
   importProofKey,
   MAX_PROOF_LENGTH,
@@ -63,5 +66,5 @@ export {
   PROOF_ALGORITHMS,
   type ProofAlgorithm,
   type ProofKey,
-} from "./proof_jwt.ts";
-export type { SessionBinding } from "./session_binding.ts";
+} from "../binding/proof_jwt.ts";
+export type { SessionBinding } from "../binding/session_binding.ts";

@@ -1177,10 +1177,10 @@ Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /t
   // ones lib/session uses must be among those it refuses.
   const { SESSION_PURPOSE } = await import("../../lib/session/mod.ts");
   const { bindingPurpose } = await import(
-    "../../lib/session/session_binding.ts"
+    "../../lib/binding/session_binding.ts"
   );
   const { DPOP_NONCE_PURPOSE } = await import(
-    "../../lib/session/_dpop_nonce.ts"
+    "../../lib/binding/_dpop_nonce.ts"
   );
   const keys = await SecretProvider.fromValue(SECRET).keys("session");
   for (

@@ -8,13 +8,13 @@
  * @module
  */
 import { AuthError } from "../auth_error.ts";
-import { BoundSessions } from "../session/bound_sessions.ts";
+import { BoundSessions } from "./bound_sessions.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import {
   type DeviceKeyRecord,
   DeviceKeys,
   isSessionId,
-} from "../session/device_keys.ts";
+} from "./device_keys.ts";
 import type { Identity, SessionManager } from "../session/session_manager.ts";
 import type { IssuedSession } from "../session/session_payload.ts";
 import type { SessionRegistry } from "../session/session_registry.ts";
@@ -23,8 +23,8 @@ import {
   type DeviceBoundEvent,
   type DeviceBoundOptions,
 } from "./device_bound_options.ts";
-import type { AuthEvent } from "./auth_event.ts";
-import { errorResponse, storeUnavailable } from "./error_response.ts";
+import type { AuthEvent } from "../http/auth_event.ts";
+import { errorResponse, storeUnavailable } from "../_common/error_response.ts";
 import { KeyedQueue } from "../_common/keyed_queue.ts";
 
 const DEVICE = Object.freeze({ kind: "device" as const });
