@@ -23,7 +23,8 @@ import {
   type DeviceBoundEvent,
   type DeviceBoundOptions,
 } from "./device_bound_options.ts";
-import type { AuthEvent } from "../http/auth_event.ts";
+/** The one middleware event this class reports (an `AuthEvent`). */
+type StoreOutage = { type: "store_unavailable"; error: unknown };
 import { errorResponse, storeUnavailable } from "../_common/error_response.ts";
 import { KeyedQueue } from "../_common/keyed_queue.ts";
 
@@ -55,7 +56,7 @@ export class DeviceBoundSessions {
   #offer: string;
   #attributes: string;
   #origin: string | null;
-  #emit: (event: AuthEvent) => void;
+  #emit: (event: StoreOutage) => void;
   #hook: ((event: DeviceBoundEvent) => void) | undefined;
   #now: () => number;
   #registry: SessionRegistry | null;
@@ -76,7 +77,7 @@ export class DeviceBoundSessions {
     manager: SessionManager,
     unbound: CookieTransport,
     options: DeviceBoundOptions,
-    emit: (event: AuthEvent) => void,
+    emit: (event: StoreOutage) => void,
     hook?: (event: DeviceBoundEvent) => void,
   ) {
     const o = checkDeviceBound(manager, unbound, options);

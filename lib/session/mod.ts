@@ -30,7 +30,7 @@ export {
 export {
   DEFAULT_LIFETIME_SECONDS,
   type IssuedSession,
-  SESSION_PURPOSE,
+  type IssueOptions,
   type SessionManagerOptions,
   type SlidingOptions,
 } from "./session_manager.ts";
@@ -54,17 +54,4 @@ export {
   type DpopResult,
   DpopVerifier,
 } from "../binding/dpop_proof.ts";
-export {
-  ReplayGuard,
-  type ReplayGuardOptions,
-} from "../binding/replay_guard.ts";
-export {
-  importProofKey,
-  MAX_PROOF_LENGTH,
-  parseCompactJws,
-  type ParsedJws,
-  PROOF_ALGORITHMS,
-  type ProofAlgorithm,
-  type ProofKey,
-} from "../binding/proof_jwt.ts";
-export type { SessionBinding } from "../binding/session_binding.ts";
+export type { ProofAlgorithm } from "../binding/proof_jwt.ts";

@@ -1175,7 +1175,9 @@ Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /t
   );
   // lib/tokens names the session purposes itself (it imports no layer): the
   // ones lib/session uses must be among those it refuses.
-  const { SESSION_PURPOSE } = await import("../../lib/session/mod.ts");
+  const { SESSION_PURPOSE } = await import(
+    "../../lib/session/session_manager.ts"
+  );
   const { bindingPurpose } = await import(
     "../../lib/binding/session_binding.ts"
   );
