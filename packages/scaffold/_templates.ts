@@ -71,6 +71,9 @@ export const PACKAGE_EXPORTS: Readonly<
   "@portcullis/cloudflare": {
     ".": "stores/cloudflare/mod.ts",
   },
+  "@portcullis/bytes": {
+    ".": "packages/bytes/mod.ts",
+  },
   "@portcullis/hashers": {
     "./bcrypt": "packages/hashers/bcrypt.ts",
     "./argon2id": "packages/hashers/argon2id.ts",
