@@ -277,7 +277,7 @@ Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confi
   );
 });
 
-Deno.test("finding 5: POST /verify redeems a JSON {token} too", async () => {
+Deno.test('finding 5, issue 27 (docs 3: a JSON request got 303 and an empty body): POST /verify redeems a JSON {token} and answers JSON, 200 {verified, credentialsRemoved, message}, no redirect and no flash cookie; "This wasn\'t me" too', async () => {
   await using app = await startApp();
   const { token } = await registerJson(app.origin, "gj@example.com");
   const link = new URL(app.lastLink("gj@example.com"));
@@ -285,9 +285,37 @@ Deno.test("finding 5: POST /verify redeems a JSON {token} too", async () => {
     token: link.searchParams.get("token"),
     password: "correct horse battery",
   });
-  assert.equal(res.status, 303);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+  assert.equal(res.headers.get("location"), null);
+  assert.equal(res.headers.get("set-cookie"), null);
+  assert.equal(res.headers.get("referrer-policy"), "strict-origin");
+  assert.deepEqual(res.body, {
+    verified: true,
+    credentialsRemoved: false,
+    message: "Thank you: your email address is verified.",
+  });
   const me = await api(app.origin, "GET", "/api/me", undefined, bearer(token));
   assert.equal(me.body.verified, true);
+
+  await registerJson(app.origin, "gk@example.com");
+  const other = new URL(app.lastLink("gk@example.com"));
+  const disowned = await api(app.origin, "POST", "/verify", {
+    token: other.searchParams.get("token"),
+    disown: "1",
+  });
+  assert.equal(disowned.status, 200);
+  assert.equal(disowned.body.verified, true);
+  assert.equal(disowned.body.credentialsRemoved, true);
+  assert.match(String(disowned.body.message), /removed/);
+  // A form still gets the browser's answer.
+  await registerJson(app.origin, "gl@example.com");
+  const form = await new Browser(app.origin).post("/verify", {
+    token: new URL(app.lastLink("gl@example.com")).searchParams.get("token")!,
+    password: "correct horse battery",
+  });
+  assert.equal(form.status, 303);
+  assert.equal(form.headers.get("location"), "/");
 });
 
 Deno.test("POST /verify/resend (signed in) mails a new link, flashes and redirects back; 401 anonymous", async () => {

@@ -10,7 +10,13 @@ import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
 import { limit, type ModuleContext } from "../context.ts";
 import { isFormPost, readBody } from "../request_body.ts";
-import { redirect, render, strictOrigin, tooManyRequests } from "../respond.ts";
+import {
+  json,
+  redirect,
+  render,
+  strictOrigin,
+  tooManyRequests,
+} from "../respond.ts";
 import {
   currentEmailCheck,
   emailOf,
@@ -100,7 +106,8 @@ export async function confirmVerify(
 /**
  * `POST /verify` (form or JSON `token`, and `password` or `disown`):
  * redeems the token, stamps `verified_at`, flashes and redirects (303) to
- * `/`. Never signs anyone in. Limited per address.
+ * `/`; a JSON body gets 200 `{verified: true, credentialsRemoved, message}`
+ * instead. Never signs anyone in. Limited per address.
  *
  * Who may confirm an address that was never proven: the account's own
  * signed-in browser, or anyone who also gives the account's password
@@ -214,6 +221,15 @@ async function redeemAndStamp(
       message =
         "Your email address is verified, and everything someone else set up on this account is removed. Ask for a password-reset link to set your password.";
     }
+  }
+  // A JSON request gets JSON: the browser's flash and redirect mean
+  // nothing to it.
+  if (kind === "json") {
+    return strictOrigin(json({
+      verified: true,
+      credentialsRemoved: disown,
+      message,
+    }));
   }
   return strictOrigin(redirect("/", [
     await ctx.flash.set({ kind: "notice", message }),
