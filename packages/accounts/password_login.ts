@@ -36,6 +36,20 @@ export function throttleAccount(email: string): string {
 }
 
 /**
+ * What {@linkcode passwordLogin} answers: `PasswordAuthenticator.login`'s
+ * `ok` or `invalid`, or `throttled` with the rule that refused (`hardStop`:
+ * the account's failures reached the hard stop, which a password reset
+ * lifts; the same for a registered and an unknown email).
+ */
+export type PasswordLoginResult =
+  | Exclude<LoginResult, { kind: "throttled" }>
+  | {
+    readonly kind: "throttled";
+    readonly retryAfterSeconds: number;
+    readonly reason: "address" | "delay" | "hardStop";
+  };
+
+/**
  * Checks an email and password: the login throttle first (with the
  * browser's device cookie, if any), then the password, and a right one
  * reported back to the throttle.
@@ -44,15 +58,14 @@ export function throttleAccount(email: string): string {
  * @param req The request (its address and device cookie).
  * @param email The email as typed.
  * @param password The password as typed.
- * @returns What `PasswordAuthenticator.login` answers: `ok`, `invalid` or
- * `throttled`.
+ * @returns `ok`, `invalid` or `throttled` (with the throttle's reason).
  */
 export async function passwordLogin(
   ctx: ModuleContext,
   req: Request,
   email: string,
   password: string,
-): Promise<LoginResult> {
+): Promise<PasswordLoginResult> {
   const account = throttleAccount(email);
   const address = ctx.clientAddress(req);
   const device = ctx.deviceCookie.read(req);
@@ -61,6 +74,7 @@ export async function passwordLogin(
     return {
       kind: "throttled",
       retryAfterSeconds: decision.retryAfterSeconds,
+      reason: decision.reason,
     };
   }
   const result = await ctx.checkPassword(email, password);
@@ -68,7 +82,9 @@ export async function passwordLogin(
     // Best effort, as in PasswordAuthenticator: a count left only delays.
     await ctx.throttle.succeeded(account, address, device).catch(() => {});
   }
-  return result;
+  // `checkPassword` has no throttle of its own; were one to answer, it
+  // holds this account like a delay.
+  return result.kind === "throttled" ? { ...result, reason: "delay" } : result;
 }
 
 /**

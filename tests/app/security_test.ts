@@ -120,9 +120,11 @@ Deno.test("next refuses other origins and odd paths", async () => {
   assert.match(page.body, /name="next" value="\/"/);
 });
 
-Deno.test("enumeration: unknown email and wrong password answer identical status, headers and body (SECURITY 14)", async () => {
+Deno.test("enumeration: unknown email and wrong password answer identical status, headers and body (SECURITY 14); the page echoes only the email as typed", async () => {
   await using app = await startApp();
   await registerJson(app.origin, "known@example.com");
+  // Two emails of one length: the page fills in the typed email again, so
+  // the bodies may differ in that echo alone.
   const strip = (h: Headers) => [...h].filter(([k]) => k !== "date");
   for (const form of [false, true]) {
     const send = async (email: string) => {
@@ -145,10 +147,13 @@ Deno.test("enumeration: unknown email and wrong password answer identical status
         body: await res.text(),
       };
     };
-    const unknown = await send("unknown@example.com");
+    const unknown = await send("other@example.com");
     const wrong = await send("known@example.com");
     assert.equal(unknown.status, 401);
+    unknown.body = unknown.body.replaceAll("other@example.com", "EMAIL");
+    wrong.body = wrong.body.replaceAll("known@example.com", "EMAIL");
     assert.deepEqual(unknown, wrong);
+    if (form) assert.match(wrong.body, /value="EMAIL"/);
   }
 });
 
@@ -240,6 +245,84 @@ Deno.test("SECURITY item 45 (login throttle): 100 failures on one account from 1
   await app.throttle.reset("stop@example.com"); // what a password reset does
   assert.equal(
     (await attempt("correct horse battery", "203.0.113.200")).status,
+    200,
+  );
+});
+
+Deno.test("issue 27 (weak 1, the 30-day stop): the login's hard stop answers 429 whose JSON message and page say that a password reset opens the account now, worded for anyone and the same for a registered and an unknown email; a short delay says only to wait", async () => {
+  const limits = {
+    loginPerAccount: {
+      freeFailures: 2,
+      baseDelaySeconds: 60,
+      maxDelaySeconds: 60,
+      hardStop: 4,
+    },
+  };
+  await using app = await startApp({ limits });
+  await registerJson(app.origin, "known@example.com");
+  const fail = (email: string, i: number) =>
+    api(app.origin, "POST", "/login", { email, password: "wrong password" }, {
+      "x-test-client": `198.18.1.${i}`,
+    });
+  const answers: Record<string, unknown>[] = [];
+  const pages: string[] = [];
+  for (const email of ["known@example.com", "other@example.com"]) {
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await fail(email, i)).status, 401);
+    }
+    // A delay: from an address that failed, wait; no word of a reset.
+    const delayed = await fail(email, 0);
+    assert.equal(delayed.status, 429);
+    assert.equal(delayed.body.message, "Too many attempts, try again later");
+    for (let i = 2; i < 4; i++) {
+      assert.equal((await fail(email, i)).status, 401);
+    }
+    // The hard stop, from a fresh address, even with the right password.
+    const stopped = await api(app.origin, "POST", "/login", {
+      email,
+      password: "correct horse battery",
+    }, { "x-test-client": "203.0.113.77" });
+    assert.equal(stopped.status, 429);
+    assert.equal(stopped.body.error, "rate_limited");
+    assert.equal(stopped.headers.get("retry-after"), String(30 * 86400));
+    answers.push(stopped.body);
+    const form = await new Browser(app.origin).post("/login", {
+      email,
+      password: "correct horse battery",
+    }, { "x-test-client": "203.0.113.78" });
+    assert.equal(form.status, 429);
+    assert.equal(form.headers.get("retry-after"), String(30 * 86400));
+    pages.push((await form.text()).replaceAll(email, "EMAIL"));
+  }
+  const [known, unknown] = answers;
+  assert.deepEqual(known, unknown, "one answer for every email");
+  const message = String(known.message);
+  assert.match(message, /resetting its password opens it again at once/);
+  assert.match(message, /If an account uses this address/);
+  assert.doesNotMatch(message, /your account/i, "never says it exists");
+  // The page: the login form again (the email as typed, every way to sign
+  // in, the reset link) with the same words.
+  assert.equal(pages[0], pages[1]);
+  assert.ok(pages[0].includes(message.replaceAll("'", "&#39;")), pages[0]);
+  assert.match(pages[0], /value="EMAIL"/);
+  assert.match(pages[0], /href="\/password\/forgot"/);
+  // A reset lifts it at once, as the message says.
+  await api(app.origin, "POST", "/password/forgot", {
+    email: "known@example.com",
+  });
+  const link = new URL(await app.awaitLink("known@example.com", 2));
+  assert.equal(
+    (await api(app.origin, "POST", "/password/reset", {
+      token: link.searchParams.get("token"),
+      password: "a brand new passphrase",
+    })).status,
+    200,
+  );
+  assert.equal(
+    (await api(app.origin, "POST", "/login", {
+      email: "known@example.com",
+      password: "a brand new passphrase",
+    }, { "x-test-client": "203.0.113.77" })).status,
     200,
   );
 });

@@ -18,12 +18,20 @@ import {
   subjectOfEmail,
 } from "../lifecycle.ts";
 import { json, redirect, render, tooManyRequests } from "../respond.ts";
-import { accountPageWithError } from "../pages.ts";
+import { accountPageWithError, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
 import { passwordLogin, trustThisDevice } from "../password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
+/**
+ * The login's 30-day hard stop, worded for anyone: the same answer comes
+ * for a registered and an unknown email, so it never says the account
+ * exists.
+ */
+const LOGIN_PAUSED =
+  "Too many failed sign-ins with this email address: signing in with its password is paused. If an account uses this address, resetting its password opens it again at once";
+const TOO_MANY = "Too many attempts, try again later";
 const NO_PASSWORD_YET =
   "This account has no password yet: ask for a link to set one on your account page";
 
@@ -107,10 +115,33 @@ export async function login(
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
   const next = safeNextPath(body.fields.next);
+  // A refused form shows the login page again: the email as typed and
+  // every way to sign in (the passkey, a sign-in link, the providers).
+  const loginAgain = (error: string, status: number) =>
+    render(
+      ctx,
+      ctx.views.login({
+        next,
+        error,
+        flash: null,
+        email,
+        extra: loginButtons(ctx, next),
+      }),
+      status,
+    );
   const result = await passwordLogin(ctx, req, email, password);
   if (result.kind === "throttled") {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
-    return tooManyRequests(req, result.retryAfterSeconds);
+    const message = result.reason === "hardStop" ? LOGIN_PAUSED : TOO_MANY;
+    const retryAfter = String(Math.max(1, Math.ceil(result.retryAfterSeconds)));
+    if (form) {
+      const res = loginAgain(message, 429);
+      res.headers.set("retry-after", retryAfter);
+      return res;
+    }
+    return json({ error: "rate_limited", message }, 429, {
+      "retry-after": retryAfter,
+    });
   }
   // A password changed while it was checked falls through to the refusal.
   const current = result.kind === "ok" && await result.stillCurrent();
@@ -131,16 +162,10 @@ export async function login(
     : null;
   if (session === null) {
     await record(ctx, "login_failed", await subjectOfEmail(ctx, email), req);
-    return form
-      ? render(
-        ctx,
-        ctx.views.login({ next, error: INVALID_CREDENTIALS, flash: null }),
-        401,
-      )
-      : json(
-        { error: "invalid_credentials", message: INVALID_CREDENTIALS },
-        401,
-      );
+    return form ? loginAgain(INVALID_CREDENTIALS, 401) : json(
+      { error: "invalid_credentials", message: INVALID_CREDENTIALS },
+      401,
+    );
   }
   await record(ctx, "login", session.identity.subject, req);
   // The sign-in is complete: a browser's form is trusted for the account

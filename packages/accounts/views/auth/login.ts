@@ -16,11 +16,19 @@ export interface LoginInput {
   flash: FlashMessage | null;
   /** Other ways to sign in (provider links, passkeys), or `null`. */
   extra?: Html | null;
+  /**
+   * The email as typed, to fill in again after a refusal (the same page
+   * for an unknown email and a wrong password: it echoes what was typed,
+   * never what the app knows).
+   */
+  email?: string;
 }
 
 /**
- * Renders the login form. The email is not echoed after a failure, so an
- * unknown email and a wrong password answer the same bytes.
+ * Renders the login form, with every other way to sign in under it. After
+ * a refusal the email typed is filled in again and the password field has
+ * the focus; an unknown email and a wrong password answer the same page
+ * (only the echoed email differs, and it is what the person typed).
  *
  * @param input Where to go next, and the error.
  * @returns The page.
@@ -38,10 +46,19 @@ export function loginPage(input: LoginInput): PageContent {
       <form method="post" action="/login">
         <input type="hidden" name="next" value="${input.next}">
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required>
+        <input id="email" name="email" type="email" autocomplete="username"
+          required${input.email
+            ? html`
+              value="${input.email}"
+            `
+            : ""}>
         <label for="password">Password</label>
         <input id="password" name="password" type="password"
-          autocomplete="current-password" required>
+          autocomplete="current-password" required${input.email
+            ? html`
+              autofocus
+            `
+            : ""}>
         <p><button type="submit">Log in</button></p>
       </form>
       <p><a href="/password/forgot">Forgot your password?</a></p>
