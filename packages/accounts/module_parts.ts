@@ -81,7 +81,11 @@ export interface ModuleParts {
    * way such as a passkey above a list of providers).
    */
   loginFirst?: boolean;
-  /** A section of `/account`, or `null` for none. */
+  /**
+   * A section of `/account`, in its Security group after the password, or
+   * `null` for none: by the default views' convention a
+   * `<section class="item">` headed by an `<h3>`.
+   */
   accountSection?(req: Request, user: PageUser): Promise<Html | null>;
   /** Markup under the address at the top of `/account`, or `null`. */
   accountStatus?(user: PageUser): Html | null;

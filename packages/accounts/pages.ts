@@ -183,16 +183,20 @@ export async function account(
       status: statusLines(ctx, user),
       passwordless,
       flash,
-      sections: html`${
+      security: html`${
         passwordless ? await reauthView(ctx, req, user.subject) : null
-      }${await moduleSections(ctx, req, user)}${sections}`,
+      }${await moduleSections(ctx, req, user)}`,
+      sections,
     }),
     200,
     [clear],
   );
 }
 
-/** The modules' sections of `/account`, in the order of `modules.ts`. */
+/**
+ * The modules' sections of `/account` (the page's Security group), in the
+ * order of `modules.ts`.
+ */
 async function moduleSections(
   ctx: ModuleContext,
   req: Request,

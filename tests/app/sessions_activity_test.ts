@@ -155,7 +155,7 @@ Deno.test("DELETE /api/sessions/:id answers 204 and that token answers 401 from 
   );
 });
 
-Deno.test("GET /account shows the sessions (a sign-out button each, and sign out all others) and the recent activity; the forms work without JavaScript", async () => {
+Deno.test("GET /account shows the sessions (a sign-out button for each other one, this browser marked instead, and sign out all others) and the recent activity; the forms work without JavaScript", async () => {
   await using app = await startApp();
   const { token: other } = await registerJson(
     app.origin,
@@ -167,12 +167,13 @@ Deno.test("GET /account shows the sessions (a sign-out button each, and sign out
   const page = await b.page("/account");
   assert.equal(page.status, 200);
   assert.match(page.body, /<section id="sessions"/);
+  // This browser signs out with the navigation bar's "Log out" (issue 31).
   assert.equal(
     page.body.match(/action="\/account\/sessions\/revoke"/g)?.length,
-    2,
+    1,
   );
   assert.match(page.body, /action="\/account\/sessions\/revoke-others"/);
-  assert.match(page.body, /\(this browser\)/);
+  assert.match(page.body, /<span class="badge">This browser<\/span>/);
   assert.match(page.body, /<section id="activity"/);
   assert.match(page.body, /Signed in/);
   assert.match(page.body, /Account created/);
@@ -207,9 +208,11 @@ Deno.test("GET /account shows the sessions (a sign-out button each, and sign out
   );
   const mine = await b.page("/account");
   assert.equal(mine.status, 200, "this browser stays signed in");
+  // Its own session alone is left, marked, with no sign-out of its own.
+  assert.equal(mine.body.match(/<li\s+class="current"\s*>/g)?.length, 1);
   assert.equal(
-    mine.body.match(/action="\/account\/sessions\/revoke"/g)?.length,
-    1,
+    mine.body.match(/action="\/account\/sessions\/revoke"/g),
+    null,
   );
 });
 

@@ -286,6 +286,7 @@ Deno.test({
         page.click("form[action='/login'] button[type=submit]"),
       ]);
       await page.goto(`${app.origin}/account`);
+      await page.click("#passkeys li summary");
       await page.fill(
         "form[action='/account/passkeys/delete'] input[name=password]",
         "correct horse battery",
@@ -381,6 +382,7 @@ Deno.test({
           l.includes('"type":"reauthenticated","method":"passkey"')
         ),
       );
+      await page.click("#delete-account summary");
       await Promise.all([
         page.waitForURL(`${app.origin}/`),
         page.click("#delete-account button[type=submit]"),

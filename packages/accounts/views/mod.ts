@@ -54,6 +54,7 @@ import { verificationStatus } from "./auth/verification_status.ts";
 import { STYLESHEET } from "./style.ts";
 
 export { type Html, html, raw } from "./html.ts";
+export { deviceName } from "./device_name.ts";
 export {
   accountPage,
   accountSections,

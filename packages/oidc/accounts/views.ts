@@ -81,23 +81,33 @@ export function linkPage(
   };
 }
 
-/** The account page's section: linked providers and links to add one. */
+/**
+ * The account page's section (an item of its Security group): linked
+ * providers and links to add one.
+ */
 export function linkedProvidersSection(input: {
   providers: readonly { id: string; name: string }[];
   linked: readonly { provider: string; email: string }[];
 }): Html {
   const name = (id: string) =>
     input.providers.find((p) => p.id === id)?.name ?? id;
+  const unlinked = input.providers.filter((p) =>
+    !input.linked.some((l) => l.provider === p.id)
+  );
   return html`
-    <h2>Sign-in providers</h2>
-    <ul id="linked-providers">${input.linked.map((l) =>
-      html`<li>${name(l.provider)} (${l.email})</li>`
-    )}</ul>
-    ${input.providers.filter((p) =>
-      !input.linked.some((l) => l.provider === p.id)
-    ).map((p) =>
-      html`<p><a href="/login/oidc/${p.id}?next=/account">Link ${p.name}</a></p>`
-    )}
+    <section id="providers-section" class="item" aria-labelledby="providers-h">
+      <h3 id="providers-h">Sign-in providers</h3>
+      ${input.linked.length > 0
+        ? html`<ul id="linked-providers">${
+          input.linked.map((l) =>
+            html`<li>${name(l.provider)} (${l.email})</li>`
+          )
+        }</ul>`
+        : html`<p id="linked-providers" class="state">None linked.</p>`}
+      ${unlinked.map((p) =>
+        html`<p><a href="/login/oidc/${p.id}?next=/account">Link ${p.name}</a></p>`
+      )}
+    </section>
   `;
 }
 

@@ -33,28 +33,44 @@ export function passkeysSection(
 ): Html {
   const password = (id: string) => currentPasswordField(id, passwordless);
   return html`
-    <h2>Passkeys</h2>
-    <ul id="passkeys">${passkeys.map((p) =>
-      html`<li data-id="${p.credentialId}"><span class="passkey-name">${p.name}</span>
-        <form method="post" action="/account/passkeys/rename" class="inline">
-          <input type="hidden" name="id" value="${p.credentialId}">
-          <input name="name" value="${p.name}" maxlength="64" aria-label="Name">
-          <button type="submit">Rename</button>
-        </form>
-        <form method="post" action="/account/passkeys/delete" class="inline">
-          <input type="hidden" name="id" value="${p.credentialId}">
-          ${password(`passkey-delete-password-${p.credentialId}`)}
-          <button type="submit">Remove</button>
-        </form></li>`
-    )}</ul>
-    <form id="passkey-add" hidden>
-      <label for="passkey-name">Name for a new passkey</label>
-      <input id="passkey-name" name="name" maxlength="64" value="Passkey">
-      ${password("passkey-add-password")}
-      <p><button type="submit">Add a passkey</button></p>
-    </form>
-    <p id="passkey-status" role="status"></p>
-    ${SCRIPT}
+    <section id="passkeys-section" class="item" aria-labelledby="passkeys-h">
+      <h3 id="passkeys-h">Passkeys</h3>
+      ${passkeys.length === 0
+        ? html`<p id="no-passkeys" class="state">None yet.</p>`
+        : ""}
+      <ul id="passkeys" class="list">${passkeys.map((p) =>
+        html`
+          <li data-id="${p.credentialId}">
+            <span class="passkey-name">${p.name}</span>
+            <details class="action">
+              <summary>Rename or remove</summary>
+              <form method="post" action="/account/passkeys/rename">
+                <input type="hidden" name="id" value="${p.credentialId}">
+                <label for="passkey-rename-${p.credentialId}">New name</label>
+                <input id="passkey-rename-${p.credentialId}" name="name"
+                  type="text" value="${p.name}" maxlength="64" required>
+                <p><button type="submit" class="secondary">Rename</button></p>
+              </form>
+              <form method="post" action="/account/passkeys/delete">
+                        <input type="hidden" name="id" value="${p
+                          .credentialId}">
+                        ${password(`passkey-delete-password-${p.credentialId}`)}
+                        <p><button type="submit" class="secondary">Remove this passkey</button></p>
+                      </form>
+            </details>
+          </li>
+        `
+      )}</ul>
+      <form id="passkey-add" hidden>
+        <label for="passkey-name">Name for a new passkey</label>
+        <input id="passkey-name" name="name" type="text" maxlength="64"
+          value="Passkey">
+        ${password("passkey-add-password")}
+        <p><button type="submit">Add a passkey</button></p>
+      </form>
+      <p id="passkey-status" role="status"></p>
+      ${SCRIPT}
+    </section>
   `;
 }
 

@@ -23,8 +23,8 @@ export function totpLoginPage(input: { error: string | null }): PageContent {
         : ""}
       <form method="post" action="/login/totp">
         <label for="code">Code from your authenticator app, or a recovery code</label>
-        <input id="code" name="code" autocomplete="one-time-code" required
-          maxlength="20" autofocus>
+        <input id="code" name="code" type="text" autocomplete="one-time-code"
+          required maxlength="20" autofocus>
         <p><button type="submit">Verify</button></p>
       </form>
       <p><a href="/login">Start again</a></p>
@@ -52,8 +52,8 @@ export function totpEnrolPage(input: {
         : ""}
       <form method="post" action="/account/totp/confirm">
         <label for="code">Code from the app</label>
-        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code"
-          pattern="[0-9]{6}" maxlength="6" required>
+        <input id="code" name="code" type="text" inputmode="numeric"
+          autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
         <p><button type="submit">Turn on</button></p>
       </form>
     `,
@@ -79,7 +79,11 @@ export function recoveryCodesPage(
   };
 }
 
-/** The account page's TOTP section. */
+/**
+ * The account page's TOTP section (an item of its Security group): off, with
+ * the way to set it up, or on, with the way to turn it off. A form that asks
+ * for more than a click opens behind its name.
+ */
 export function totpSection(
   input: {
     enabled: boolean;
@@ -88,27 +92,44 @@ export function totpSection(
     passwordless?: boolean;
   },
 ): Html {
-  const password = (id: string) =>
-    currentPasswordField(id, input.passwordless ?? false);
+  const passwordless = input.passwordless ?? false;
+  const password = (id: string) => currentPasswordField(id, passwordless);
   if (!input.enabled) {
-    return html`
-      <h2>Two-factor authentication</h2>
-      <p id="totp-off">Off.</p>
+    const setUp = html`
       <form method="post" action="/account/totp">
         ${password("totp-setup-password")}
         <p><button type="submit">Set up an authenticator app</button></p>
       </form>
     `;
+    return html`
+      <section id="two-factor" class="item" aria-labelledby="two-factor-h">
+        <h3 id="two-factor-h">Two-factor authentication</h3>
+        <p id="totp-off" class="state">Off.</p>
+        ${passwordless ? setUp : html`
+          <details class="action">
+            <summary>Set up an authenticator app</summary>
+            ${setUp}
+          </details>
+        `}
+      </section>
+    `;
   }
   return html`
-    <h2>Two-factor authentication</h2>
-    <p id="totp-on">On. ${input.recoveryCodesLeft} recovery codes left.</p>
-    <form method="post" action="/account/totp/disable">
-      ${password("totp-password")}
-      <label for="totp-code">Code or recovery code</label>
-      <input id="totp-code" name="code" autocomplete="one-time-code" required>
-      <p><button type="submit">Turn off</button></p>
-    </form>
+    <section id="two-factor" class="item" aria-labelledby="two-factor-h">
+      <h3 id="two-factor-h">Two-factor authentication</h3>
+      <p id="totp-on" class="state">On. ${input
+        .recoveryCodesLeft} recovery codes left.</p>
+      <details class="action">
+        <summary>Turn off</summary>
+        <form method="post" action="/account/totp/disable">
+          ${password("totp-password")}
+          <label for="totp-code">Code or recovery code</label>
+          <input id="totp-code" name="code" type="text"
+            autocomplete="one-time-code" required>
+          <p><button type="submit">Turn off two-factor authentication</button></p>
+        </form>
+      </details>
+    </section>
   `;
 }
 

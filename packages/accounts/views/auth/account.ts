@@ -1,5 +1,7 @@
 /**
- * `GET /account`: the signed-in user's page.
+ * `GET /account`: the signed-in user's page, in groups a person finds at a
+ * glance: Security (the password and every sign-in method), Sessions (with
+ * the recent activity), Email address, Danger zone.
  *
  * @module
  */
@@ -19,21 +21,35 @@ export interface AccountInput {
   passwordless?: boolean;
   /** A flash message to show once. */
   flash: FlashMessage | null;
-  /** An error from the password form, or `null`. */
+  /** An error from one of the page's forms, or `null`. */
   error?: string | null;
-  /** The sessions, activity, email and deletion sections. */
+  /**
+   * The rest of the Security group, after the password: the modules'
+   * sections (two-factor authentication, passkeys, linked providers, …)
+   * and, for an account without a password, "Confirm it's you" first.
+   */
+  security?: Html;
+  /**
+   * The sessions, activity, email and deletion sections
+   * (the `accountSections` view); without them (a page that
+   * answers a refused form) the page shows the password part alone.
+   */
   sections?: Html;
 }
 
 /**
- * Renders the account page: the email, the modules' status lines, and the
- * password change form (or, for an account without a password, the button
- * that mails a link to set one).
+ * Renders the account page: the email and the modules' status lines, a
+ * list of the page's groups, then the Security group (the password change,
+ * or for an account without a password the button that mails a link to set
+ * one, then the modules' sections) and the other groups.
  *
- * @param input The user and the flash.
+ * @param input The user, the flash and the page's parts.
  * @returns The page.
  */
 export function accountPage(input: AccountInput): PageContent {
+  const error = input.error
+    ? html`<p class="flash alert" role="alert">${input.error}</p>`
+    : "";
   return {
     title: "Account",
     email: input.email,
@@ -42,31 +58,53 @@ export function accountPage(input: AccountInput): PageContent {
       <h1>Your account</h1>
       <p>Signed in as <strong id="email">${input.email}</strong>.</p>
       ${input.status}
-      ${input.passwordless ? "" : html`<h2>Change password</h2>`}
-      ${input.error
-        ? html`<p class="flash alert" role="alert">${input.error}</p>`
-        : ""}
-      ${input.passwordless ? setPassword : changePassword}
+      ${input.sections ? contents : ""}
+      ${error}
+      <section id="security" class="group" aria-labelledby="security-h">
+        <h2 id="security-h">Security</h2>
+        ${input.passwordless ? setPassword : changePassword(Boolean(error))}
+        ${input.security ?? ""}
+      </section>
       ${input.sections ?? ""}
     `,
   };
 }
 
-const changePassword = html`
-  <form method="post" action="/account/password">
-    <label for="current">Current password</label>
-    <input id="current" name="currentPassword" type="password"
-      autocomplete="current-password" required>
-    <label for="new">New password</label>
-    <input id="new" name="newPassword" type="password" autocomplete="new-password"
-      required minlength="8">
-    <p><button type="submit">Change password and sign out other sessions</button></p>
-  </form>
+const contents = html`
+  <nav class="toc" aria-label="On this page">
+    <ul>
+      <li><a href="#security">Security</a></li>
+      <li><a href="#sessions">Sessions</a></li>
+      <li><a href="#email-address">Email address</a></li>
+      <li><a href="#danger-zone">Danger zone</a></li>
+    </ul>
+  </nav>
 `;
 
+function changePassword(open: boolean): Html {
+  return html`
+    <section id="password" class="item" aria-labelledby="password-h">
+      <h3 id="password-h">Password</h3>
+      <details class="action" ${open ? " open" : ""}>
+        <summary>Change password</summary>
+        <form method="post" action="/account/password">
+          <label for="current">Current password</label>
+          <input id="current" name="currentPassword" type="password"
+            autocomplete="current-password" required>
+          <label for="new">New password</label>
+          <input id="new" name="newPassword" type="password"
+            autocomplete="new-password" required minlength="8">
+          <p class="hint">Every other session is signed out.</p>
+          <p><button type="submit">Change password</button></p>
+        </form>
+      </details>
+    </section>
+  `;
+}
+
 const setPassword = html`
-  <section id="set-password" aria-labelledby="set-password-h">
-    <h2 id="set-password-h">Password</h2>
+  <section id="set-password" class="item" aria-labelledby="set-password-h">
+    <h3 id="set-password-h">Password</h3>
     <p id="no-password">This account has no password: you sign in with a
       provider or a passkey. To add one, we email you a link (it works for one
       hour, and using it signs out every session).</p>

@@ -1,10 +1,12 @@
 /**
- * The account page's lifecycle sections: sessions, recent activity, the
- * email change form and account deletion. Every action is a plain form.
+ * The account page's own groups after Security: Sessions (with the recent
+ * activity), Email address and Danger zone. Every action is a plain form;
+ * those that ask for more than a click open behind their name.
  *
  * @module
  */
 import { type Html, html } from "../html.ts";
+import { deviceName } from "../device_name.ts";
 import { field } from "./field.ts";
 
 /** One session row. */
@@ -51,6 +53,9 @@ const LABELS: Record<string, string> = {
   totp_disabled: "Two-factor authentication turned off",
 };
 
+/** How many events show before "Earlier activity" folds the rest. */
+const RECENT = 10;
+
 function when(iso: string): Html {
   return html`<time datetime="${iso}">${
     iso.replace("T", " ").slice(0, 16)
@@ -58,9 +63,82 @@ function when(iso: string): Html {
 }
 
 /**
- * Renders the sessions, activity, email and deletion sections.
+ * A device's name, its full `User-Agent` string behind it (a disclosure
+ * that opens on a click, a tap or the keyboard, without a script).
+ */
+function device(userAgent: string | null): Html {
+  const name = deviceName(userAgent);
+  return userAgent
+    ? html`
+      <details
+        class="agent"><summary>${name}</summary><code>${userAgent}</code></details>
+    `
+    : html`<span>${name}</span>`;
+}
+
+function sessionItem(s: SessionRow): Html {
+  const started = s.createdAt.slice(0, 16).replace("T", " ");
+  return html`
+    <li${s.current
+      ? html`
+        class="current"
+      `
+      : ""}>
+      <div>
+        <div class="device">${device(s.userAgent)}${s.current
+          ? html`<span class="badge">This browser</span>`
+          : ""}</div>
+        <span class="meta">Started ${when(s.createdAt)} · last seen ${when(
+          s.lastSeenAt,
+        )}</span>
+      </div>
+      ${s.current ? "" : html`
+        <form method="post" action="/account/sessions/revoke">
+          <input type="hidden" name="id" value="${s.id}">
+          <button type="submit" class="secondary"
+            aria-label="Sign out the session begun ${started} UTC">Sign out</button>
+        </form>
+      `}
+    </li>
+  `;
+}
+
+function eventItem(e: ActivityRow): Html {
+  return html`<li>${LABELS[e.type] ?? e.type}<span class="meta">${when(e.at)}${
+    e.userAgent
+      ? html`
+        · ${device(e.userAgent)}
+      `
+      : ""
+  }</span></li>`;
+}
+
+function activity(rows: ActivityRow[]): Html {
+  if (rows.length === 0) return html`<p>Nothing yet.</p>`;
+  const recent = rows.slice(0, RECENT);
+  const earlier = rows.slice(RECENT);
+  return html`
+    <ul class="events">${recent.map(eventItem)}</ul>
+    ${earlier.length > 0
+      ? html`
+        <details class="more">
+          <summary>Earlier activity (${earlier.length})</summary>
+          <ul class="events">${earlier.map(eventItem)}</ul>
+        </details>
+      `
+      : ""}
+  `;
+}
+
+/**
+ * Renders the Sessions group (this browser's session marked, each other one
+ * with its own sign-out; this browser signs out with the navigation bar's
+ * "Log out"), the recent activity inside it, the Email address group and
+ * the Danger zone. Sessions and events show a device name ("Chrome on
+ * Linux"); the full `User-Agent` string opens under it.
  *
- * @param input The sessions, the activity and an error for one section.
+ * @param input The sessions, the activity, and whether the account has no
+ * password.
  * @returns The markup.
  */
 export function accountSections(input: {
@@ -77,85 +155,49 @@ export function accountSections(input: {
       type: "password",
       autocomplete: "current-password",
     });
-  const rows = input.sessions.map((s) =>
-    html`
-      <tr class="${s.current ? "current" : ""}">
-        <td>${when(s.createdAt)}${s.current
-          ? html`
-            <span>(this browser)</span>
-          `
-          : ""}</td>
-        <td>${when(s.lastSeenAt)}</td>
-        <td class="agent">${s.userAgent ?? "unknown"}</td>
-        <td>
-          <form method="post" action="/account/sessions/revoke" class="inline">
-            <input type="hidden" name="id" value="${s.id}">
-            <button type="submit" class="secondary"
-              aria-label="Sign out the session begun ${s.createdAt.slice(
-                0,
-                16,
-              )}">Sign out</button>
-          </form>
-        </td>
-      </tr>
-    `
-  );
-  const events = input.activity.map((e) =>
-    html`<li>${when(e.at)}: ${LABELS[e.type] ?? e.type}${
-      e.userAgent
-        ? html`
-          <span class="hint">(${e.userAgent})</span>
-        `
-        : ""
-    }</li>`
-  );
   return html`
-    <section id="sessions" aria-labelledby="sessions-h">
-      <h2 id="sessions-h">Your sessions</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Last seen</th>
-            <th scope="col">Browser</th>
-            <th scope="col"><span hidden>Action</span></th>
-          </tr>
-        </thead>
-        <tbody>${rows}</tbody>
-      </table>
+    <section id="sessions" class="group" aria-labelledby="sessions-h">
+      <h2 id="sessions-h">Sessions</h2>
+      <ul id="session-list" class="list">${input.sessions.map(sessionItem)}</ul>
       <form method="post" action="/account/sessions/revoke-others">
-        <p><button type="submit" id="revoke-others">Sign out all other sessions</button></p>
+        <p><button type="submit" id="revoke-others" class="secondary">Sign out all other sessions</button></p>
       </form>
+      <section id="activity" class="item" aria-labelledby="activity-h">
+        <h3 id="activity-h">Recent activity</h3>
+        ${activity(input.activity)}
+      </section>
     </section>
-    <section id="activity" aria-labelledby="activity-h">
-      <h2 id="activity-h">Recent activity</h2>
-      ${events.length > 0
-        ? html`<ul>${events}</ul>`
-        : html`<p>Nothing yet.</p>`}
+    <section id="email-address" class="group" aria-labelledby="email-address-h">
+      <h2 id="email-address-h">Email address</h2>
+      <details class="action" id="change-email">
+        <summary>Change email address</summary>
+        <form method="post" action="/account/email">
+          ${field({
+            id: "new-email",
+            name: "email",
+            label: "New email address",
+            type: "email",
+            autocomplete: "email",
+            hint: "We send a link there; the address changes when you open it.",
+          })}
+          ${password("email-password")}
+          <p><button type="submit">Send a confirmation link</button></p>
+        </form>
+      </details>
     </section>
-    <section id="change-email" aria-labelledby="change-email-h">
-      <h2 id="change-email-h">Change email address</h2>
-      <form method="post" action="/account/email">
-        ${field({
-          id: "new-email",
-          name: "email",
-          label: "New email address",
-          type: "email",
-          autocomplete: "email",
-          hint: "We send a link there; the address changes when you open it.",
-        })}
-        ${password("email-password")}
-        <p><button type="submit">Send a confirmation link</button></p>
-      </form>
-    </section>
-    <section id="delete-account" aria-labelledby="delete-account-h">
-      <h2 id="delete-account-h">Delete account</h2>
-      <form method="post" action="/account/delete">
-        <p>This signs out every session and deletes your account, your notes and
-          your activity. It cannot be undone.</p>
-        ${password("delete-password")}
-        <p><button type="submit" class="danger">Delete my account</button></p>
-      </form>
+    <section id="danger-zone" class="group danger-zone"
+      aria-labelledby="danger-zone-h">
+      <h2 id="danger-zone-h">Danger zone</h2>
+      <details class="action" id="delete-account">
+        <summary>Delete account</summary>
+        <form method="post" action="/account/delete">
+          <p>This signs out every session and deletes your account and your
+            activity, with everything the app keeps for it. It cannot be
+            undone.</p>
+          ${password("delete-password")}
+          <p><button type="submit" class="danger">Delete my account</button></p>
+        </form>
+      </details>
     </section>
   `;
 }

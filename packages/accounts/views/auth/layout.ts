@@ -56,11 +56,11 @@ export function layout(input: PageContent): string {
         <link rel="stylesheet" href="/style.css">
       </head>
       <body>
-    <nav><a href="/">Home</a> ${nav}</nav>
+        <nav><a href="/">Home</a> ${nav}</nav>
+        <main>
     ${flash}
-    <main>
     ${input.body}
-    </main>
+        </main>
       </body>
     </html>
   `);

@@ -28,8 +28,8 @@ export interface ReauthInput {
 export function reauthSection(input: ReauthInput): Html {
   const ways = input.ways;
   return html`
-    <section id="reauth" aria-labelledby="reauth-h">
-      <h2 id="reauth-h">Confirm it's you</h2>
+    <section id="reauth" class="item" aria-labelledby="reauth-h">
+      <h3 id="reauth-h">Confirm it's you</h3>
       ${input.fresh
         ? html`<p id="reauth-fresh">Confirmed. For a few minutes, the changes
           below go through without a password.</p>`
