@@ -216,6 +216,30 @@ Deno.test("GET /account shows the sessions (a sign-out button for each other one
   );
 });
 
+Deno.test('GET /account shows ten events and folds the older ones under "Earlier activity", each with a device name and its full User-Agent string behind it (issue 31)', async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, "many@example.com", PASSWORD);
+  for (let i = 0; i < 11; i++) {
+    app.advance(1000);
+    await api(app.origin, "POST", "/login", {
+      email: "many@example.com",
+      password: PASSWORD,
+    }, { "user-agent": "curl/8.5.0" });
+  }
+  const b = new Browser(app.origin);
+  await b.post("/login", { email: "many@example.com", password: PASSWORD });
+  const { body } = await b.page("/account");
+  const activity = body.slice(body.indexOf('<section id="activity"'));
+  const [recent, earlier] = activity.split('<details class="more">');
+  assert.equal(recent.match(/<li>/g)?.length, 10);
+  assert.match(earlier, /Earlier activity \(3\)/);
+  assert.equal(earlier.match(/<li>/g)?.length, 3);
+  assert.match(
+    recent,
+    /<summary>curl<\/summary><code>curl\/8\.5\.0<\/code>/,
+  );
+});
+
 Deno.test("GET /api/activity answers this user's last 50 events, newest first, {type, at, userAgent}; anonymous 401", async () => {
   await using app = await startApp();
   const { token } = await registerJson(app.origin, "e@example.com", PASSWORD);

@@ -96,7 +96,9 @@ function sessionItem(s: SessionRow): Html {
         <form method="post" action="/account/sessions/revoke">
           <input type="hidden" name="id" value="${s.id}">
           <button type="submit" class="secondary"
-            aria-label="Sign out the session begun ${started} UTC">Sign out</button>
+            aria-label="Sign out ${deviceName(
+              s.userAgent,
+            )}, started ${started} UTC">Sign out</button>
         </form>
       `}
     </li>
