@@ -103,7 +103,7 @@ export function linkedProvidersSection(input: {
             html`<li>${name(l.provider)} (${l.email})</li>`
           )
         }</ul>`
-        : html`<p id="linked-providers" class="state">None linked.</p>`}
+        : html`<p class="state" id="linked-providers">None linked.</p>`}
       ${unlinked.map((p) =>
         html`<p><a href="/login/oidc/${p.id}?next=/account">Link ${p.name}</a></p>`
       )}

@@ -36,7 +36,7 @@ export function passkeysSection(
     <section id="passkeys-section" class="item" aria-labelledby="passkeys-h">
       <h3 id="passkeys-h">Passkeys</h3>
       ${passkeys.length === 0
-        ? html`<p id="no-passkeys" class="state">None yet.</p>`
+        ? html`<p class="state" id="no-passkeys">None yet.</p>`
         : ""}
       <ul id="passkeys" class="list">${passkeys.map((p) =>
         html`

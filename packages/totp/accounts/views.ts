@@ -104,7 +104,7 @@ export function totpSection(
     return html`
       <section id="two-factor" class="item" aria-labelledby="two-factor-h">
         <h3 id="two-factor-h">Two-factor authentication</h3>
-        <p id="totp-off" class="state">Off.</p>
+        <p class="state" id="totp-off">Off.</p>
         ${passwordless ? setUp : html`
           <details class="action">
             <summary>Set up an authenticator app</summary>
@@ -117,7 +117,7 @@ export function totpSection(
   return html`
     <section id="two-factor" class="item" aria-labelledby="two-factor-h">
       <h3 id="two-factor-h">Two-factor authentication</h3>
-      <p id="totp-on" class="state">On. ${input
+      <p class="state" id="totp-on">On. ${input
         .recoveryCodesLeft} recovery codes left.</p>
       <details class="action">
         <summary>Turn off</summary>
