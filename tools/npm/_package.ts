@@ -39,8 +39,8 @@ export class BuildError extends Error {
    * @param pkg The package's name.
    * @param problems One line each.
    */
-  constructor(pkg: string, readonly problems: string[]) {
-    super(`${pkg}: ${problems.join("\n  ")}`);
+  constructor(readonly pkg: string, readonly problems: string[]) {
+    super(`${pkg}: ${problems.join("; ")}`);
     this.name = "BuildError";
   }
 }

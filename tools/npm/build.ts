@@ -13,7 +13,7 @@
  * cannot be built correctly stops the build with a message and exit code 1;
  * the build prints no warnings.
  *
- * Usage: `deno task npm [--out <folder>] [--no-pack]`.
+ * Usage: `deno task npm [--out <folder>] [--no-pack] [--root <workspace>]`.
  * Publish: `npm publish dist/npm/<tarball>` for each (the core first).
  *
  * @module
@@ -25,7 +25,9 @@ const ROOT = new URL("../../", import.meta.url);
 
 /** Options of {@linkcode buildAll}. */
 export interface BuildOptions {
-  /** Where to write; emptied first. Default: `dist/npm/` of the checkout. */
+  /** The workspace's root. Default: this checkout. */
+  root?: URL;
+  /** Where to write; emptied first. Default: `dist/npm/` of the root. */
   out?: URL;
   /** Whether to `npm pack` each package too. Default `true`. */
   pack?: boolean;
@@ -50,13 +52,14 @@ export interface BuildResult {
 export async function buildAll(
   options: BuildOptions = {},
 ): Promise<BuildResult> {
-  const out = options.out ?? new URL("dist/npm/", ROOT);
+  const root = options.root ?? ROOT;
+  const out = options.out ?? new URL("dist/npm/", root);
   await Deno.remove(out, { recursive: true }).catch((error) => {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   });
   await Deno.mkdir(out, { recursive: true });
-  const license = await Deno.readTextFile(new URL("LICENSE", ROOT));
-  const workspace = await workspacePackages(ROOT);
+  const license = await Deno.readTextFile(new URL("LICENSE", root));
+  const workspace = await workspacePackages(root);
   const packages: BuiltPackage[] = [];
   const problems: BuildError[] = [];
   for (const pkg of workspace) {
@@ -72,7 +75,7 @@ export async function buildAll(
   if (problems.length > 0) {
     throw new BuildError(
       "npm build",
-      problems.map((e) => e.message),
+      problems.flatMap((e) => e.problems.map((line) => `${e.pkg}: ${line}`)),
     );
   }
   const tarballs = new Map<string, URL>();
@@ -109,25 +112,33 @@ function describe(deps: Record<string, string> | undefined): string {
     "none";
 }
 
+/** A folder argument as a URL with a trailing slash. */
+function folder(path: string): URL {
+  return new URL(path.replace(/\/?$/, "/"), `file://${Deno.cwd()}/`);
+}
+
 if (import.meta.main) {
   const args = [...Deno.args];
-  const at = args.indexOf("--out");
-  const out = at >= 0
-    ? new URL(`${args[at + 1].replace(/\/?$/, "/")}`, `file://${Deno.cwd()}/`)
-    : undefined;
+  const option = (name: string) => {
+    const at = args.indexOf(name);
+    return at >= 0 && args[at + 1] ? folder(args[at + 1]) : undefined;
+  };
+  const root = option("--root") ?? ROOT;
+  const shown = (url: URL) =>
+    url.pathname.startsWith(root.pathname)
+      ? url.pathname.slice(root.pathname.length)
+      : url.pathname;
   try {
     const { packages, tarballs } = await buildAll({
-      out,
+      root,
+      out: option("--out"),
       pack: !args.includes("--no-pack"),
     });
     for (const { manifest, modules, dir } of packages) {
-      const file = tarballs.get(manifest.name);
       console.log(
         `${manifest.name}@${manifest.version}: ${modules} module${
           modules === 1 ? "" : "s"
-        } → ${
-          file ? file.pathname.slice(ROOT.pathname.length) : dir.pathname
-        }\n  dependencies: ${
+        } → ${shown(tarballs.get(manifest.name) ?? dir)}\n  dependencies: ${
           describe(manifest.dependencies)
         }\n  peerDependencies: ${describe(manifest.peerDependencies)}`,
       );
