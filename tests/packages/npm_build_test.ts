@@ -164,6 +164,8 @@ import { extra } from "../../lib/extra.ts";
 import "jsr:@std/assert@^1.0.0";
 // deno-lint-ignore no-import-prefix
 import "npm:left-pad";
+// deno-lint-ignore no-import-prefix
+import "jsr:@portcullis/newcomer@^0.3.0";
 
 /** Inferred: isolated declarations need the return type. */
 export function inferred() {
@@ -186,7 +188,8 @@ export function computed(name: string): Promise<unknown> {
         /newcomer: mod\.ts imports \.\.\/\.\.\/lib\/extra\.ts, outside the package/,
         /newcomer: mod\.ts imports jsr:@std\/assert@\^1\.0\.0 from JSR/,
         /newcomer: mod\.ts imports npm:left-pad without a version range/,
-        /newcomer: mod\.ts:9:17: Function must have an explicit return type/,
+        /newcomer: mod\.ts imports its own package \(jsr:@portcullis\/newcomer@\^0\.3\.0\)/,
+        /newcomer: mod\.ts:11:17: Function must have an explicit return type/,
         /newcomer: mod\.ts:\d+:10: import\(\) of a computed specifier/,
       ]
     ) assert.match(r.out, problem);

@@ -137,24 +137,32 @@ interface Dependency {
   runtime: boolean;
 }
 
+/** Where {@linkcode buildPackage} writes, and what it builds against. */
+export interface PackageBuildOptions {
+  /**
+   * Every package of the workspace: to tell which imports are workspace
+   * packages, and which folders belong to another member.
+   */
+  workspace: readonly WorkspacePackage[];
+  /** An empty folder to write into. */
+  outDir: URL;
+  /** The root's `LICENSE`, written into packages without one of their own. */
+  license: string;
+}
+
 /**
- * Builds one package into `outDir`.
+ * Builds one package.
  *
  * @param pkg The workspace package.
- * @param workspace Every package of the workspace (to tell which imports
- *   are workspace packages, and which folders belong to another member).
- * @param outDir An empty folder to write into.
- * @param license The text of the root's `LICENSE`, written into packages
- *   that have none of their own.
+ * @param options The workspace, the folder to write into, the license.
  * @returns What was written.
  * @throws {BuildError} For anything the package cannot be built with.
  */
 export async function buildPackage(
   pkg: WorkspacePackage,
-  workspace: readonly WorkspacePackage[],
-  outDir: URL,
-  license: string,
+  options: PackageBuildOptions,
 ): Promise<BuiltPackage> {
+  const { workspace, outDir, license } = options;
   const { name, version } = pkg.config;
   const problems: string[] = [];
   const imports = pkg.config.imports ?? {};
@@ -198,6 +206,12 @@ export async function buildPackage(
         `${file} imports ${specifier}, which is neither relative, node:, npm: nor a workspace package${
           target === null ? " (it is not in the import map)" : ` (${target})`
         }`,
+      );
+      return null;
+    }
+    if (parsed.name === name) {
+      problems.push(
+        `${file} imports its own package (${specifier}): import the file relatively`,
       );
       return null;
     }
@@ -257,7 +271,14 @@ export async function buildPackage(
     const file = queue.pop()!;
     if (done.has(file)) continue;
     done.add(file);
-    const text = await Deno.readTextFile(new URL(file, pkg.url));
+    let text: string;
+    try {
+      text = await Deno.readTextFile(new URL(file, pkg.url));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      problems.push(`${file} does not exist`);
+      continue;
+    }
     const found = findSpecifiers(file, text);
     for (const at of found.computed) {
       problems.push(

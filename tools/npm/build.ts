@@ -66,7 +66,9 @@ export async function buildAll(
     const dir = new URL(`${pkg.config.name.replace(/^@[^/]+\//, "")}/`, out);
     await Deno.mkdir(dir);
     try {
-      packages.push(await buildPackage(pkg, workspace, dir, license));
+      packages.push(
+        await buildPackage(pkg, { workspace, outDir: dir, license }),
+      );
     } catch (error) {
       if (!(error instanceof BuildError)) throw error;
       problems.push(error);
