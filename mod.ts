@@ -98,19 +98,16 @@ export {
   type Handler,
   type Middleware,
 } from "./lib/http/middleware.ts";
-export { errorResponse } from "./lib/http/error_response.ts";
+export { errorResponse } from "./lib/_common/error_response.ts";
 export type { AuthEvent } from "./lib/http/auth_event.ts";
 export { identityMiddleware } from "./lib/http/identity_middleware.ts";
 export {
-  allows,
-  authorize,
   currentIdentity,
   currentUser,
   isAuthenticated,
-  requireAuth,
-  requireAuthenticated,
-  requireVerified,
-} from "./lib/http/gates.ts";
+} from "./lib/http/current_identity.ts";
+export { requireAuth, requireAuthenticated } from "./lib/http/gates.ts";
+export { allows, authorize, requireVerified } from "./lib/http/policy_gates.ts";
 export { signIn, signOut } from "./lib/http/sign_in.ts";
 export { safeNextPath } from "./lib/http/safe_next_path.ts";
 export { allowMethods } from "./lib/http/allow_methods.ts";

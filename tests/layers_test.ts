@@ -6,14 +6,24 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const LAYERS = ["authn", "session", "authz"] as const;
+/**
+ * The folders of each layer: the binding room (lib/binding: sessions bound
+ * to a key) is part of the session layer (docs/architecture.md).
+ */
+const LAYER_OF: Record<string, string> = {
+  authn: "authn",
+  session: "session",
+  binding: "session",
+  authz: "authz",
+};
 const IMPORT =
   /(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|import\s+['"]([^'"]+)['"]/g;
 
 /** Every import that crosses from one layer into another, under `root`. */
 export async function layerViolations(root: string): Promise<string[]> {
   const bad: string[] = [];
-  for (const layer of LAYERS) {
-    const base = join(root, "lib", layer);
+  for (const [folder, layer] of Object.entries(LAYER_OF)) {
+    const base = join(root, "lib", folder);
     for await (const file of walk(base)) {
       const text = await Deno.readTextFile(file);
       for (const m of text.matchAll(IMPORT)) {
@@ -24,7 +34,13 @@ export async function layerViolations(root: string): Promise<string[]> {
           resolve(dirname(file), spec),
         );
         const top = target.split("/")[0];
-        if ((LAYERS as readonly string[]).includes(top) && top !== layer) {
+        const other = LAYER_OF[top];
+        // A layer imports no other layer; the binding room, part of the
+        // session layer, not the HTTP glue either.
+        if (
+          (other !== undefined && other !== layer) ||
+          (folder === "binding" && top === "http")
+        ) {
           bad.push(`${relative(root, file)} -> ${spec}`);
         }
       }
@@ -61,7 +77,7 @@ export async function neutralViolations(root: string): Promise<string[]> {
         if (!spec.startsWith(".")) continue;
         const top = relative(join(root, "lib"), resolve(dirname(file), spec))
           .split("/")[0];
-        if ([...LAYERS, "http"].includes(top)) {
+        if ([...Object.keys(LAYER_OF), "http"].includes(top)) {
           bad.push(`${relative(root, file)} -> ${spec}`);
         }
       }
@@ -265,4 +281,35 @@ Deno.test("docs/architecture.md: importing mod.ts loads no driver or hashing lib
     );
   }
   assert.ok(!specifiers.some((s) => s.includes("/stores/")), "no store file");
+});
+
+Deno.test("docs/architecture.md: the binding room is part of the session layer: it imports neither authn, authz nor lib/http, and they do not import it", async () => {
+  assert.ok(
+    (await Array.fromAsync(walk(join(root, "lib/binding")))).length > 0,
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const d of ["binding", "authn", "session"]) {
+      await Deno.mkdir(join(dir, "lib", d), { recursive: true });
+    }
+    await Deno.writeTextFile(
+      join(dir, "lib/binding/bad.ts"),
+      'import { a } from "../http/gates.ts";\nimport { b } from "../authn/x.ts";\nimport { c } from "../session/session_manager.ts";\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "lib/authn/bad.ts"),
+      'import { d } from "../binding/dpop_proof.ts";\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "lib/session/fine.ts"),
+      'import { e } from "../binding/bound_sessions.ts";\n',
+    );
+    assert.deepEqual((await layerViolations(dir)).sort(), [
+      "lib/authn/bad.ts -> ../binding/dpop_proof.ts",
+      "lib/binding/bad.ts -> ../authn/x.ts",
+      "lib/binding/bad.ts -> ../http/gates.ts",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -108,14 +108,25 @@ Deno.test("every workspace package has a name, version, exports, a README and ca
   }
 });
 
-Deno.test("packages/totp and packages/passkeys carry the same _encoding.ts (one file in two packages, on purpose: see its comment)", async () => {
-  const [totp, passkeys] = await Promise.all(
-    ["packages/totp/_encoding.ts", "packages/passkeys/_encoding.ts"].map((p) =>
-      Deno.readTextFile(new URL(p, root))
-    ),
+Deno.test("issue 30: the packages share one base64url codec (@portcullis/bytes): no package carries a codec of its own", async () => {
+  for (const pkg of ["totp", "passkeys", "hashers"]) {
+    for await (const e of Deno.readDir(new URL(`packages/${pkg}/`, root))) {
+      if (!e.isFile || !e.name.endsWith(".ts")) continue;
+      const text = await Deno.readTextFile(
+        new URL(`packages/${pkg}/${e.name}`, root),
+      );
+      assert.doesNotMatch(
+        text,
+        /function (?:to|from)Base64|function (?:en|de)code(?:Base64|Phc)|function timingSafeEqual/,
+        `packages/${pkg}/${e.name} has a codec of its own`,
+      );
+    }
+  }
+  const { encodeBase64Url, decodeBase64Url } = await import(
+    "../packages/bytes/mod.ts"
   );
-  assert.ok(totp.includes("export function toBase64Url"), "a real file");
-  assert.equal(passkeys, totp, "the two copies differ: change both");
+  assert.equal(encodeBase64Url(new Uint8Array([251, 255])), "-_8");
+  assert.equal(decodeBase64Url("-_9"), null);
 });
 
 Deno.test("mod.ts exports at most 45 names", async () => {

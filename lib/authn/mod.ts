@@ -68,4 +68,3 @@ export {
   passwordLifecyclePart,
   type PasswordLifecyclePartOptions,
 } from "./account_lifecycle.ts";
-export { decodePhcBase64, encodePhcBase64, timingSafeEqual } from "./_bytes.ts";

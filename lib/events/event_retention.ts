@@ -9,12 +9,16 @@ import type { SecurityEventType } from "./security_event.ts";
 
 /**
  * The event types a stranger can cause on someone else's account without
- * knowing anything: a wrong password (`login_failed`) and a refused attempt
- * (`throttled`). Every other type needs the account's own credentials or
- * session, so it is security-relevant and never dropped for these.
+ * any credential of it: a wrong password or code (`login_failed`), a
+ * refused attempt (`throttled`), and a refused proof of a key-bound
+ * session (`binding_proof_refused`: a device-bound session's id is all a
+ * refresh names, and it is readable in the bound cookie and travels in a
+ * header that proxy logs keep). Every other type needs the account's own
+ * credentials or session, so it is security-relevant and never dropped for
+ * these.
  */
 export const FLOODABLE_EVENT_TYPES: readonly SecurityEventType[] = Object
-  .freeze(["login_failed", "throttled"]);
+  .freeze(["login_failed", "throttled", "binding_proof_refused"]);
 
 /** The default aggregation window of floodable events: 15 minutes. */
 export const DEFAULT_AGGREGATION_WINDOW_MS: number = 15 * 60 * 1000;
@@ -83,7 +87,8 @@ export function eventRetention(
  * {@linkcode FLOODABLE_EVENT_TYPES}).
  *
  * @param type The type.
- * @returns `true` for `login_failed` and `throttled`.
+ * @returns `true` for `login_failed`, `throttled` and
+ * `binding_proof_refused`.
  *
  * @example Usage
  * ```ts

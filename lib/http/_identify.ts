@@ -3,9 +3,10 @@
 // attach the request state, call the handler, renew the cookie if due.
 //
 // Built once per middleware: what the options decide (which transports,
-// DPoP, device-bound sessions, sliding renewal, the manager's warm path) is
-// resolved into the closure below, and each request carries one value along
-// the path: its RequestState.
+// key binding, sliding renewal, the manager's warm path) is resolved into
+// the closure below, and each request carries one value along the path:
+// its RequestState. Key binding (DPoP, device-bound sessions) is one
+// question, asked once (`_key_binding.ts`).
 import { BearerTransport } from "../session/bearer_transport.ts";
 import {
   type CookieTransport,
@@ -23,10 +24,9 @@ import {
   settled,
   type Via,
 } from "./_request_state.ts";
-import { dpopOutcome, usesDpop, withNonce } from "./_dpop_request.ts";
-import { finishDevice } from "./_device_finish.ts";
+import { type BindingOutcome, requestBinding } from "./_key_binding.ts";
 import type { CrossOriginProtection } from "./cross_origin_protection.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse } from "../_common/error_response.ts";
 import type { Next } from "./middleware.ts";
 
 /** The per-request function of one identityMiddleware. */
@@ -36,7 +36,6 @@ export type Identify = (
 ) => Response | Promise<Response>;
 
 const bearerTransport = new BearerTransport();
-const DEVICE = Object.freeze({ kind: "device" as const });
 
 /** Every method but the three safe ones (three comparisons, no regex). */
 function unsafe(method: string): boolean {
@@ -50,10 +49,17 @@ function unsafe(method: string): boolean {
 function stateOf(
   session: SessionState,
   context: IdentityContext,
-  bound: boolean,
-  proofKey?: string,
+  outcome?: BindingOutcome,
 ): RequestState {
-  return { session, changed: false, context, proofKey, boundCookie: bound };
+  return {
+    session,
+    changed: false,
+    context,
+    proofKey: outcome?.proofKey,
+    nonce: outcome?.nonce,
+    boundCookie: outcome?.bound ?? false,
+    freshSignIn: false,
+  };
 }
 
 /**
@@ -69,43 +75,39 @@ export function identify(
   csrf: CrossOriginProtection,
   acceptBearer: boolean,
 ): Identify {
-  const { cookie, dpop, device, manager } = context;
-  const peek = context.parts.peek;
+  const { cookie, manager } = context;
+  const binding = requestBinding(context);
   // Renewal can only happen for an unbound cookie session of a sliding
-  // manager; device-bound sessions always finish the response (their offer
-  // and cookies).
+  // manager.
   const sliding = cookie !== null && manager.sliding;
-  const finishing = device !== null && cookie !== null;
   const cookiePrefix = cookie === null ? "" : `${cookie.name}=`;
+
+  /** A binding's outcome: its answer, or the request on its way. */
+  function bound(
+    req: Request,
+    next: Next,
+    o: Response | BindingOutcome,
+  ): Response | Promise<Response> {
+    return o instanceof Response
+      ? o
+      : proceed(req, next, stateOf(o.session, context, o));
+  }
 
   // No async frames on this path: it runs on every request. A token this
   // process verified before, whose revocation state memory can tell (a
   // stateless manager, an in-memory store, or `revocationStaleness` within
   // its bound), reaches the handler without a single promise of our own.
   function read(req: Request, next: Next): Response | Promise<Response> {
-    if (dpop !== null && usesDpop(req)) {
-      return dpopOutcome(req, context, dpop).then((o) => {
-        if (o instanceof Response) return o;
-        const answer = proceed(
-          req,
-          next,
-          stateOf(o.session, context, o.bound ?? false, o.proofKey),
-        );
-        // The proof's nonce is of the previous window: the next one rides
-        // on this answer, so the client moves on without a refusal.
-        const nonce = o.nonce;
-        return nonce === undefined
-          ? answer
-          : Promise.resolve(answer).then((r) => withNonce(r, nonce));
-      });
-    }
-    if (device !== null && req.method === "POST") {
-      const answer = device.handle(req);
-      if (answer !== null) return answer;
+    if (binding !== null) {
+      const o = binding.check(req);
+      if (o !== null) {
+        return o instanceof Promise
+          ? o.then((o) => bound(req, next, o))
+          : bound(req, next, o);
+      }
     }
     let token: string | null = null;
     let via: Via = "cookie";
-    let bound = false; // a device-bound cookie: when present, the only one
     // The session cookie's value, its alphabet not checked yet: a value the
     // cache holds was verified, so it passed; any other is checked below.
     let unchecked = false;
@@ -114,48 +116,37 @@ export function identify(
       via = "bearer";
       if (acceptBearer) token = credentials.token;
     } else if (cookie !== null) {
-      if (device !== null) token = device.cookie.read(req);
-      bound = token !== null;
-      if (!bound) {
-        token = cookieValue(req, cookiePrefix);
-        unchecked = true;
-      }
+      token = cookieValue(req, cookiePrefix);
+      unchecked = true;
     }
     if (token === null) {
       const session = credentials.present
         ? { kind: "invalid", via } as const
         : ANONYMOUS;
-      return proceed(req, next, stateOf(session, context, false));
+      return proceed(req, next, stateOf(session, context));
     }
     let known: Identity | null | undefined;
     try {
-      known = bound ? device!.bound.peekDevice(token) : peek(token);
+      known = manager.peek(token);
     } catch {
       known = undefined; // resolve() below asks again and fails closed
     }
     if (known !== undefined) {
-      return proceed(
-        req,
-        next,
-        stateOf(settled(known, via), context, bound),
-      );
+      return proceed(req, next, stateOf(settled(known, via), context));
     }
     // A malformed cookie is no cookie, as `CookieTransport.read` has it.
     if (unchecked && !isTokenValue(token)) {
-      return proceed(req, next, stateOf(ANONYMOUS, context, false));
+      return proceed(req, next, stateOf(ANONYMOUS, context));
     }
     let resolving: Promise<Identity | null>;
     try {
-      resolving = bound
-        ? device!.bound.resolve(DEVICE, token)
-        : manager.resolve(token);
+      resolving = manager.resolve(token);
     } catch (error) {
       resolving = Promise.reject(error);
     }
     return resolving.then(
-      (id) => proceed(req, next, stateOf(settled(id, via), context, bound)),
-      (e) =>
-        proceed(req, next, stateOf(failed(e, via, context), context, bound)),
+      (id) => proceed(req, next, stateOf(settled(id, via), context)),
+      (e) => proceed(req, next, stateOf(failed(e, via, context), context)),
     );
   }
 
@@ -187,13 +178,12 @@ export function identify(
     requestStates.set(req, state);
     const renewable = sliding && session.kind === "signedIn" &&
       session.via === "cookie" && session.identity.binding === undefined;
+    const finishing = binding !== null && binding.finishes(state);
     // Otherwise the handler's promise is answered as it is, with no frame
     // of ours around it.
     if (!renewable && !finishing) return next(req);
     return Promise.resolve(next(req)).then((response) => {
-      const out = device === null
-        ? response
-        : finishDevice(device, req, response, state);
+      const out = finishing ? binding.finish(response, state) : response;
       return state.changed || !renewable
         ? out
         : Promise.resolve(out).then((r) =>

@@ -3,19 +3,13 @@
 // original Request on.
 import { AuthError } from "../auth_error.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
-import type {
-  Identity,
-  SessionManager,
-  SessionParts,
-} from "../session/session_manager.ts";
-import type { DpopVerifier } from "../session/dpop_proof.ts";
+import type { Identity, SessionManager } from "../session/session_manager.ts";
+import type { DpopVerifier } from "../binding/dpop_proof.ts";
 import type { AuthEvent } from "./auth_event.ts";
-import type { DeviceBoundSessions } from "./device_bound_sessions.ts";
+import type { DeviceBoundSessions } from "../binding/device_bound_sessions.ts";
 
 export interface IdentityContext {
   manager: SessionManager;
-  /** The manager's warm path and minting, resolved once. */
-  parts: SessionParts;
   cookie: CookieTransport | null;
   isVerified?: (subject: string, req: Request) => boolean | Promise<boolean>;
   emit: (event: AuthEvent) => void;
@@ -64,8 +58,16 @@ export interface RequestState {
    * session re-minted stays bound).
    */
   proofKey?: string;
+  /** The next DPoP nonce, for the answer (see `_key_binding.ts`). */
+  nonce?: string;
   /** The request carried a device-bound cookie (cleared on sign-in/out). */
   boundCookie?: boolean;
+  /**
+   * `signIn` started a cookie session by a fresh authentication (not a
+   * re-mint of the session presented): only its answer may carry the
+   * device-bound registration offer.
+   */
+  freshSignIn?: boolean;
 }
 
 /** The identity of a state, or `null`. */

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorResponse } from "./error_response.ts";
+import { errorResponse } from "../_common/error_response.ts";
 import type { Middleware } from "./middleware.ts";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);

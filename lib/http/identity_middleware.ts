@@ -10,7 +10,7 @@ import {
 } from "../session/cookie_transport.ts";
 import type { KeyValueStore } from "../kv/key_value_store.ts";
 import { SecretProvider } from "../secrets/secret_provider.ts";
-import { SessionManager, sessionParts } from "../session/session_manager.ts";
+import { SessionManager } from "../session/session_manager.ts";
 import { KVSessionStore } from "../session/session_store.ts";
 import type { IdentityContext } from "./_request_state.ts";
 import { type Identify, identify } from "./_identify.ts";
@@ -26,14 +26,14 @@ import {
   type CrossOriginOptions,
   CrossOriginProtection,
 } from "./cross_origin_protection.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse } from "../_common/error_response.ts";
 import type { Middleware } from "./middleware.ts";
-import { type DpopOptions, DpopVerifier } from "../session/dpop_proof.ts";
+import { type DpopOptions, DpopVerifier } from "../binding/dpop_proof.ts";
 import {
   type DeviceBoundEvent,
   type DeviceBoundOptions,
   DeviceBoundSessions,
-} from "./device_bound_sessions.ts";
+} from "../binding/device_bound_sessions.ts";
 import type { SecurityEvents } from "../events/security_event.ts";
 
 /** Options of {@linkcode identityMiddleware}. */
@@ -220,9 +220,9 @@ function makeContext(
     // Nonces are signed with a key derived from the sessions' secret; any
     // other value goes as it is, for DpopVerifier to refuse.
     nonce: nonce === true
-      ? { secret: sessionParts(manager).secret }
+      ? { secret: manager.secret }
       : typeof nonce === "object" && nonce !== null && !Array.isArray(nonce)
-      ? { ...nonce, secret: nonce.secret ?? sessionParts(manager).secret }
+      ? { ...nonce, secret: nonce.secret ?? manager.secret }
       : nonce,
   });
   let device: DeviceBoundSessions | null = null;
@@ -249,7 +249,6 @@ function makeContext(
   }
   return {
     manager,
-    parts: sessionParts(manager),
     cookie,
     isVerified: options.isVerified,
     emit,

@@ -23,7 +23,7 @@ export {
   type CrossOriginOptions,
   CrossOriginProtection,
 } from "./cross_origin_protection.ts";
-export { escapeHtml, wantsHtml } from "./error_response.ts";
+export { escapeHtml, wantsHtml } from "../_common/error_response.ts";
 export { logAuthEvent } from "./auth_event.ts";
 export type { Next } from "./middleware.ts";
 export type {
@@ -44,4 +44,4 @@ export {
 export type {
   DeviceBoundEvent,
   DeviceBoundOptions,
-} from "./device_bound_sessions.ts";
+} from "../binding/device_bound_sessions.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { identityOf, requestStates } from "./_request_state.ts";
-import { errorResponse } from "./error_response.ts";
+import { errorResponse } from "../_common/error_response.ts";
 import { requireAuthenticated } from "./gates.ts";
 
 /**
@@ -50,47 +50,31 @@ export function dpopKeyOf(req: Request): string | null {
  * The gate for sensitive routes that a copied credential must not reach:
  * 401 when not signed in (503 on a store outage), 403
  * `session_not_bound` for an ordinary session, `null` for a device-bound
- * or DPoP-bound one. For a browser, the 403 carries the
- * `Secure-Session-Registration` offer (with `deviceBound` on), so a browser
- * able to bind does so and the retry passes; a browser without device-bound
- * sessions (Firefox and Safari today) never passes this gate: use it only
- * where that is the intent.
+ * or DPoP-bound one. The 403 carries no registration offer: a browser binds
+ * its session only on the answer to a fresh sign-in (an offer here would
+ * let a copied cookie be bound to a thief's key), so an ordinary session
+ * passes after signing in again from a browser that supports device-bound
+ * sessions. Firefox and Safari do not today: use this gate only where that
+ * is the intent.
  *
  * @param req The request.
  * @returns A response to send, or `null`.
  *
  * @example Usage
  * ```ts ignore
- * const denied = await requireBoundSession(req);
+ * const denied = requireBoundSession(req);
  * if (denied) return denied;
  * ```
  */
-export async function requireBoundSession(
-  req: Request,
-): Promise<Response | null> {
+export function requireBoundSession(req: Request): Response | null {
   const denied = requireAuthenticated(req);
   if (denied !== null) return denied;
-  const state = requestStates.get(req)!;
-  const identity = identityOf(state)!;
+  const identity = identityOf(requestStates.get(req))!;
   if (identity.binding !== undefined) return null;
-  const headers: Record<string, string> = {};
-  const device = state.context.device;
-  if (
-    device !== null && state.session.kind === "signedIn" &&
-    state.session.via === "cookie"
-  ) {
-    try {
-      headers["secure-session-registration"] = await device
-        .registrationHeader(identity);
-    } catch {
-      // The refusal stands without the offer.
-    }
-  }
   return errorResponse(
     req,
     403,
     "session_not_bound",
-    "This action needs a session bound to this device",
-    headers,
+    "This action needs a session bound to this device: sign in again from a browser that supports device-bound sessions",
   );
 }

@@ -5,7 +5,7 @@
  */
 import type { IssuedSession } from "../session/session_manager.ts";
 import { AuthError } from "../auth_error.ts";
-import { BoundSessions } from "../session/bound_sessions.ts";
+import { BoundSessions } from "../binding/bound_sessions.ts";
 import {
   ANONYMOUS,
   identityOf,
@@ -54,7 +54,10 @@ export interface CheckedCredential {
  * Starts a session after a successful credential check (a password, a
  * magic link, a passkey: any method). Always mints a new jti, and revokes
  * the session the request presented, if any (OWASP ASVS 7.2.4: no
- * session fixation). A device-bound session signing in again as itself
+ * session fixation). A session that replaces a presented session of the
+ * same subject ends no later than it (its absolute end is kept: OWASP ASVS
+ * 5.0 V7.3.2), so "sign out everywhere else" with a copied cookie cannot
+ * keep a session alive. A device-bound session signing in again as itself
  * ("sign out everywhere else", a password change) stays bound to its
  * browser's key: the new session gets a bound cookie that expires no
  * later than the one presented (only the key extends it), which the
@@ -110,7 +113,7 @@ export async function signIn(
       "signIn needs identityMiddleware to run for this request first",
     );
   }
-  const { manager, cookie, parts, device } = state.context;
+  const { manager, cookie, device } = state.context;
   const before = state.session;
   if (before.kind === "unavailable") throw storeUnavailable("signed in");
   if (before.kind === "signedIn" && manager.revocable) {
@@ -131,16 +134,28 @@ export async function signIn(
       ),
     });
   }
+  // A session that replaces one of the same subject ("sign out everywhere
+  // else", a password change, a sign-in again) ends no later than it: a
+  // copied cookie re-minted over and over never outlives its lifetime.
+  const notAfter = before.kind === "signedIn" &&
+      before.identity.subject === subject
+    ? before.identity.expiresAt
+    : undefined;
   // A sign-in that proved a DPoP key gets a token bound to that key, for
   // the DPoP scheme only (never a cookie).
   const proofKey = state.proofKey;
   const issued = proofKey === undefined
-    ? await parts.issue(subject)
+    ? await manager.issueSession(subject, { notAfter })
     : await BoundSessions.of(manager).mint(
       { kind: "dpop", thumbprint: proofKey },
       subject,
-      null,
+      notAfter ?? null,
     );
+  // Only a fresh authentication may offer device binding: a re-mint of
+  // the session presented ("sign out everywhere else" with a copied cookie)
+  // never hands out a registration ticket a thief could bind its key with.
+  state.freshSignIn = proofKey === undefined &&
+    (typeof who !== "string" || notAfter === undefined);
   return await settle(state, who, issued, {
     via: proofKey !== undefined
       ? "dpop"

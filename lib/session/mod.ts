@@ -30,7 +30,7 @@ export {
 export {
   DEFAULT_LIFETIME_SECONDS,
   type IssuedSession,
-  SESSION_PURPOSE,
+  type IssueOptions,
   type SessionManagerOptions,
   type SlidingOptions,
 } from "./session_manager.ts";
@@ -53,15 +53,5 @@ export {
   type DpopRefusal,
   type DpopResult,
   DpopVerifier,
-} from "./dpop_proof.ts";
-export { ReplayGuard, type ReplayGuardOptions } from "./replay_guard.ts";
-export {
-  importProofKey,
-  MAX_PROOF_LENGTH,
-  parseCompactJws,
-  type ParsedJws,
-  PROOF_ALGORITHMS,
-  type ProofAlgorithm,
-  type ProofKey,
-} from "./proof_jwt.ts";
-export type { SessionBinding } from "./session_binding.ts";
+} from "../binding/dpop_proof.ts";
+export type { ProofAlgorithm } from "../binding/proof_jwt.ts";

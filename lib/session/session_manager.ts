@@ -34,48 +34,19 @@ import {
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
 export type { Identity, IssuedSession, SessionManagerOptions, SlidingOptions };
+
+/** Options of {@linkcode SessionManager.issueSession}. */
+export interface IssueOptions {
+  /**
+   * The latest expiry the new session may have, in unix seconds: the end of
+   * the session it replaces. Default: the manager's lifetime from now.
+   */
+  notAfter?: number;
+}
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
 /** The purpose label of session tokens (bound into the MAC). */
 export const SESSION_PURPOSE = "session";
-
-/**
- * What the HTTP glue and key-bound tokens need of a manager beyond its
- * public methods, resolved once per manager: plain functions over its
- * parts, no per-call lookup of a method. Not public API (the entry points
- * do not export it); obtained with {@linkcode sessionParts}.
- */
-export interface SessionParts {
-  /**
-   * {@linkcode SessionManager.resolve} without a promise, where memory can
-   * answer: the identity; `null` for a remembered token that expired or is
-   * known revoked; `undefined` when only `resolve` can tell (a token not
-   * seen before, or a store that must be asked).
-   */
-  readonly peek: (token: string) => Identity | null | undefined;
-  /** {@linkcode SessionManager.issue} with the identity the token carries. */
-  readonly issue: (subject: string) => Promise<IssuedSession>;
-  /** The session keys, for tokens bound to a client's key. */
-  readonly keys: () => Promise<PurposeKeys>;
-  /**
-   * The manager's secret, from which the HTTP glue derives keys of other
-   * purposes (the DPoP nonces' `dpop.nonce`).
-   */
-  readonly secret: SecretProvider;
-}
-
-let partsOf: (manager: SessionManager) => SessionParts;
-
-/**
- * The parts of a manager that are not its public API; for the HTTP glue
- * and `bound_sessions.ts`.
- *
- * @param manager A manager.
- * @returns Its parts (the same object on every call).
- */
-export function sessionParts(manager: SessionManager): SessionParts {
-  return partsOf(manager);
-}
 
 /**
  * Issues and resolves session tokens. A token is
@@ -104,11 +75,6 @@ export class SessionManager {
   #store: GuardedStore | null;
   #cache: VerifiedTokenCache;
   #issueFloor = 0;
-  #parts: SessionParts;
-
-  static {
-    partsOf = (manager) => manager.#parts;
-  }
 
   /**
    * Checks the options once; misuse throws here, not per request.
@@ -120,24 +86,50 @@ export class SessionManager {
   constructor(options: SessionManagerOptions) {
     const o = this.#o = checkOptions(options);
     this.#store = o.store && new GuardedStore(o.store, o.storeTimeoutMs);
-    const cache = this.#cache = new VerifiedTokenCache(o.cacheSize);
+    this.#cache = new VerifiedTokenCache(o.cacheSize);
+  }
+
+  /**
+   * The secret this manager was built with. Tokens bound to a client's key
+   * (DPoP, device-bound cookies) and DPoP nonces derive their keys from it,
+   * each under a purpose of its own; whoever holds the manager can issue
+   * sessions anyway, so this hands out no new power.
+   */
+  get secret(): SecretProvider {
+    return this.#o.secret;
+  }
+
+  /**
+   * {@linkcode SessionManager.resolve} without a promise, where memory can
+   * answer: the warm path of every authenticated request.
+   *
+   * @param token A token this manager may have verified before.
+   * @returns The identity; `null` for a remembered token that expired or is
+   * known revoked; `undefined` when only `resolve` can tell (a token not
+   * seen before, or a store that must be asked).
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
+   * const sessions = new SessionManager({
+   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   store: new KVSessionStore(new MemoryKV()),
+   * });
+   * const token = await sessions.issue("user_1");
+   * assert.equal(sessions.peek(token), undefined); // never verified here
+   * await sessions.resolve(token);
+   * assert.equal(sessions.peek(token)?.subject, "user_1");
+   * ```
+   */
+  peek(token: string): Identity | null | undefined {
+    const id = this.#cache.get(token);
+    if (id === undefined) return undefined;
+    if (this.#o.now() >= id.expiresAt * 1000) return null;
     const store = this.#store;
-    const now = o.now;
-    this.#parts = Object.freeze({
-      // The warm path of every authenticated request: plain closures over
-      // the cache, the clock and the store, resolved here once.
-      peek: (token: string): Identity | null | undefined => {
-        const id = cache.get(token);
-        if (id === undefined) return undefined;
-        if (now() >= id.expiresAt * 1000) return null;
-        if (store === null) return id;
-        const revoked = store.peek(id.subject, id.jti, id.issuedAt);
-        return revoked === undefined ? undefined : revoked ? null : id;
-      },
-      issue: (subject: string) => this.#issue(subject),
-      keys: () => this.#sessionKeys(),
-      secret: o.secret,
-    });
+    if (store === null) return id;
+    const revoked = store.peek(id.subject, id.jti, id.issuedAt);
+    return revoked === undefined ? undefined : revoked ? null : id;
   }
 
   /** The token lifetime in seconds. */
@@ -187,11 +179,51 @@ export class SessionManager {
     return (await this.#issue(subject)).token;
   }
 
-  /** {@linkcode SessionManager.issue} with the identity the token carries. */
-  #issue(subject: string): Promise<IssuedSession> {
+  /**
+   * {@linkcode SessionManager.issue} with the identity the token carries,
+   * and an end no later than one given: a session that replaces another
+   * ("sign out everywhere else", a password change, a sign-in from a
+   * signed-in client) keeps the end of the one it replaces, so re-minting
+   * never extends a session past its absolute lifetime (OWASP ASVS 5.0
+   * V7.3.2). Such a capped session is never renewed by sliding renewal.
+   *
+   * @param subject As for {@linkcode SessionManager.issue}.
+   * @param options `notAfter`: the latest expiry, unix seconds.
+   * @returns The token and its identity.
+   * @throws {AuthError} `INVALID_SUBJECT`.
+   *
+   * @example Usage
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
+   * const sessions = new SessionManager({
+   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   store: new KVSessionStore(new MemoryKV()),
+   * });
+   * const first = await sessions.issueSession("user_1");
+   * const again = await sessions.issueSession("user_1", { notAfter: first.identity.expiresAt });
+   * assert.ok(again.identity.expiresAt <= first.identity.expiresAt);
+   * ```
+   */
+  issueSession(
+    subject: string,
+    options: IssueOptions = {},
+  ): Promise<IssuedSession> {
+    return this.#issue(subject, options.notAfter);
+  }
+
+  #issue(subject: string, notAfter?: number): Promise<IssuedSession> {
     checkSubject(subject);
     const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
-    const expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
+    let expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
+    if (notAfter !== undefined) {
+      if (!Number.isSafeInteger(notAfter)) {
+        throw new RangeError(
+          `notAfter must be whole unix seconds: received ${notAfter}`,
+        );
+      }
+      expiresAt = Math.min(expiresAt, notAfter);
+    }
     return this.#mint(
       subject,
       newJti(issuedAt, this.#o.random(16)),
@@ -316,7 +348,7 @@ export class SessionManager {
     return this.#mint(subject, jti, issuedAt, expiresAt);
   }
 
-  /** The session keys, for key-bound tokens (see {@linkcode SessionParts}). */
+  /** The session keys. */
   async #sessionKeys(): Promise<PurposeKeys> {
     return this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
   }

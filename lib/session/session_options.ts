@@ -206,6 +206,13 @@ export function renewedExpiry(
 ): number | null {
   const s = o.sliding;
   if (s === null) return null;
+  // A session re-minted in place of another ends with it (see
+  // `SessionManager.issueSession`): its expiry lies before its start plus
+  // the lifetime, which no token sliding renewal made does. It is never
+  // renewed, so a re-mint cannot restart the absolute lifetime.
+  if (identity.expiresAt < Math.floor(identity.issuedAt / 1000) + o.lifetime) {
+    return null;
+  }
   const nowS = Math.floor(o.now() / 1000);
   const tokenIssued = identity.expiresAt - o.lifetime;
   const cap = Math.floor(identity.issuedAt / 1000) + s.absoluteLifetimeSeconds;

@@ -13,7 +13,7 @@ import {
   decodePhcBase64,
   encodePhcBase64,
   timingSafeEqual,
-} from "@portcullis/auth/passwords";
+} from "@portcullis/bytes";
 
 /** The inputs of one Argon2id derivation (RFC 9106 §3.1). */
 export interface Argon2idInput {

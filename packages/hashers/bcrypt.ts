@@ -8,7 +8,7 @@
 // deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that the reference app's first start does not download it (deno task installs every import-map dependency)
 import { encodeBase64, hash as bcryptHash } from "npm:bcryptjs@^3.0.3";
 import { AuthError, type PasswordHasher } from "@portcullis/auth";
-import { timingSafeEqual } from "@portcullis/auth/passwords";
+import { timingSafeEqual } from "@portcullis/bytes";
 
 /** Options of {@linkcode BcryptHasher}. */
 export interface BcryptHasherOptions {

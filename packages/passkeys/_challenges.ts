@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { fromBase64Url, sha256Hex, toBase64Url } from "./_encoding.ts";
+import { decodeBase64Url, encodeBase64Url, sha256Hex } from "@portcullis/bytes";
 import type { ChallengeStore } from "./passkey_store.ts";
 import type { PurposeSigner } from "./signed_values.ts";
 
@@ -56,7 +56,7 @@ export class Challenges {
       this.#nextSweep = now + SWEEP_INTERVAL_MS;
       await this.#store.deleteExpired(now);
     }
-    const id = toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+    const id = encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
     const expires = now + this.#seconds * 1000;
     await this.#store.put(await sha256Hex(id), expires);
     return await this.#signer.sign(
@@ -78,7 +78,7 @@ export class Challenges {
     ctx: { reason: ChallengeRefusal | null },
   ): Promise<boolean> {
     ctx.reason = "challenge_invalid";
-    const bytes = encoded.length <= 4096 ? fromBase64Url(encoded) : null;
+    const bytes = encoded.length <= 4096 ? decodeBase64Url(encoded) : null;
     if (bytes === null) return false;
     const payload = await this.#signer.verify(new TextDecoder().decode(bytes));
     if (payload === null) return false;

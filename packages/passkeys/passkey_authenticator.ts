@@ -12,7 +12,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import { fromBase64Url, toBase64Url } from "./_encoding.ts";
+import { decodeBase64Url, encodeBase64Url } from "@portcullis/bytes";
 import { type ChallengeRefusal, Challenges } from "./_challenges.ts";
 import type {
   ChallengeStore,
@@ -214,7 +214,7 @@ export class PasskeyAuthenticator {
     const passkey: PasskeyRecord = {
       credentialId: info.credential.id,
       subject,
-      publicKey: toBase64Url(info.credential.publicKey),
+      publicKey: encodeBase64Url(info.credential.publicKey),
       counter: info.credential.counter,
       transports: [...(info.credential.transports ?? [])],
       name: name.trim().slice(0, 64) || "Passkey",
@@ -260,9 +260,9 @@ export class PasskeyAuthenticator {
     const handle = r.response?.userHandle;
     if (
       handle !== undefined && handle !== null &&
-      handle !== toBase64Url(new TextEncoder().encode(record.subject))
+      handle !== encodeBase64Url(new TextEncoder().encode(record.subject))
     ) return refused("unknown_credential");
-    const publicKey = fromBase64Url(record.publicKey);
+    const publicKey = decodeBase64Url(record.publicKey);
     if (publicKey === null) return refused("verification_failed");
     const ctx = { reason: null as ChallengeRefusal | null };
     let newCounter: number;

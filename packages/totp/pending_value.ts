@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { toBase64Url } from "./_encoding.ts";
+import { encodeBase64Url } from "@portcullis/bytes";
 import type { PurposeSigner } from "./signed_values.ts";
 
 /** What a pending value carries once verified. */
@@ -114,5 +114,5 @@ export async function credentialFingerprint(
     "SHA-256",
     new TextEncoder().encode(text),
   );
-  return toBase64Url(new Uint8Array(digest, 0, 16));
+  return encodeBase64Url(new Uint8Array(digest, 0, 16));
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { fromBase64Url, toBase64Url } from "./_encoding.ts";
+import { decodeBase64Url, encodeBase64Url } from "@portcullis/bytes";
 
 const encoder = new TextEncoder();
 
@@ -37,15 +37,15 @@ export class SecretBox {
       (await this.#all())[0],
       encoder.encode(plain),
     );
-    return `v1.${toBase64Url(iv)}.${toBase64Url(new Uint8Array(ct))}`;
+    return `v1.${encodeBase64Url(iv)}.${encodeBase64Url(new Uint8Array(ct))}`;
   }
 
   /** Opens a sealed value; `null` when no key opens it. */
   async open(subject: string, sealed: string): Promise<string | null> {
     const parts = sealed.split(".");
     if (parts.length !== 3 || parts[0] !== "v1") return null;
-    const iv = fromBase64Url(parts[1]);
-    const ct = fromBase64Url(parts[2]);
+    const iv = decodeBase64Url(parts[1]);
+    const ct = decodeBase64Url(parts[2]);
     if (iv === null || ct === null || iv.length !== 12) return null;
     for (const key of await this.#all()) {
       try {

@@ -5,7 +5,7 @@
  */
 import { Secret, TOTP } from "otpauth";
 import qrcode from "qrcode-generator";
-import { sha256Hex } from "./_encoding.ts";
+import { sha256Hex } from "@portcullis/bytes";
 import { SecretBox } from "./secret_box.ts";
 import type { PurposeSigner } from "./signed_values.ts";
 import {

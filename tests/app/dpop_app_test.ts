@@ -106,6 +106,12 @@ Deno.test("DPoP sign-in: the nonce dance, then a bound token that works with its
     bearer(token),
   );
   assert.equal(asBearer.status, 401);
+  // Issue 27 docs item 2 (RFC 9449 §7.2): the error with the scheme used,
+  // and a DPoP challenge beside it.
+  assert.match(
+    asBearer.headers.get("www-authenticate") ?? "",
+    /^Bearer realm="portcullis", error="invalid_token", DPoP algs="[A-Za-z0-9 ]+"$/,
+  );
   const bare = await api(app.origin, "GET", "/api/me", undefined, {
     authorization: `DPoP ${token}`,
   });

@@ -340,6 +340,32 @@ export async function runContract(
     },
   );
 
+  await check(
+    "issue 27 finding 4, docs item 4: only a browser's fresh sign-in answer carries Secure-Session-Registration (not a JSON sign-in, not a page)",
+    async () => {
+      const form = await call("POST", "/login", {
+        form: { email: bob.email, password: PASSWORD },
+        sameOrigin: true,
+      });
+      assert.equal(form.status, 303, form.text);
+      assert.match(
+        form.headers.get("secure-session-registration") ?? "",
+        /;path="\/auth\/dbsc\/start";challenge="/,
+      );
+      const json = await call("POST", "/login", {
+        json: { email: bob.email, password: PASSWORD },
+      });
+      assert.equal(json.status, 200, json.text);
+      assert.equal(json.headers.get("secure-session-registration"), null);
+      const page = await call("GET", "/account", {
+        cookie: sessionCookie(form)!,
+        headers: { accept: "text/html", "sec-fetch-dest": "document" },
+      });
+      assert.equal(page.status, 200, page.text);
+      assert.equal(page.headers.get("secure-session-registration"), null);
+    },
+  );
+
   await check("POST /login (form) never redirects off-site", async () => {
     const r = await call("POST", "/login", {
       form: { email: bob.email, password: PASSWORD, next: "//evil.example/x" },

@@ -106,9 +106,13 @@ export async function runDpopContract(c: DpopContext): Promise<void> {
           .map((s: { bound: boolean }) => s.bound),
         [true],
       );
-      assert.equal(
-        (await call("GET", "/api/me", { bearer: token })).status,
-        401,
+      const asBearer = await call("GET", "/api/me", { bearer: token });
+      assert.equal(asBearer.status, 401);
+      // Issue 27 docs item 2 (RFC 9449 §7.2): the error with the scheme
+      // used, a DPoP challenge beside it.
+      assert.match(
+        asBearer.headers.get("www-authenticate") ?? "",
+        /^Bearer realm="portcullis", error="invalid_token", DPoP algs="[A-Za-z0-9 ]+"$/,
       );
       const bare = await call("GET", "/api/me", {
         headers: { authorization: `DPoP ${token}` },

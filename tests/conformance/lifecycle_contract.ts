@@ -202,4 +202,37 @@ export async function runLifecycleContract(c: LifecycleContext): Promise<void> {
       assert.equal(again.status, 201, again.text);
     },
   );
+
+  await check(
+    "issue 27 finding 4: POST /account/sessions/revoke-others never gives the new session a later end than the one presented",
+    async () => {
+      const dave = c.email("dave");
+      const reg = await call("POST", "/register", {
+        json: { email: dave, password: c.password },
+      });
+      assert.equal(reg.status, 201, reg.text);
+      const first = await call("POST", "/login", {
+        json: { email: dave, password: c.password },
+      });
+      assert.equal(first.status, 200, first.text);
+      const end = first.json().expiresAt as number;
+      let token = first.json().token as string;
+      // A second later a re-minted session would otherwise end a second
+      // later; twice, so that the copy's end cannot creep forward.
+      for (let i = 0; i < 2; i++) {
+        await new Promise((r) => setTimeout(r, 1100));
+        const r = await call("POST", "/account/sessions/revoke-others", {
+          bearer: token,
+        });
+        assert.equal(r.status, 200, r.text);
+        assert.ok(
+          r.json().expiresAt <= end,
+          `re-minted to ${r.json().expiresAt}, after ${end}`,
+        );
+        token = r.json().token;
+      }
+      const me = await call("GET", "/api/me", { bearer: token });
+      assert.equal(me.status, 200, me.text);
+    },
+  );
 }

@@ -130,10 +130,10 @@ Deno.test("eventRetention() fills in 15 minutes and 1000 rows, and refuses a win
   assert.throws(() => new MemorySecurityEventStore(10), RangeError);
 });
 
-Deno.test("only login_failed and throttled are floodable: every other type is kept whatever a stranger does", () => {
+Deno.test("only login_failed, throttled and binding_proof_refused are floodable (issue 27 finding 3): every other type is kept whatever a stranger does", () => {
   assert.deepEqual(
     SECURITY_EVENT_TYPES.filter((t) => isFloodable(t)),
-    ["login_failed", "throttled"],
+    ["login_failed", "throttled", "binding_proof_refused"],
   );
   assert.equal(isFloodable("an unknown type"), false);
 });

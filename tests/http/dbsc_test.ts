@@ -92,6 +92,10 @@ function makeDbscApp(
           headers: { location: "/", "set-cookie": s.setCookie! },
         });
       }
+      if (path === "/login-json" && req.method === "POST") {
+        const s = await signIn(req, "alice");
+        return Response.json({ token: s.token });
+      }
       if (path === "/revoke-others" && req.method === "POST") {
         // "Sign out everywhere else", as the reference app does it.
         const denied = requireAuthenticated(req);
@@ -765,7 +769,7 @@ Deno.test("a bound cookie request costs what an unbound one costs: one denylist 
   assert.equal(boundReads, unboundReads);
 });
 
-Deno.test("requireBoundSession: 401 anonymous, 403 with a registration offer when unbound, passes when bound", async () => {
+Deno.test("requireBoundSession: 401 anonymous, 403 without a registration offer when unbound (issue 27 finding 4), passes when bound", async () => {
   const app = makeDbscApp();
   const anon = await app.handler(new Request(`${ORIGIN}/sensitive`));
   assert.equal(anon.status, 401);
@@ -781,10 +785,7 @@ Deno.test("requireBoundSession: 401 anonymous, 403 with a registration offer whe
   );
   assert.equal(denied.status, 403);
   assert.equal((await denied.json()).error, "session_not_bound");
-  assert.match(
-    denied.headers.get("secure-session-registration")!,
-    /challenge=/,
-  );
+  assert.equal(denied.headers.get("secure-session-registration"), null);
   const { bound } = await bind(app);
   const ok = await app.handler(
     new Request(`${ORIGIN}/sensitive`, {
@@ -807,7 +808,7 @@ Deno.test("a bound cookie copied into the unbound cookie's place, and the revers
   await reverse.body?.cancel();
 });
 
-Deno.test("browsers that never register keep an ordinary session, offered on navigations only", async () => {
+Deno.test("browsers that never register keep an ordinary session; no answer but a fresh sign-in's carries the offer (issue 27 finding 4 and docs item 4)", async () => {
   const app = makeDbscApp();
   const { unbound } = await signInBrowser(app);
   const api = await me(app, `__Host-session=${unbound}`);
@@ -819,46 +820,78 @@ Deno.test("browsers that never register keep an ordinary session, offered on nav
       headers: {
         cookie: `__Host-session=${unbound}`,
         "sec-fetch-dest": "document",
+        accept: "text/html",
       },
     }),
   );
   assert.equal(nav.status, 200);
-  assert.match(
-    nav.headers.get("secure-session-registration")!,
-    /^\(ES256 RS256\)/,
-  );
+  assert.equal(nav.headers.get("secure-session-registration"), null);
   await nav.body?.cancel();
 });
 
-Deno.test("one registration per session: two offers' proofs sent at once bind it once", async () => {
+Deno.test("issue 27 finding 4: a thief with only a copied ordinary cookie cannot bind it: a re-mint's answer carries no offer, and the owner's ticket is refused", async () => {
   const app = makeDbscApp();
   const { unbound, challenge } = await signInBrowser(app);
-  const nav = await app.handler(
-    new Request(`${ORIGIN}/me`, {
+  // The thief's "sign out everywhere else" with the copy: a new session,
+  // and no offer on its answer.
+  const res = await app.handler(
+    new Request(`${ORIGIN}/revoke-others`, {
+      method: "POST",
       headers: {
         cookie: `__Host-session=${unbound}`,
-        "sec-fetch-dest": "document",
+        "sec-fetch-site": "same-origin",
       },
     }),
   );
-  const second = challengeOf(nav.headers.get("secure-session-registration"));
-  await nav.body?.cancel();
-  assert.notEqual(second, challenge);
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("secure-session-registration"), null);
+  const stolen = cookieOf(res, "__Host-session")!;
+  // The owner's ticket names the owner's session: refused, nothing bound.
+  const key = await ecKey();
+  const refused = await register(
+    app,
+    stolen,
+    await proof(key, { jti: challenge }),
+  );
+  assert.equal(refused.status, 403);
+  await refused.body?.cancel();
+  const still = await me(app, `__Host-session=${stolen}`);
+  assert.deepEqual(await still.json(), { subject: "alice", binding: null });
+});
+
+Deno.test("docs item 4: a JSON sign-in that answers its token in the body (no session cookie) gets no registration offer", async () => {
+  const app = makeDbscApp();
+  const res = await app.handler(
+    new Request(`${ORIGIN}/login-json`, {
+      method: "POST",
+      headers: { accept: "application/json" },
+    }),
+  );
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("secure-session-registration"), null);
+  assert.ok((await res.json()).token);
+});
+
+Deno.test("one registration per session: two proofs of one ticket sent at once bind it once", async () => {
+  const app = makeDbscApp();
+  const { unbound, challenge } = await signInBrowser(app);
   const [one, two] = [await ecKey(), await ecKey()];
   // Both proofs are made before either is sent, so the two registrations
-  // are in flight together.
+  // are in flight together. (Only a fresh sign-in's answer carries a
+  // ticket, so one session never holds two.)
   const proofs = [
     await proof(one, { jti: challenge }),
-    await proof(two, { jti: second }),
+    await proof(two, { jti: challenge }),
   ];
   const answers = await Promise.all(
     proofs.map((jwt) => register(app, unbound, jwt)),
   );
   const statuses = answers.map((r) => r.status).sort();
-  // The loser finds the session claimed (403), or, when the winner got as
-  // far as revoking the unbound token first, no session at all (401).
+  // The loser finds the ticket used (400), the session claimed (403), or,
+  // when the winner got as far as revoking the unbound token first, no
+  // session at all (401).
   assert.equal(statuses[0], 200, statuses.join());
-  assert.ok([401, 403].includes(statuses[1]), statuses.join());
+  assert.ok([400, 401, 403].includes(statuses[1]), statuses.join());
   assert.equal(app.seen.filter((e) => e === "session_bound:alice").length, 1);
   for (const r of answers) await r.body?.cancel();
 });
@@ -1004,6 +1037,23 @@ Deno.test("red-team review: signing in again never makes a bound cookie outlive 
   await renewed.body?.cancel();
 });
 
+Deno.test("issue 27 finding 4: 'sign out everywhere else' from a device-bound session keeps the browser session's absolute end: the key renews it no later", async () => {
+  const app = makeDbscApp();
+  const { bound, id, key } = await bind(app);
+  // The manager's lifetime is a day; 20 hours on, the session signs in again.
+  app.clock.advance(20 * 3600);
+  let held = bound;
+  const first = await refreshWith(app, id, key);
+  assert.equal(first.status, 200);
+  held = cookieOf(first, "__Host-session-bound")!;
+  const res = await revokeOthers(app, held);
+  assert.equal(res.status, 303);
+  await res.body?.cancel();
+  // Five hours later the day is over: the key renews nothing.
+  app.clock.advance(5 * 3600);
+  await assertEnded(await refreshWith(app, id, key), id);
+});
+
 Deno.test("red-team review: two 'sign out everywhere else' at once from one bound cookie give bound cookies only, one of them live, and the browser renews", async () => {
   const app = makeDbscApp();
   const { bound, id, key } = await bind(app);
@@ -1125,12 +1175,14 @@ Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /t
   );
   // lib/tokens names the session purposes itself (it imports no layer): the
   // ones lib/session uses must be among those it refuses.
-  const { SESSION_PURPOSE } = await import("../../lib/session/mod.ts");
+  const { SESSION_PURPOSE } = await import(
+    "../../lib/session/session_manager.ts"
+  );
   const { bindingPurpose } = await import(
-    "../../lib/session/session_binding.ts"
+    "../../lib/binding/session_binding.ts"
   );
   const { DPOP_NONCE_PURPOSE } = await import(
-    "../../lib/session/_dpop_nonce.ts"
+    "../../lib/binding/_dpop_nonce.ts"
   );
   const keys = await SecretProvider.fromValue(SECRET).keys("session");
   for (

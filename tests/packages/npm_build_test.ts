@@ -50,8 +50,16 @@ const CORE = {
     version: "0.3.0",
     license: "MIT",
     exports: { ".": "./mod.ts", "./extra": "./lib/extra.ts" },
-    workspace: ["./packages/newcomer", "./examples/demo"],
+    workspace: ["./packages/helper", "./packages/newcomer", "./examples/demo"],
   },
+  // Another workspace package, which the newcomer uses.
+  "packages/helper/README.md": "# helper\n",
+  "packages/helper/deno.json": {
+    name: "@portcullis/helper",
+    version: "0.3.0",
+    exports: { ".": "./mod.ts" },
+  },
+  "packages/helper/mod.ts": `/** Two. */\nexport const TWO: number = 2;\n`,
   "mod.ts": `export { extra } from "./lib/extra.ts";\n`,
   "lib/extra.ts":
     `/** One. */\nexport function extra(): number {\n  return 1;\n}\n`,
@@ -71,6 +79,7 @@ Deno.test("a member added to the workspace is built with its imports rewritten a
       imports: {
         "@portcullis/auth": "jsr:@portcullis/auth@^0.3.0",
         "@portcullis/auth/": "jsr:/@portcullis/auth@^0.3.0/",
+        "@portcullis/helper": "jsr:@portcullis/helper@^0.3.0",
         "left-pad": "npm:left-pad@^1.3.0",
         "shapes/": "npm:/some-shapes@^2.1.0/",
       },
@@ -79,12 +88,13 @@ Deno.test("a member added to the workspace is built with its imports rewritten a
     "packages/newcomer/mod.ts": `import pad from "left-pad";
 import type { Shape } from "shapes/square";
 import { extra } from "@portcullis/auth/extra";
+import { TWO } from "@portcullis/helper";
 // deno-lint-ignore no-import-prefix
 import { hash } from "npm:bcryptjs@^3.0.3";
 
 /** A padded number. */
 export function padded(shape: Shape): string {
-  return pad(String(extra()), 3) + hash + String(shape);
+  return pad(String(extra() + TWO), 3) + hash + String(shape);
 }
 
 /** Loads the rest later. */
@@ -113,8 +123,12 @@ export function later(): Promise<unknown> {
         ".": { types: "./mod.d.ts", default: "./mod.js" },
         "./asset": "./data/asset.bin",
       },
-      // What the JavaScript imports…
-      dependencies: { "bcryptjs": "^3.0.3", "left-pad": "^1.3.0" },
+      // What the JavaScript imports, another workspace package too…
+      dependencies: {
+        "@portcullis/helper": "^0.3.0",
+        "bcryptjs": "^3.0.3",
+        "left-pad": "^1.3.0",
+      },
       // …and the core, and what only the types import.
       peerDependencies: {
         "@portcullis/auth": "^0.3.0",

@@ -20,7 +20,7 @@ import { DpopVerifier } from "../../lib/session/mod.ts";
 import { SecurityEvents } from "../../lib/events/mod.ts";
 import type { DpopOptions } from "../../lib/session/mod.ts";
 import { signToken } from "../../lib/tokens/signed_token.ts";
-import { DpopNonces } from "../../lib/session/_dpop_nonce.ts";
+import { DpopNonces } from "../../lib/binding/_dpop_nonce.ts";
 import { Clock, OLD_SECRET, SECRET } from "./_helpers.ts";
 import {
   ath,

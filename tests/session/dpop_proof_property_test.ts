@@ -1,8 +1,8 @@
 // Property tests of the DPoP proof parser and verifier (outside input).
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { DpopVerifier } from "../../lib/session/dpop_proof.ts";
-import { parseCompactJws } from "../../lib/session/proof_jwt.ts";
+import { DpopVerifier } from "../../lib/binding/dpop_proof.ts";
+import { parseCompactJws } from "../../lib/binding/proof_jwt.ts";
 
 const enc = new TextEncoder();
 const b64u = (bytes: Uint8Array) =>

@@ -129,6 +129,29 @@ Deno.test("oauth4webapi: a DPoP sign-in gets a bound token that works with its k
     });
     assert.equal(bearer.status, 401);
     await bearer.body?.cancel();
+    // Issue 27 docs item 2: two challenges in one header (RFC 9449 §7.2),
+    // as a DPoP client library reads them.
+    await assert.rejects(
+      oauth.protectedResourceRequest(
+        token,
+        "GET",
+        new URL(`${origin}/me`),
+        new Headers(),
+        null,
+        { [oauth.allowInsecureRequests]: true },
+      ),
+      (
+        err: Error & {
+          cause?: { scheme: string; parameters: Record<string, string> }[];
+        },
+      ) => {
+        assert.deepEqual(
+          err.cause?.map((c) => [c.scheme, c.parameters.error]),
+          [["bearer", "invalid_token"], ["dpop", undefined]],
+        );
+        return true;
+      },
+    );
     // Without a proof under the DPoP scheme: refused.
     const bare = await fetch(`${origin}/me`, {
       headers: { authorization: `DPoP ${token}` },

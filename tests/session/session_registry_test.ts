@@ -1,4 +1,3 @@
-import { sessionParts } from "../../lib/session/session_manager.ts";
 /**
  * SessionRegistry: a subject's live sessions over the key-value store, with
  * revocation through the denylist and no store round trip on an ordinary
@@ -63,12 +62,12 @@ function setup() {
 
 Deno.test("SessionRegistry lists a subject's sessions newest first with id, times and user agent", async () => {
   const { manager, registry, advance, now } = setup();
-  const a = await sessionParts(manager).issue("u1");
+  const a = await manager.issueSession("u1");
   await registry.add(a.identity, "Firefox\r\n");
   advance(1000);
-  const b = await sessionParts(manager).issue("u1");
+  const b = await manager.issueSession("u1");
   await registry.add(b.identity, null);
-  const other = await sessionParts(manager).issue("u2");
+  const other = await manager.issueSession("u2");
   await registry.add(other.identity, "Curl");
   const list = await registry.list("u1");
   assert.deepEqual(list, [
@@ -97,9 +96,9 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
 
 Deno.test("SessionRegistry.revoke() ends that session only; another subject's or an unknown id answers false", async () => {
   const { manager, registry } = setup();
-  const a = await sessionParts(manager).issue("u1");
-  const b = await sessionParts(manager).issue("u1");
-  const c = await sessionParts(manager).issue("u2");
+  const a = await manager.issueSession("u1");
+  const b = await manager.issueSession("u1");
+  const c = await manager.issueSession("u2");
   for (const s of [a, b, c]) await registry.add(s.identity, null);
   assert.equal(await registry.revoke("u1", c.identity.jti), false);
   assert.ok(await manager.resolve(c.token), "u2's session untouched");
@@ -115,8 +114,8 @@ Deno.test("SessionRegistry.revoke() ends that session only; another subject's or
 
 Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and sessions that expired", async () => {
   const { manager, registry, advance } = setup();
-  const a = await sessionParts(manager).issue("u1");
-  const b = await sessionParts(manager).issue("u1");
+  const a = await manager.issueSession("u1");
+  const b = await manager.issueSession("u1");
   await registry.add(a.identity, null);
   await registry.add(b.identity, null);
   await manager.revoke(a.token); // a logout elsewhere
@@ -125,7 +124,7 @@ Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and s
   ]);
   await manager.revokeAll("u1"); // sign out everywhere
   assert.deepEqual(await registry.list("u1"), []);
-  const c = await sessionParts(manager).issue("u1");
+  const c = await manager.issueSession("u1");
   await registry.add(c.identity, null);
   assert.equal((await registry.list("u1")).length, 1);
   advance(manager.lifetimeSeconds * 1000);
@@ -134,7 +133,7 @@ Deno.test("SessionRegistry.list() leaves out sessions the denylist refuses and s
 
 Deno.test("SessionRegistry.seen() adds no store round trip to an ordinary request: one deferred write per session an hour", async () => {
   const { kv, manager, registry, advance, now } = setup();
-  const s = await sessionParts(manager).issue("u1");
+  const s = await manager.issueSession("u1");
   await registry.add(s.identity, "Firefox");
   kv.calls.length = 0;
   for (let i = 0; i < 1000; i++) {
@@ -155,7 +154,7 @@ Deno.test("SessionRegistry.seen() adds no store round trip to an ordinary reques
 
 Deno.test("SessionRegistry.seen() puts back an entry the list lost", async () => {
   const { manager, registry } = setup();
-  const s = await sessionParts(manager).issue("u1");
+  const s = await manager.issueSession("u1");
   assert.equal(await registry.seen(s.identity, "Agent"), true);
   const [info] = await registry.list("u1");
   assert.equal(info.id, s.identity.jti);
@@ -164,7 +163,7 @@ Deno.test("SessionRegistry.seen() puts back an entry the list lost", async () =>
 
 Deno.test("SessionRegistry.seen() puts a lost bound session back as bound", async () => {
   const { manager, registry } = setup();
-  const s = await sessionParts(manager).issue("u1");
+  const s = await manager.issueSession("u1");
   const bound = { ...s.identity, binding: "device" as const };
   assert.equal(await registry.seen(bound, "Agent"), true);
   assert.deepEqual((await registry.list("u1")).map((i) => i.binding), [
@@ -174,7 +173,7 @@ Deno.test("SessionRegistry.seen() puts a lost bound session back as bound", asyn
 
 Deno.test("SessionRegistry.remove(): a request of that session still in flight does not put it back", async () => {
   const { kv, manager, registry, advance } = setup();
-  const s = await sessionParts(manager).issue("u1");
+  const s = await manager.issueSession("u1");
   await registry.add(s.identity, null);
   advance(2 * 3600 * 1000); // its next touch is due
   await registry.remove("u1", s.identity.jti);
@@ -208,7 +207,7 @@ Deno.test("SessionRegistry.remove(): a request of that session still in flight d
           store: revocations,
         });
         const registry = new SessionRegistry({ kv, manager, revocations });
-        const issue = () => sessionParts(manager).issue("u1");
+        const issue = () => manager.issueSession("u1");
         const first = await Promise.all(Array.from({ length: 6 }, issue));
         await Promise.all(first.map((s) => registry.add(s.identity, null)));
         assert.equal((await registry.list("u1")).length, 6, "six sign-ins");
@@ -273,8 +272,8 @@ async function firstWriteAnswers(first: () => Promise<void>) {
     store: revocations,
   });
   const registry = new SessionRegistry({ kv, manager, revocations });
-  const a = await sessionParts(manager).issue("u1");
-  const b = await sessionParts(manager).issue("u1");
+  const a = await manager.issueSession("u1");
+  const b = await manager.issueSession("u1");
   return { registry, a: a.identity, b: b.identity };
 }
 

@@ -11,10 +11,11 @@
  *   becomes `name/sub`; `name` is a dependency at `range` when the emitted
  *   JavaScript imports it, and a peer dependency when only the types do
  *   (the user passes in their own instance, as with `@libsql/client`).
- * - A workspace package (`jsr:@portcullis/auth@^0.3.0`) becomes
- *   `@portcullis/auth` and is always a peer dependency, so that an
- *   application holds one copy of the core whose classes and errors every
- *   package shares.
+ * - A workspace package (`jsr:@portcullis/bytes@^0.3.0`) becomes
+ *   `@portcullis/bytes`, a dependency or a peer dependency by the same rule,
+ *   but for the workspace's root package, the core: `@portcullis/auth` is
+ *   always a peer dependency, so that an application holds one copy of the
+ *   core, whose classes, errors and sessions every package shares.
  * - Every other specifier but `node:` is an error.
  *
  * Types come from TypeScript's isolated declaration emit, which needs no
@@ -75,7 +76,7 @@ export interface NpmManifest {
   exports: Record<string, string | { types: string; default: string }>;
   /** Name → range: what the JavaScript imports. */
   dependencies?: Record<string, string>;
-  /** Name → range: the workspace packages, and what only the types import. */
+  /** Name → range: the core, and what only the types import. */
   peerDependencies?: Record<string, string>;
 }
 
@@ -132,7 +133,8 @@ function mapped(
 
 interface Dependency {
   range: string;
-  workspace: boolean;
+  /** Whether it is the workspace's root package (the core). */
+  core: boolean;
   /** Whether the emitted JavaScript imports it (else only the types do). */
   runtime: boolean;
 }
@@ -167,6 +169,7 @@ export async function buildPackage(
   const problems: string[] = [];
   const imports = pkg.config.imports ?? {};
   const workspaceNames = new Set(workspace.map((p) => p.config.name));
+  const core = workspace.find((p) => p.dir === ".")?.config.name;
   // Folders of the other members, relative to this one: never entered.
   const foreign = workspace
     .filter((p) => p !== pkg && p.url.href.startsWith(pkg.url.href))
@@ -235,7 +238,7 @@ export async function buildPackage(
     if (!known) {
       dependencies.set(parsed.name, {
         range: parsed.range,
-        workspace: isWorkspace,
+        core: parsed.name === core,
         runtime: false,
       });
     }
@@ -338,8 +341,8 @@ export async function buildPackage(
   }
   manifest.exports = manifestExports;
   const sorted = [...dependencies].sort(([a], [b]) => a.localeCompare(b));
-  const deps = sorted.filter(([, d]) => !d.workspace && d.runtime);
-  const peers = sorted.filter(([, d]) => d.workspace || !d.runtime);
+  const deps = sorted.filter(([, d]) => !d.core && d.runtime);
+  const peers = sorted.filter(([, d]) => d.core || !d.runtime);
   if (deps.length > 0) {
     manifest.dependencies = Object.fromEntries(
       deps.map(([n, d]) => [n, d.range]),

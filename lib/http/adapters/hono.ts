@@ -28,7 +28,7 @@
  * @module
  */
 import type { Identity } from "../../session/session_manager.ts";
-import { currentIdentity } from "../gates.ts";
+import { currentIdentity } from "../current_identity.ts";
 import type { Middleware, Next } from "../middleware.ts";
 
 // Re-exported so that this entry's documentation is whole.

@@ -14,14 +14,13 @@ import {
   type IssuedSession,
   SESSION_PURPOSE,
   type SessionManager,
-  type SessionParts,
-  sessionParts,
-} from "./session_manager.ts";
+} from "../session/session_manager.ts";
 import {
   encodeSessionPayload,
   parseSessionPayload,
-} from "./session_payload.ts";
+} from "../session/session_payload.ts";
 import { bindingPurpose, type SessionBinding } from "./session_binding.ts";
+import type { PurposeKeys } from "../secrets/secret_provider.ts";
 import {
   MAX_TOKEN_LENGTH,
   signToken,
@@ -40,11 +39,10 @@ const all = new WeakMap<SessionManager, BoundSessions>();
 
 /**
  * Mints and resolves key-bound tokens for one {@linkcode SessionManager}.
- * Not public API: the HTTP glue's (DPoP, device-bound sessions).
+ * Not public API: the binding room's (DPoP, device-bound sessions).
  */
 export class BoundSessions {
   #manager: SessionManager;
-  #parts: SessionParts;
   #known = new Map<string, Known>();
 
   /**
@@ -64,7 +62,6 @@ export class BoundSessions {
 
   private constructor(manager: SessionManager) {
     this.#manager = manager;
-    this.#parts = sessionParts(manager);
   }
 
   /**
@@ -85,7 +82,7 @@ export class BoundSessions {
   ): Promise<IssuedSession> {
     // A new session takes its jti and start from the manager (the
     // sign-out-everywhere floor included); that ordinary token is dropped.
-    const base = session ?? (await this.#parts.issue(subject))
+    const base = session ?? (await this.#manager.issueSession(subject))
       .identity;
     const identity: Identity = Object.freeze({
       subject,
@@ -95,7 +92,7 @@ export class BoundSessions {
         Math.floor(base.issuedAt / 1000) + this.#manager.lifetimeSeconds,
       binding: binding.kind,
     });
-    const keys = await this.#parts.keys();
+    const keys = await this.#keys();
     const token = await signToken(
       keys.current,
       bindingPurpose(binding),
@@ -114,7 +111,7 @@ export class BoundSessions {
   peekDevice(token: string): Identity | null | undefined {
     const known = this.#known.get(token);
     if (known === undefined) return undefined;
-    const live = this.#parts.peek(known.twin);
+    const live = this.#manager.peek(known.twin);
     return live === undefined
       ? undefined
       : live === null
@@ -134,7 +131,7 @@ export class BoundSessions {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
       return null;
     }
-    const keys = await this.#parts.keys();
+    const keys = await this.#keys();
     const payload = await verifyToken(keys, bindingPurpose(binding), token);
     const id = payload === null ? null : parseSessionPayload(payload);
     return id === null ? null : Object.freeze({ ...id, binding: binding.kind });
@@ -193,7 +190,7 @@ export class BoundSessions {
    * @returns The signed value.
    */
   async signValue(purpose: string, payload: Uint8Array): Promise<string> {
-    const keys = await this.#parts.keys();
+    const keys = await this.#keys();
     return signToken(keys.current, valuePurpose(purpose), payload);
   }
 
@@ -208,13 +205,18 @@ export class BoundSessions {
     purpose: string,
     value: string,
   ): Promise<Uint8Array | null> {
-    const keys = await this.#parts.keys();
+    const keys = await this.#keys();
     return verifyToken(keys, valuePurpose(purpose), value);
+  }
+
+  /** The session keys (the manager's secret, the session purpose). */
+  #keys(): Promise<PurposeKeys> {
+    return this.#manager.secret.keys(SESSION_PURPOSE);
   }
 
   /** The ordinary token of an identity (never handed out). */
   async #twin(identity: Identity): Promise<string> {
-    const keys = await this.#parts.keys();
+    const keys = await this.#keys();
     return signToken(
       keys.current,
       SESSION_PURPOSE,

@@ -8,18 +8,14 @@
  * @module
  */
 import { AuthError } from "../auth_error.ts";
-import { BoundSessions } from "../session/bound_sessions.ts";
+import { BoundSessions } from "./bound_sessions.ts";
 import type { CookieTransport } from "../session/cookie_transport.ts";
 import {
   type DeviceKeyRecord,
   DeviceKeys,
   isSessionId,
-} from "../session/device_keys.ts";
-import {
-  type Identity,
-  type SessionManager,
-  sessionParts,
-} from "../session/session_manager.ts";
+} from "./device_keys.ts";
+import type { Identity, SessionManager } from "../session/session_manager.ts";
 import type { IssuedSession } from "../session/session_payload.ts";
 import type { SessionRegistry } from "../session/session_registry.ts";
 import {
@@ -27,8 +23,9 @@ import {
   type DeviceBoundEvent,
   type DeviceBoundOptions,
 } from "./device_bound_options.ts";
-import type { AuthEvent } from "./auth_event.ts";
-import { errorResponse, storeUnavailable } from "./error_response.ts";
+/** The one middleware event this class reports (an `AuthEvent`). */
+type StoreOutage = { type: "store_unavailable"; error: unknown };
+import { errorResponse, storeUnavailable } from "../_common/error_response.ts";
 import { KeyedQueue } from "../_common/keyed_queue.ts";
 
 const DEVICE = Object.freeze({ kind: "device" as const });
@@ -59,7 +56,7 @@ export class DeviceBoundSessions {
   #offer: string;
   #attributes: string;
   #origin: string | null;
-  #emit: (event: AuthEvent) => void;
+  #emit: (event: StoreOutage) => void;
   #hook: ((event: DeviceBoundEvent) => void) | undefined;
   #now: () => number;
   #registry: SessionRegistry | null;
@@ -80,7 +77,7 @@ export class DeviceBoundSessions {
     manager: SessionManager,
     unbound: CookieTransport,
     options: DeviceBoundOptions,
-    emit: (event: AuthEvent) => void,
+    emit: (event: StoreOutage) => void,
     hook?: (event: DeviceBoundEvent) => void,
   ) {
     const o = checkDeviceBound(manager, unbound, options);
@@ -149,10 +146,13 @@ export class DeviceBoundSessions {
     const found = await this.#sessionOf(identity);
     // A new session as the manager starts one (after the subject's
     // sign-out-everywhere floor).
-    const start = (await sessionParts(this.#manager).issue(identity.subject))
-      .identity;
-    const end = Math.floor(start.issuedAt / 1000) +
-      this.#manager.lifetimeSeconds;
+    // The browser session's absolute end is kept: its key record's, or
+    // without one, the presented cookie's (SECURITY: a re-mint never
+    // extends a session).
+    const start = (await this.#manager.issueSession(identity.subject, {
+      notAfter: found === null ? identity.expiresAt : found.record.e,
+    })).identity;
+    const end = start.expiresAt;
     const fresh = await this.bound.mint(
       DEVICE,
       identity.subject,
