@@ -21,7 +21,7 @@ export const FLOODABLE_EVENT_TYPES: readonly SecurityEventType[] = Object
   .freeze(["login_failed", "throttled", "binding_proof_refused"]);
 
 /** The default aggregation window of floodable events: 15 minutes. */
-export const DEFAULT_AGGREGATION_WINDOW_MS: number = 15 * 60 * 1000;
+export const DEFAULT_AGGREGATION_WINDOW_MS = 15 * 60 * 1000;
 
 /** The default cap on stored events per account. */
 export const DEFAULT_MAX_EVENTS_PER_SUBJECT = 1000;

@@ -65,7 +65,7 @@ export interface SessionManagerOptions {
 }
 
 /** The default token lifetime: 7 days, in seconds. */
-export const DEFAULT_LIFETIME_SECONDS: number = 7 * 24 * 3600;
+export const DEFAULT_LIFETIME_SECONDS = 7 * 24 * 3600;
 
 /** The options after checking, with every default filled in. */
 export interface CheckedOptions {

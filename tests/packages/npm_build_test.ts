@@ -102,7 +102,12 @@ export function later(): Promise<unknown> {
   return import("./_later.ts");
 }
 `,
-    "packages/newcomer/_later.ts": `export const LATER: number = 2;\n`,
+    // Arithmetic on number literals, which JSR's type extraction takes as a
+    // number and TypeScript's isolated declarations do not.
+    "packages/newcomer/_later.ts": `export const LATER_MS = 15 * 60 * 1000;
+export const LIMITS = { perHour: { max: 5, windowSeconds: 60 * 60 } };
+export enum Flag { A = 1 << 2 }
+`,
   });
   try {
     const r = await build(root);
@@ -145,8 +150,14 @@ export function later(): Promise<unknown> {
     assert.match(dts, /import type \{ Shape \} from "some-shapes\/square"/);
     assert.match(dts, /export declare function padded\(shape: Shape\): string/);
     assert.equal(await Deno.readTextFile(`${dir}/data/asset.bin`), "bytes");
-    await Deno.stat(`${dir}/_later.js`);
-    await Deno.stat(`${dir}/_later.d.ts`);
+    assert.match(
+      await Deno.readTextFile(`${dir}/_later.js`),
+      /LATER_MS = 15 \* 60 \* 1000;/,
+    );
+    const later = await Deno.readTextFile(`${dir}/_later.d.ts`);
+    assert.match(later, /export declare const LATER_MS: number;/);
+    assert.match(later, /windowSeconds: number;/);
+    assert.match(later, /A = 4/);
     // A member without a LICENSE of its own gets the root's.
     assert.equal(
       await Deno.readTextFile(`${dir}/LICENSE`),

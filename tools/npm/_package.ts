@@ -21,12 +21,15 @@
  * Types come from TypeScript's isolated declaration emit, which needs no
  * type checking and no dependency installed: the workspace's rule of
  * explicit types on exports (JSR's "no slow types") is what makes it
- * possible. A file it cannot declare is an error, never a warning.
+ * possible, with the one inference JSR makes and it does not (arithmetic on
+ * number literals is a number: `_arithmetic.ts`). A file it cannot declare
+ * is an error, never a warning.
  *
  * @module
  */
 // deno-lint-ignore no-import-prefix -- named here, not in the workspace's import map, so that no task but this build downloads it (deno task installs every import-map dependency)
 import ts from "npm:typescript@6.0.3";
+import { assertArithmetic } from "./_arithmetic.ts";
 import {
   findSpecifiers,
   parseRegistrySpecifier,
@@ -298,7 +301,7 @@ export async function buildPackage(
       compilerOptions: JS_OPTIONS,
       reportDiagnostics: true,
     });
-    const dts = ts.transpileDeclaration(source, {
+    const dts = ts.transpileDeclaration(assertArithmetic(file, source), {
       fileName: file,
       compilerOptions: COMPILER_OPTIONS,
       reportDiagnostics: true,
