@@ -1,5 +1,5 @@
 /**
- * Bench support, not part of the package: the reference app (`createApp`,
+ * Bench support, not part of the package: the reference app (`accounts()`,
  * as `examples/app/main.ts` wires it) on a chosen user store and key-value
  * store, for `bench/sql_memory.ts`, `bench/soak.ts` and `bench/chaos.ts`.
  * Those scripts start it as a child process:
@@ -44,9 +44,9 @@ import {
 import type { CredentialStore } from "../lib/authn/credential_store.ts";
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import type { VerificationTokenStore } from "../lib/verification/verification_token_store.ts";
-import { createApp } from "../examples/app/app.ts";
-import { MODULES } from "../examples/app/modules.ts";
-import type { Mailer } from "../examples/app/mailer.ts";
+import { accounts, type Mailer } from "../packages/accounts/mod.ts";
+import { MemorySecurityEventStore } from "../lib/events/mod.ts";
+import { modules } from "../examples/app/modules.ts";
 
 /** What the parent passes as the first argument (JSON). */
 export interface ServerConfig {
@@ -255,8 +255,10 @@ async function main(): Promise<void> {
   });
   const mailer: Mailer = { send: () => Promise.resolve() };
   const many = { max: 1_000_000_000, windowSeconds: 60 };
-  const app = createApp({
-    modules: MODULES,
+  const app = accounts({
+    // Memory stores: the modules that keep SQL tables stay out.
+    modules: modules({ SIGN_IN_METHODS: "off" }),
+    events: new MemorySecurityEventStore(),
     sessions,
     secret,
     credentials: users.credentials,

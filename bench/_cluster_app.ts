@@ -1,6 +1,6 @@
 /**
  * Bench support, not part of the package: one instance of the reference app
- * (`createApp`, wired as `examples/app/main.ts` wires it) whose session
+ * (`accounts()`, wired as `examples/app/main.ts` wires it) whose session
  * denylist, rate limits, notes and session list live on a Redis Cluster
  * through `@portcullis/redis`'s `RedisKV`, and whose users, single-use
  * tokens, security events and sign-in methods live in one PostgreSQL
@@ -36,14 +36,9 @@ import {
   SessionManager,
 } from "../mod.ts";
 import { RedisKV } from "../stores/redis/mod.ts";
-import {
-  SQLAuthEventStore,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "../stores/sql/mod.ts";
-import { createApp } from "../examples/app/app.ts";
-import { setupModules } from "../examples/app/module.ts";
-import { MODULES } from "../examples/app/modules.ts";
+import {} from "../stores/sql/mod.ts";
+import { accounts } from "../packages/accounts/mod.ts";
+import { modules } from "../examples/app/modules.ts";
 
 /** What the parent passes as the first argument (JSON). */
 export interface ClusterAppConfig {
@@ -111,20 +106,12 @@ async function main(): Promise<void> {
       : { revocationStaleness: config.revocationStaleness }),
   });
   const many = { max: 1_000_000_000, windowSeconds: 60 };
-  const app = createApp({
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env: {},
-      db,
-      secret,
-      appOrigin: config.appOrigin,
-    }),
+  const app = accounts({
+    modules: modules({}),
     sessions,
     sessionStore,
-    events: new SQLAuthEventStore(db),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: { send: () => Promise.resolve() },
     appOrigin: config.appOrigin,

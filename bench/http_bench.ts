@@ -21,7 +21,7 @@
  *   request pays the full MAC verification of a token never seen before;
  * - `/hono-jwt/me`: the same handler behind Hono's `jwt` middleware (HS256),
  *   the peer the performance goals compare with;
- * - `/api/me`: the whole reference app (`createApp`: router, identity,
+ * - `/api/me`: the whole reference app (`accounts()`: router, identity,
  *   security headers), with Bearer or with the session cookie.
  *
  * Stores: in memory for throughput (the ratio the performance goals name); the
@@ -48,9 +48,9 @@ import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
 import { Hono } from "hono";
 import { jwt, sign } from "hono/jwt";
-import { createApp } from "../examples/app/app.ts";
-import { MODULES } from "../examples/app/modules.ts";
-import type { Mailer } from "../examples/app/mailer.ts";
+import { accounts, type Mailer } from "../packages/accounts/mod.ts";
+import { MemorySecurityEventStore } from "../lib/events/mod.ts";
+import { modules } from "../examples/app/modules.ts";
 
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -77,8 +77,10 @@ async function serve(): Promise<void> {
   const credentials = new MemoryCredentialStore();
   const mailer: Mailer = { send: () => Promise.resolve() };
   const origin = `http://127.0.0.1:${env.PORT}`;
-  const app = createApp({
-    modules: MODULES,
+  const app = accounts({
+    // Memory stores: the modules that keep SQL tables stay out.
+    modules: modules({ SIGN_IN_METHODS: "off" }),
+    events: new MemorySecurityEventStore(),
     sessions,
     secret,
     credentials,

@@ -1,5 +1,5 @@
 /**
- * The denylist 2 ms away: the reference app's `GET /api/me` (createApp:
+ * The denylist 2 ms away: the reference app's `GET /api/me` (accounts():
  * router, identityMiddleware, the user lookup) with its session store behind
  * a TCP proxy that delays every chunk 2 ms each way, in front of the Upstash
  * REST bridge (tests/support/upstash_bridge.ts) in front of the local Redis.
@@ -37,8 +37,9 @@ import {
 } from "../mod.ts";
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import { UpstashKV } from "../stores/upstash/mod.ts";
-import { createApp } from "../examples/app/app.ts";
-import { MODULES } from "../examples/app/modules.ts";
+import { accounts } from "../packages/accounts/mod.ts";
+import { MemorySecurityEventStore } from "../lib/events/mod.ts";
+import { modules } from "../examples/app/modules.ts";
 
 const SECRET = "OE4oAG13kLUZp20SYqZR2kcifh/ZW0UNU72ph11FvDw=";
 const SESSIONS = 100;
@@ -76,8 +77,10 @@ async function serve(): Promise<void> {
   });
   const credentials = new MemoryCredentialStore();
   const origin = `http://127.0.0.1:${env.PORT}`;
-  const app = createApp({
-    modules: MODULES,
+  const app = accounts({
+    // Memory stores: the modules that keep SQL tables stay out.
+    modules: modules({ SIGN_IN_METHODS: "off" }),
+    events: new MemorySecurityEventStore(),
     sessions,
     secret,
     credentials,

@@ -1,7 +1,7 @@
 /**
  * Tests of the generated app: `deno test -A`. They run the app in-process
- * with this project's modules (`testing.ts`); each module's own tests are
- * in its folder under `methods/`.
+ * with this project's modules (`testing.ts`): its configuration and its own
+ * module (the notes API) over the flows of `@portcullis/accounts`.
  *
  * @module
  */

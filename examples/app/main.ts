@@ -18,8 +18,8 @@
  *   missing `APP_ORIGIN` or a missing mail binding stops the start;
  * - cookies marked `Secure` (`COOKIE_SECURE=false` to try the app over
  *   plain HTTP on a host other than localhost);
- * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see the
- *   `mod.ts` of each folder under `methods/`.
+ * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see
+ *   `modules.ts`.
  *
  * An on/off setting takes `1`, `true`, `yes`, `on` or `0`, `false`, `no`,
  * `off` in any case; any other value stops the start.
@@ -32,20 +32,11 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import {
-  migrate,
-  SQLAuthEventStore,
-  SQLCredentialStore,
-  type SQLDatabase,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import { createApp } from "./app.ts";
-import { setupModules } from "./module.ts";
-import { MODULES } from "./modules.ts";
+import { migrate, type SQLDatabase } from "@portcullis/sql";
+import { accounts, envFlag, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "./modules.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
-import { mailerFromEnv } from "./mailer.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
-import { envFlag } from "./sign_in_methods.ts";
 
 const LIBSQL_CLIENT = "npm:@libsql/client@^0.18.0";
 const DRIZZLE_LIBSQL = "npm:drizzle-orm@^0.45.4/libsql";
@@ -149,13 +140,19 @@ const kvPath = env.KV_PATH ?? `${dataDir}/kv.sqlite3`;
 await privateFile(kvPath);
 const kv = await DenoKV.open(kvPath);
 const sessionStore = new KVSessionStore(kv);
-const app = createApp({
+let list;
+try {
+  list = modules(env);
+} catch (error) {
+  // A setting the app cannot use: its message, no stack.
+  if (error instanceof TypeError) fail(error.message);
+  throw error;
+}
+const app = accounts({
   sessions: new SessionManager({ secret, store: sessionStore }),
   sessionStore,
-  events: new SQLAuthEventStore(db),
   secret,
-  credentials: new SQLCredentialStore(db),
-  tokens: new SQLVerificationTokenStore(db),
+  db,
   kv,
   mailer: mailerFromEnv(env),
   appOrigin,
@@ -163,13 +160,7 @@ const app = createApp({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
-  modules: MODULES,
-  settings: await setupModules(MODULES, { env, db, secret, appOrigin })
-    .catch((error) => {
-      // A module's setting the app cannot use: its message, no stack.
-      if (error instanceof TypeError) fail(error.message);
-      throw error;
-    }),
+  modules: list,
 });
 
 Deno.serve({

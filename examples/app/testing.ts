@@ -16,16 +16,9 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import {
-  migrate,
-  SQLAuthEventStore,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import { createApp } from "./app.ts";
-import { LogMailer } from "./mailer.ts";
-import { setupModules } from "./module.ts";
-import { MODULES } from "./modules.ts";
+import { migrate, SQLCredentialStore } from "@portcullis/sql";
+import { accounts, LogMailer } from "@portcullis/accounts";
+import { modules } from "./modules.ts";
 
 /** The origin the test app answers as. */
 export const ORIGIN = "http://localhost:8000";
@@ -94,30 +87,22 @@ export async function startTestApp(
   const credentials = new SQLCredentialStore(db);
   const mail: string[] = [];
   const logs: string[] = [];
-  const app = createApp({
+  const app = accounts({
     sessions: new SessionManager({
       secret,
       store: new KVSessionStore(kv),
       now,
     }),
     secret,
+    db,
     credentials,
-    tokens: new SQLVerificationTokenStore(db),
-    events: new SQLAuthEventStore(db),
     kv,
     mailer: new LogMailer((line) => mail.push(line)),
     appOrigin: ORIGIN,
     hasher: new Pbkdf2Hasher({ iterations: 1000 }), // tests only: 600000 by default
     now,
     log: (line) => logs.push(line),
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env,
-      db,
-      secret,
-      appOrigin: ORIGIN,
-      now,
-    }),
+    modules: modules(env),
   });
   const call: TestApp["call"] = async (method, path, body, token, options) => {
     const headers = new Headers(options?.headers);

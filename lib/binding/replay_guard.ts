@@ -35,7 +35,7 @@ export interface ReplayGuardOptions {
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
- * import { ReplayGuard } from "@portcullis/auth/sessions";
+ * import { ReplayGuard } from "./replay_guard.ts";
  * const once = new ReplayGuard();
  * assert.equal(await once.first("proof-1", 60), true);
  * assert.equal(await once.first("proof-1", 60), false);

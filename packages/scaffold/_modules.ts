@@ -1,36 +1,33 @@
 /**
- * The app's modules as the generator sees them: each folder
- * `methods/<name>/` is one module, `modules.ts` is the only file that
- * names them all, and a module nothing else imports can be left out by
- * not copying its folder and writing `modules.ts` without it.
+ * The project's optional modules as the generator sees them: each file
+ * `modules/<name>.ts` configures one module of `@portcullis/accounts` (or
+ * of a method's package), `modules.ts` is the only file that names them
+ * all, and a module nothing else imports can be left out by not writing its
+ * file and writing `modules.ts` without it.
  *
  * @module
  */
 
-/** Where the modules' folders are, relative to the project's root. */
-export const METHODS_DIR = "methods/";
+/** Where the modules' files are, relative to the project's root. */
+export const METHODS_DIR = "modules/";
 /** The composition point: the one file that lists every module. */
 export const MODULES_FILE = "modules.ts";
 
 /**
- * The modules every project has: the password holds the account's
- * lifecycle (registration, sign-out, reset, deletion), without which no
- * other method has an account to sign in to; DPoP-bound API sessions
- * (`dpop`) add no route, no package and no file but their `mod.ts`, and
- * `DPOP=off` turns them off at run time, so leaving them out would save
- * nothing (and would double the projects the subset test builds).
+ * Files under `modules/` every project keeps (none today: the password and
+ * DPoP-bound API sessions are listed in `modules.ts` itself, since every
+ * project has them and `DPOP=off` turns the latter off at run time).
  */
-export const ALWAYS_IN: ReadonlySet<string> = new Set(["password", "dpop"]);
+export const ALWAYS_IN: ReadonlySet<string> = new Set<string>();
 
-/** The module (folder name under `methods/`) a path belongs to, or `null`. */
+/** The module (file name under `modules/`, without `.ts`) a path belongs to, or `null`. */
 export function moduleOf(path: string): string | null {
-  if (!path.startsWith(METHODS_DIR)) return null;
-  const rest = path.slice(METHODS_DIR.length);
-  const slash = rest.indexOf("/");
-  return slash > 0 ? rest.slice(0, slash) : null;
+  if (!path.startsWith(METHODS_DIR) || !path.endsWith(".ts")) return null;
+  const rest = path.slice(METHODS_DIR.length, -3);
+  return rest.length > 0 && !rest.includes("/") ? rest : null;
 }
 
-/** Every module folder of the templates, sorted. */
+/** Every optional module file of the templates, by name, sorted. */
 export function moduleNames(paths: Iterable<string>): string[] {
   const out = new Set<string>();
   for (const path of paths) {
@@ -68,7 +65,7 @@ export function resolveRelative(
 
 /**
  * The modules the generator can leave out: those no file outside their
- * own folder imports, `modules.ts` aside, and that are not
+ * own file imports, `modules.ts` aside, and that are not
  * {@linkcode ALWAYS_IN}. A module another part of the app imports is
  * always in.
  *
@@ -111,7 +108,7 @@ export function withoutModules(
   let out = source;
   for (const name of leftOut) {
     const declaration = new RegExp(
-      `^import\\s+(?:type\\s+)?([^;]*?)\\s+from\\s+["']\\./${METHODS_DIR}${name}/[^"']*["'];?[^\\S\\n]*\\n`,
+      `^import\\s+(?:type\\s+)?([^;]*?)\\s+from\\s+["']\\./${METHODS_DIR}${name}\\.ts["'];?[^\\S\\n]*\\n`,
       "gm",
     );
     const bindings: string[] = [];
@@ -121,15 +118,19 @@ export function withoutModules(
     });
     if (bindings.length === 0) {
       throw new Error(
-        `${MODULES_FILE} has no import of ./${METHODS_DIR}${name}/`,
+        `${MODULES_FILE} has no import of ./${METHODS_DIR}${name}.ts`,
       );
     }
     for (const binding of bindings) {
       const b = escape(binding);
       out = out
-        // An element on a line of its own (with a trailing comment, if any).
+        // An element on a line of its own (with a trailing comment, if
+        // any): `name,` or a spread call `...name(env),`.
         .replace(
-          new RegExp(`^[^\\S\\n]*${b},?[^\\S\\n]*(//[^\\n]*)?\\n`, "gm"),
+          new RegExp(
+            `^[^\\S\\n]*(?:\\.\\.\\.)?${b}(?:\\([^()\\n]*\\))?,?[^\\S\\n]*(//[^\\n]*)?\\n`,
+            "gm",
+          ),
           "",
         )
         // An element inline: `a, b, c` or `[b]`.

@@ -16,9 +16,9 @@ import {
 /** Options of {@linkcode renderApp}: which modules the project has. */
 export interface RenderOptions {
   /**
-   * The modules to leave out, by their folder's name under `methods/`
+   * The modules to leave out, by their file's name under `modules/`
    * (`"verification"`, `"magic_link"`, `"totp"`, …; {@linkcode modules}
-   * lists them). Their folders are not written, and `modules.ts` lists the
+   * lists them). Their files are not written, and `modules.ts` lists the
    * rest. Default: none, every module is in.
    */
   without?: readonly string[];
@@ -42,10 +42,9 @@ const SOURCES: ReadonlyMap<string, string> = new Map(
 );
 
 /**
- * The modules a project may leave out: every folder under `methods/` that
- * no other part of the app imports, but the password's (which holds the
- * account's lifecycle) and DPoP's (no route, no package, `DPOP=off` at run
- * time): every project has those two.
+ * The modules a project may leave out: every file under `modules/` that
+ * no other part of the app imports. The password and DPoP-bound API
+ * sessions are listed in `modules.ts` itself: every project has them.
  *
  * @returns Their names, sorted.
  *
@@ -64,7 +63,7 @@ export function modules(): string[] {
 
 /**
  * The app's files for a new project, by relative path: every template but
- * the folders of the modules left out, and `modules.ts` listing the rest.
+ * the files of the modules left out, and `modules.ts` listing the rest.
  *
  * @param options Which modules to leave out.
  * @returns Path → content, sorted by path.
@@ -75,8 +74,8 @@ export function modules(): string[] {
  * import assert from "node:assert/strict";
  * import { renderApp } from "./generate.ts";
  * const files = renderApp({ without: ["verification"] });
- * assert.equal(files.has("app.ts"), true);
- * assert.equal(files.has("methods/verification/mod.ts"), false);
+ * assert.equal(files.has("main.ts"), true);
+ * assert.equal(files.has("modules/verification.ts"), false);
  * ```
  */
 export function renderApp(options: RenderOptions = {}): Map<string, string> {

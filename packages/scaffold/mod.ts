@@ -9,13 +9,16 @@
  * cd my-app && deno task start
  * ```
  *
- * Every sign-in method is a module, a folder `methods/<name>/`, and the
+ The flows themselves (and every rule that keeps an account safe) are in
+ * the versioned package `@portcullis/accounts`; the project holds its
+ * configuration, its entry, its own module (the notes API) and its tests.
+ * Each optional module is configured in a file `modules/<name>.ts`, and the
  * project's `modules.ts` lists the ones it has. `--no-<name>` leaves one
- * out (its folder is not written, `modules.ts` does not list it, and the
+ * out (its file is not written, `modules.ts` does not list it, and the
  * imports only it used leave `deno.json`): `--no-verification`,
  * `--no-magic-link`, `--no-totp`, `--no-oidc`, `--no-passkeys`,
  * `--no-device-bound`, as {@linkcode modules} lists them (a `_` in a
- * folder's name is a `-` in its flag). `--force` overwrites existing files;
+ * file's name is a `-` in its flag). `--force` overwrites existing files;
  * `--package <spec>` changes where `@portcullis/auth` comes from (a `jsr:`
  * specifier, or the path of a local checkout).
  *

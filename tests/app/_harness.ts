@@ -16,19 +16,30 @@ import {
   SessionManager,
 } from "../../mod.ts";
 import type { PutOptions } from "../../lib/session/mod.ts";
-import {
-  migrate,
-  SQLAuthEventStore,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "../../stores/sql/mod.ts";
+import { migrate, SQLCredentialStore } from "../../stores/sql/mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { LoginThrottle } from "../../lib/throttle/mod.ts";
-import { type AppDeps, createApp } from "../../examples/app/app.ts";
-import { appRoutes } from "../../examples/app/http.ts";
-import { MODULES } from "../../examples/app/modules.ts";
-import { type AppModule, setupModules } from "../../examples/app/module.ts";
-import { LogMailer } from "../../examples/app/mailer.ts";
+import {
+  accounts,
+  type AccountsModule,
+  type AccountsOptions,
+  LogMailer,
+} from "../../packages/accounts/mod.ts";
+import { modules } from "../../examples/app/modules.ts";
+
+/**
+ * Settings that turn every module of the reference app on (OpenID Connect
+ * with a provider that is never asked: its discovery is lazy), for tests
+ * that read every route.
+ */
+export const EVERY_MODULE: Record<string, string> = {
+  TOTP: "on",
+  PASSKEYS: "on",
+  MAGIC_LINK: "on",
+  OIDC_ISSUER: "https://id.invalid",
+  OIDC_CLIENT_ID: "app",
+  OIDC_CLIENT_SECRET: "unused",
+};
 
 /** A running app and what the test needs to drive it. */
 export interface TestApp {
@@ -78,17 +89,18 @@ export interface StartOptions {
   host?: string;
   /**
    * Settings for the sign-in methods beside the password, as `main.ts`
-   * reads them from the environment (`{ TOTP: "on" }`); default none.
+   * reads them from the environment (`{ TOTP: "on" }`); default TOTP and
+   * passkeys off.
    */
   signInEnv?:
     | Record<string, string | undefined>
     | ((origin: string) => Promise<Record<string, string | undefined>>);
   /**
    * Wraps the modules the app composes (to make one of their stores fail,
-   * like a backend that is down); their settings are built from `signInEnv`
-   * by the modules of `modules.ts`, which a wrapper's copy keeps reading.
+   * like a backend that is down): the modules `modules.ts` lists for
+   * `signInEnv`.
    */
-  wrapModules?: (modules: readonly AppModule[]) => readonly AppModule[];
+  wrapModules?: (modules: readonly AccountsModule[]) => AccountsModule[];
 }
 
 /**
@@ -99,7 +111,7 @@ export interface StartOptions {
  * @returns The running app.
  */
 export async function startApp(
-  overrides: Partial<AppDeps> = {},
+  overrides: Partial<AccountsOptions> = {},
   options: StartOptions = {},
 ): Promise<TestApp> {
   const dir = await Deno.makeTempDir({ prefix: "portcullis-app-" });
@@ -120,7 +132,7 @@ export async function startApp(
   const ac = new AbortController();
   let origin = "";
   const ready = Promise.withResolvers<void>();
-  let app: ReturnType<typeof createApp> | null = null;
+  let app: ReturnType<typeof accounts> | null = null;
   const server = Deno.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -129,30 +141,24 @@ export async function startApp(
   }, (req, info) => app!.fetch(req, info));
   await ready.promise;
   origin = `http://${options.host ?? "localhost"}:${server.addr.port}`;
-  app = createApp({
+  const env = typeof options.signInEnv === "function"
+    ? await options.signInEnv(origin)
+    : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" };
+  const listed = modules(env);
+  app = accounts({
     sessions,
     secret,
+    db,
     credentials,
-    tokens: new SQLVerificationTokenStore(db),
     kv: options.appKv?.(kv) ?? kv,
     sessionStore,
-    events: new SQLAuthEventStore(db),
     mailer: new LogMailer((line) => mail.push(line)),
     appOrigin: origin,
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
     now,
     log: (line) => logs.push(line),
     clientAddress: (req) => req.headers.get("x-test-client") ?? "198.51.100.1",
-    modules: options.wrapModules?.(MODULES) ?? MODULES,
-    settings: await setupModules(MODULES, {
-      env: typeof options.signInEnv === "function"
-        ? await options.signInEnv(origin)
-        : options.signInEnv ?? { TOTP: "off", PASSKEYS: "off" },
-      db,
-      secret,
-      appOrigin: origin,
-      now,
-    }),
+    modules: options.wrapModules?.(listed) ?? listed,
     ...overrides,
   });
   const close = async () => {
@@ -196,7 +202,7 @@ export async function startApp(
       }
       throw new Error(`No mail to ${email}`);
     },
-    routes: appRoutes(app),
+    routes: app.routes,
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -31,8 +31,7 @@ import {
   type TestApp,
   verifyDirectly,
 } from "./_harness.ts";
-import type { AppModule } from "../../examples/app/module.ts";
-import { passkeys } from "../../examples/app/methods/passkeys/mod.ts";
+import type { AccountsModule } from "../../packages/accounts/mod.ts";
 import { me, setupOidcApp as setup, throughOp } from "./_oidc_app.ts";
 
 const PASSWORD = "correct horse battery";
@@ -507,23 +506,28 @@ Deno.test("issue 16 finding 2: POST /account/delete removes every method's rows 
 
 /** The passkeys' lifecycle part behind a switch that makes its store fail. */
 function flakyPasskeys(): {
-  wrap: (modules: readonly AppModule[]) => readonly AppModule[];
+  wrap: (modules: readonly AccountsModule[]) => AccountsModule[];
   down: { value: boolean };
 } {
   const down = { value: false };
   const fail = () => Promise.reject(new Error("connection refused"));
-  const flaky: AppModule = {
-    ...passkeys,
-    lifecycle: (ctx) =>
-      passkeys.lifecycle!(ctx).map((real) => ({
-        method: real.method,
-        addressProven: (e) => down.value ? fail() : real.addressProven(e),
-        accountDeleted: (s) => down.value ? fail() : real.accountDeleted(s),
-      })),
-  };
+  const flaky = (passkeys: AccountsModule): AccountsModule => ({
+    name: passkeys.name,
+    setup(ctx) {
+      const parts = passkeys.setup(ctx);
+      return {
+        ...parts,
+        lifecycle: parts.lifecycle!.map((real) => ({
+          method: real.method,
+          addressProven: (e) => down.value ? fail() : real.addressProven(e),
+          accountDeleted: (s) => down.value ? fail() : real.accountDeleted(s),
+        })),
+      };
+    },
+  });
   return {
     down,
-    wrap: (modules) => modules.map((m) => m === passkeys ? flaky : m),
+    wrap: (modules) => modules.map((m) => m.name === "passkeys" ? flaky(m) : m),
   };
 }
 

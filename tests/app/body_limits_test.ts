@@ -14,8 +14,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { startApp } from "./_harness.ts";
-import { MAX_BODY_BYTES } from "../../examples/app/request_body.ts";
+import { EVERY_MODULE, startApp } from "./_harness.ts";
+import { MAX_BODY_BYTES } from "../../packages/accounts/plugin.ts";
 import { freePort } from "../conformance/_runner.ts";
 
 const MiB = 1024 * 1024;
@@ -38,6 +38,7 @@ async function startMain(): Promise<RunningApp> {
     DATA_DIR: `${dir}/data`,
     PORT: String(port),
     NO_COLOR: "1",
+    ...EVERY_MODULE,
   };
   for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
     const value = Deno.env.get(name);
@@ -190,7 +191,7 @@ function headFor(method: string, path: string, framing: string): string {
 
 /** Every (method, path) the app routes, `:param` filled in. */
 async function everyRoute(): Promise<{ method: string; path: string }[]> {
-  await using app = await startApp();
+  await using app = await startApp({}, { signInEnv: EVERY_MODULE });
   return app.routes.map(({ method, path }) => ({
     method,
     path: path.replace(/:[a-z]+/, "x1"),

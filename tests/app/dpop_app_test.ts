@@ -20,8 +20,7 @@ import {
   verifyDirectly,
 } from "./_harness.ts";
 import { ath, es256Key, makeProof } from "../session/_dpop_proofs.ts";
-import type { ModuleSetup } from "../../examples/app/module.ts";
-import { dpop } from "../../examples/app/methods/dpop/mod.ts";
+import { modules } from "../../examples/app/modules.ts";
 import {
   dpopClient,
   dpopLogin,
@@ -395,11 +394,11 @@ Deno.test("DPoP: a registration with a proof gets a bound token, DPOP=off ignore
       200,
     );
   }
-  // The module reads only the environment.
-  const input = (DPOP: string) => ({ env: { DPOP } }) as unknown as ModuleSetup;
-  assert.equal(dpop.setup!(input("Off")), null);
-  assert.deepEqual(dpop.setup!(input(" yes ")), { nonce: true });
-  assert.throws(() => dpop.setup!(input("maybe")), (err: Error) => {
+  // The project's configuration reads the switch.
+  const named = (DPOP: string) => modules({ DPOP }).map((m) => m.name);
+  assert.ok(!named("Off").includes("dpop"));
+  assert.ok(named(" yes ").includes("dpop"));
+  assert.throws(() => named("maybe"), (err: Error) => {
     assert.ok(err instanceof TypeError);
     assert.match(err.message, /^DPOP must be one of/);
     return true;

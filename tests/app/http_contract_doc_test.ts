@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { setupOidcApp } from "./_oidc_app.ts";
-import { startApp } from "./_harness.ts";
+import { EVERY_MODULE, startApp } from "./_harness.ts";
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 const DOC = new URL("../../docs/http_contract.md", import.meta.url);
@@ -34,7 +34,7 @@ async function documented(): Promise<Set<string>> {
 }
 
 async function served(): Promise<Set<string>> {
-  await using app = await startApp();
+  await using app = await startApp({}, { signInEnv: EVERY_MODULE });
   return new Set(app.routes.map((r) => `${r.method} ${r.path}`));
 }
 

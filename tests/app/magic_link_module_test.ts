@@ -10,14 +10,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createClient } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
 import { Secret, TOTP } from "otpauth";
-import { SecretProvider } from "../../mod.ts";
-import { migrate } from "../../stores/sql/mod.ts";
-import { ResendMailer } from "../../examples/app/mailer.ts";
-import { magicLink } from "../../examples/app/methods/magic_link/mod.ts";
-import { MAGIC_LINK_TTL_MS } from "../../examples/app/methods/magic_link/routes.ts";
+import { ResendMailer } from "../../packages/accounts/mod.ts";
+import { MAGIC_LINK_TTL_MS } from "../../packages/accounts/magic_link/routes.ts";
 import { startMailSink } from "../conformance/mail_sink.ts";
 import {
   api,
@@ -30,11 +25,7 @@ import {
 
 const PASSWORD = "correct horse battery";
 
-/**
- * The app with the module on and mail going to a sink. Where the harness
- * builds no settings for the module (it then answers 404), the module's
- * are given: its links in a database of their own, on the app's clock.
- */
+/** The app with the module on and mail going to a sink. */
 async function start(options: StartOptions = {}) {
   const sink = startMailSink();
   const mailer = new ResendMailer({
@@ -42,29 +33,7 @@ async function start(options: StartOptions = {}) {
     from: "App <app@example.com>",
     baseUrl: sink.url,
   });
-  const client = createClient({ url: ":memory:" });
-  let app = await startApp({ mailer }, options);
-  const login = await (await fetch(`${app.origin}/login`)).text();
-  if (!login.includes('action="/magic-link"')) {
-    await app.close();
-    const db = drizzle(client);
-    await migrate(db);
-    let clock = () => Date.now();
-    const settings = await magicLink.setup!({
-      env: {},
-      db,
-      secret: SecretProvider.fromValue(
-        "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
-      ),
-      appOrigin: "http://localhost",
-      now: () => clock(),
-    });
-    app = await startApp({
-      mailer,
-      settings: new Map([[magicLink, settings]]),
-    }, options);
-    clock = app.now;
-  }
+  const app = await startApp({ mailer }, options);
   /** The token of the `n`-th sign-in link mailed to `email`. */
   const token = async (email: string, n = 1) => {
     const links = () =>
@@ -88,7 +57,6 @@ async function start(options: StartOptions = {}) {
     async [Symbol.asyncDispose]() {
       await app.close();
       await sink.close();
-      client.close();
     },
   };
 }

@@ -21,7 +21,7 @@ import {
   MAGIC_LINK_LIMITS,
 } from "../../examples/magic_link/app.ts";
 import { FlakyKV } from "./_harness.ts";
-import { LogMailer, type Mailer } from "../../examples/app/mailer.ts";
+import { LogMailer, type Mailer } from "../../packages/accounts/mod.ts";
 import type { KeyValueStore } from "../../mod.ts";
 
 const ORIGIN = "http://localhost:8001";

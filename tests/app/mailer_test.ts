@@ -2,7 +2,7 @@
 // `POST /emails` runs as a real HTTP server on 127.0.0.1 and records what it
 // received.
 import assert from "node:assert/strict";
-import { ResendMailer } from "../../examples/app/mailer.ts";
+import { ResendMailer } from "../../packages/accounts/mod.ts";
 import { startApp } from "./_harness.ts";
 
 interface Received {

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { type KeyValueStore, MemoryKV } from "../../mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { SlidingWindowLimiter } from "../../lib/throttle/mod.ts";
-import { MAX_BODY_BYTES, readBody } from "../../examples/app/request_body.ts";
-import type { Mailer } from "../../examples/app/mailer.ts";
+import { MAX_BODY_BYTES, readBody } from "../../packages/accounts/plugin.ts";
+import type { Mailer } from "../../packages/accounts/mod.ts";
 import {
   api,
   AtomicKV,

@@ -1,7 +1,7 @@
 /**
  * The generator against its committed output: `examples/app/` is what
  * `renderApp()` writes, the embedded templates are current, the CLI writes
- * a project, and a module is left out by its folder and its line in
+ * a project, and a module is left out by its file and its line in
  * `modules.ts` alone. `scaffold_subsets_test.ts` type-checks, lints and
  * tests the project of every subset of modules.
  */
@@ -104,20 +104,24 @@ Deno.test("generated files import only the package, never this repository's path
   assert.equal(config.tasks.start, "deno run -A --unstable-kv main.ts");
 });
 
-Deno.test("the optional modules are the folders under methods/, the password's and DPoP's aside", () => {
-  const folders = new Set(
-    Object.keys(TEMPLATES).filter((p) => p.startsWith("methods/")).map((p) =>
-      p.split("/")[1]
-    ),
-  );
-  assert.deepEqual(
-    modules(),
-    [...folders].filter((m) => m !== "password" && m !== "dpop").sort(),
-  );
-  assert.ok(folders.has("dpop"), "the DPoP module is written");
-  for (const m of ["verification", "magic_link", "device_bound"]) {
+Deno.test("the optional modules are the files under modules/, configured by the project; the password and DPoP are listed in modules.ts itself", () => {
+  const files = Object.keys(TEMPLATES).filter((p) => p.startsWith("modules/"))
+    .map((p) => p.slice("modules/".length, -".ts".length));
+  assert.deepEqual(modules(), files.sort());
+  for (
+    const m of [
+      "verification",
+      "magic_link",
+      "totp",
+      "oidc",
+      "passkeys",
+      "device_bound",
+    ]
+  ) {
     assert.ok(modules().includes(m), m);
   }
+  assert.match(TEMPLATES["modules.ts"], /^\s*password\(\),$/m);
+  assert.match(TEMPLATES["modules.ts"], /\[dpop\(\)\]/);
   assert.throws(
     () => renderApp({ without: ["password"] }),
     /No optional module "password"/,
@@ -127,42 +131,40 @@ Deno.test("the optional modules are the folders under methods/, the password's a
     /No optional module "dpop"/,
   );
   assert.throws(() => renderApp({ without: ["nope"] }), /No optional module/);
-  // The verification module brings its routes and its gate on notes.
-  const verification = renderApp().get("methods/verification/mod.ts")!;
-  assert.match(verification, /"\/verify"/);
-  assert.match(verification, /requireVerified/);
+  // A module's file configures the package's module; no rule is copied.
+  const verification = renderApp().get("modules/verification.ts")!;
+  assert.match(verification, /from "@portcullis\/accounts"/);
+  assert.match(verification, /\[verification\(\)\]/);
 });
 
 Deno.test("leaving a module out writes none of its files, and modules.ts neither imports nor lists it", () => {
   const full = renderApp();
   assert.equal(full.get("modules.ts"), TEMPLATES["modules.ts"]);
+  const binding = /import \{ (\w+) \} from "\.\/modules\/([a-z_]+)\.ts"/g;
+  const listed = [...full.get("modules.ts")!.matchAll(binding)];
+  assert.equal(listed.length, modules().length);
   for (const m of modules()) {
     const files = renderApp({ without: [m] });
-    const own = [...full.keys()].filter((p) => p.startsWith(`methods/${m}/`));
-    assert.ok(own.length > 0, m);
-    for (const p of own) assert.ok(!files.has(p), p);
-    assert.deepEqual(
-      [...files.keys()].filter((p) => !own.includes(p)).length,
-      full.size - own.length,
-      "every other file is written",
-    );
+    assert.ok(full.has(`modules/${m}.ts`), m);
+    assert.ok(!files.has(`modules/${m}.ts`), m);
+    assert.equal(files.size, full.size - 1, "every other file is written");
     const list = files.get("modules.ts")!;
-    assert.doesNotMatch(list, new RegExp(`methods/${m}/`));
-    const binding = /import \{ (\w+) \} from "\.\/methods\/([a-z_]+)\//g;
-    for (const [, name, folder] of full.get("modules.ts")!.matchAll(binding)) {
-      const listed = new RegExp(`^\\s*${name},$`, "m").test(list);
-      assert.equal(listed, folder !== m, `${name} in modules.ts without ${m}`);
+    assert.doesNotMatch(list, new RegExp(`modules/${m}\\.ts`));
+    for (const [, name, file] of listed) {
+      const kept = new RegExp(`^\\s*\\.\\.\\.${name}\\(env\\),$`, "m")
+        .test(list);
+      assert.equal(kept, file !== m, `${name} in modules.ts without ${m}`);
     }
     for (const [path, content] of files) {
       if (path !== "modules.ts") {
-        assert.doesNotMatch(content, new RegExp(`methods/${m}/`), path);
+        assert.doesNotMatch(content, new RegExp(`modules/${m}\\.ts`), path);
       }
     }
   }
   const none = renderApp({ without: modules() }).get("modules.ts")!;
   assert.match(
     none,
-    /export const MODULES: readonly AppModule\[\] = \[\n {2}password,\n {2}dpop,\n\];/,
+    /return \[\n {4}password\(\),\n {4}\.\.\.envFlag\(env, "DPOP", true\) \? \[dpop\(\)\] : \[\],\n {4}notes\(\),\n {2}\];/,
   );
 });
 
@@ -176,9 +178,9 @@ Deno.test("the CLI takes --no-<module> for each optional module and refuses an u
     );
     assert.equal(r.code, 0, r.text);
     const written = await readTree(new URL(`file://${dir}/`));
-    assert.ok(written.has("methods/password/mod.ts"));
-    assert.ok(!written.has("methods/magic_link/mod.ts"));
-    assert.ok(!written.has("methods/verification/mod.ts"));
+    assert.ok(written.has("modules/totp.ts"));
+    assert.ok(!written.has("modules/magic_link.ts"));
+    assert.ok(!written.has("modules/verification.ts"));
     assert.doesNotMatch(written.get("modules.ts")!, /magicLink|verification/);
     const bad = await run(
       ["run", "-A", mod, `${dir}/x`, "--no-password"],

@@ -534,7 +534,7 @@ Deno.test("issue 16 finding 5: at most N consecutive failed second steps per acc
 });
 
 Deno.test("issue 16 finding 5: the hard stop defaults to 100 and cannot be set above it", async () => {
-  const { DEFAULT_LIMITS } = await import("../../examples/app/app.ts");
+  const { DEFAULT_LIMITS } = await import("../../packages/accounts/mod.ts");
   assert.equal(DEFAULT_LIMITS.totpConsecutiveFailures.max, 100);
   await assert.rejects(
     () =>

@@ -34,7 +34,7 @@ import {
 import {
   purposeKeyList,
   purposeSigner,
-} from "../../examples/app/sign_in_methods.ts";
+} from "../../packages/accounts/sign_in_methods.ts";
 import {
   OIDC_PROVIDER_ID,
   type Reply,

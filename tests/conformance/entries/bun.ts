@@ -5,7 +5,7 @@
  * when `UPSTASH_REDIS_REST_URL` is set, else in a key-value table of the
  * same libSQL database (`LibsqlKV`); the conformance hasher and limits.
  * The sign-in methods beside the password as `main.ts` builds them
- * (`setupModules` over the app's modules: TOTP, passkeys, OpenID Connect when
+ * (`modules.ts`: TOTP, passkeys, OpenID Connect when
  * `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
@@ -21,15 +21,9 @@ import {
 } from "@portcullis/auth";
 import { LibsqlKV } from "@portcullis/libsql-kv";
 import { UpstashKV } from "@portcullis/upstash";
-import {
-  migrate,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import { createApp } from "../../../examples/app/app.ts";
-import { mailerFromEnv } from "../../../examples/app/mailer.ts";
-import { setupModules } from "../../../examples/app/module.ts";
-import { MODULES } from "../../../examples/app/modules.ts";
+import { migrate } from "@portcullis/sql";
+import { accounts, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "../../../examples/app/modules.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -64,11 +58,10 @@ const kv: KeyValueStore = env.UPSTASH_REDIS_REST_URL
   : new LibsqlKV(client);
 const hasher = conformanceHasher();
 const app = withHasherReport(
-  createApp({
+  accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN!,
@@ -77,13 +70,7 @@ const app = withHasherReport(
     hasher,
     limits: CONFORMANCE_LIMITS,
     deviceBound: deviceBoundFromEnv(env),
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
+    modules: modules(env),
   }).fetch,
   hasher,
 );

@@ -9,7 +9,7 @@
  * (`Pbkdf2WasmHasher`): PBKDF2 in the imported WebAssembly module where
  * WebCrypto refuses 600000 iterations. The
  * sign-in methods beside the password as `main.ts` builds them
- * (`setupModules` over the app's modules over the string bindings: TOTP, passkeys, OpenID
+ * (`modules.ts` over the string bindings: TOTP, passkeys, OpenID
  * Connect when `OIDC_ISSUER` is set), their tables in D1.
  *
  * @module
@@ -22,18 +22,12 @@ import {
 } from "@portcullis/auth";
 import { Pbkdf2WasmHasher } from "@portcullis/hashers/pbkdf2-wasm";
 import { CloudflareKV, type KVNamespaceLike } from "@portcullis/cloudflare";
-import {
-  migrate,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
+import { migrate } from "@portcullis/sql";
 import { type AnyD1Database, drizzle } from "drizzle-orm/d1";
 // @ts-ignore: bundled with a `.wasm` copy loader, the default export is a compiled WebAssembly.Module (as wrangler imports it)
 import pbkdf2Wasm from "@portcullis/hashers/pbkdf2-sha256.wasm";
-import { type AppHono, createApp } from "../../../examples/app/app.ts";
-import { mailerFromEnv } from "../../../examples/app/mailer.ts";
-import { setupModules } from "../../../examples/app/module.ts";
-import { MODULES } from "../../../examples/app/modules.ts";
+import { type Accounts, accounts, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "../../../examples/app/modules.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -62,18 +56,17 @@ function settings(env: Env): Record<string, string | undefined> {
 const hasher = conformanceHasher(
   new Pbkdf2WasmHasher({ wasmModule: pbkdf2Wasm as WebAssembly.Module }),
 );
-const apps = new WeakMap<object, Promise<AppHono>>();
+const apps = new WeakMap<object, Promise<Accounts>>();
 
-async function build(env: Env): Promise<AppHono> {
+async function build(env: Env): Promise<Accounts> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env: { ...env } });
   const db = drizzle(env.DB);
   await migrate(db);
   const kv = new CloudflareKV(env.AUTH_KV);
-  return createApp({
+  return accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: mailerFromEnv({
       RESEND_API_KEY: env.RESEND_API_KEY,
@@ -84,13 +77,7 @@ async function build(env: Env): Promise<AppHono> {
     hasher,
     limits: CONFORMANCE_LIMITS,
     deviceBound: deviceBoundFromEnv(env),
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env: settings(env),
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN,
-    }),
+    modules: modules(settings(env)),
   });
 }
 
@@ -108,7 +95,7 @@ export default {
     return withHasherReport((await app).fetch, hasher)(
       req,
       env,
-      ctx as Parameters<AppHono["fetch"]>[2],
+      ctx,
     );
   },
 };

@@ -4,7 +4,7 @@
  * limits and notes in Deno KV, users and verification tokens in libSQL (a
  * file through the native driver, or Turso over HTTP with the web client),
  * and the sign-in methods beside the password as `main.ts` builds them
- * (`setupModules` over the app's modules: TOTP and passkeys on, OpenID Connect when
+ * (`modules.ts`: TOTP and passkeys on, OpenID Connect when
  * `OIDC_ISSUER` is set), their tables in the same libSQL database.
  *
  * @module
@@ -15,19 +15,14 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
+import { migrate } from "@portcullis/sql";
 import {
-  migrate,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import {
-  type AppDeps,
-  type AppHono,
-  createApp,
-} from "../../../examples/app/app.ts";
-import { mailerFromEnv } from "../../../examples/app/mailer.ts";
-import { setupModules } from "../../../examples/app/module.ts";
-import { MODULES } from "../../../examples/app/modules.ts";
+  type Accounts,
+  accounts,
+  type AccountsOptions,
+  mailerFromEnv,
+} from "@portcullis/accounts";
+import { modules } from "../../../examples/app/modules.ts";
 import { deviceBoundFromEnv } from "../_device_bound.ts";
 
 /** The bindings the entry reads. */
@@ -49,8 +44,8 @@ export type Env = Record<string, string | undefined>;
  */
 export async function createDenoApp(
   env: Env,
-  overrides: Partial<AppDeps> = {},
-): Promise<AppHono> {
+  overrides: Partial<AccountsOptions> = {},
+): Promise<Accounts> {
   const url = env.DATABASE_URL;
   if (!url) throw new TypeError("DATABASE_URL is not set");
   if (!env.APP_ORIGIN) throw new TypeError("APP_ORIGIN is not set");
@@ -64,24 +59,17 @@ export async function createDenoApp(
   });
   await migrate(db);
   const kv = await DenoKV.open(env.KV_PATH);
-  return createApp({
+  return accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN,
     clientAddress: (_req, info) =>
       (info as { remoteAddr?: { hostname?: string } } | undefined)?.remoteAddr
         ?.hostname ?? null,
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env,
-      db,
-      secret: overrides.secret ?? secret,
-      appOrigin: env.APP_ORIGIN,
-    }),
+    modules: modules(env),
     deviceBound: deviceBoundFromEnv(env),
     ...overrides,
   });

@@ -17,7 +17,7 @@ import {
   SessionManager,
 } from "@portcullis/auth";
 import { honoMiddleware } from "@portcullis/auth/adapters/hono";
-import type { AppDeps } from "../../../examples/app/app.ts";
+import type { AccountsOptions } from "@portcullis/accounts";
 import { createDenoApp, type Env } from "./deno.ts";
 
 /**
@@ -29,7 +29,7 @@ import { createDenoApp, type Env } from "./deno.ts";
  */
 export async function createHonoApp(
   env: Env,
-  overrides: Partial<AppDeps> = {},
+  overrides: Partial<AccountsOptions> = {},
 ): Promise<Hono> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
   const kv = await DenoKV.open(env.KV_PATH);

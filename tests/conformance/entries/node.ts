@@ -4,7 +4,7 @@
  * verification tokens in a libSQL file, the session denylist, rate limits
  * and notes in a key-value table of the same database (`LibsqlKV`); the
  * conformance hasher and limits. The sign-in methods beside the password
- * as `main.ts` builds them (`setupModules` over the app's modules: TOTP, passkeys, OpenID
+ * as `main.ts` builds them (`modules.ts`: TOTP, passkeys, OpenID
  * Connect when `OIDC_ISSUER` is set), their tables in the libSQL file.
  *
  * @module
@@ -19,15 +19,9 @@ import {
 } from "@portcullis/auth";
 import { serve } from "@portcullis/auth/adapters/node";
 import { LibsqlKV } from "@portcullis/libsql-kv";
-import {
-  migrate,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
-import { createApp } from "../../../examples/app/app.ts";
-import { mailerFromEnv } from "../../../examples/app/mailer.ts";
-import { setupModules } from "../../../examples/app/module.ts";
-import { MODULES } from "../../../examples/app/modules.ts";
+import { migrate } from "@portcullis/sql";
+import { accounts, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "../../../examples/app/modules.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -43,11 +37,10 @@ await migrate(db);
 const kv = new LibsqlKV(client);
 const hasher = conformanceHasher();
 const app = withHasherReport(
-  createApp({
+  accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN!,
@@ -58,13 +51,7 @@ const app = withHasherReport(
     hasher,
     limits: CONFORMANCE_LIMITS,
     deviceBound: deviceBoundFromEnv(env),
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
+    modules: modules(env),
   }).fetch,
   hasher,
 );

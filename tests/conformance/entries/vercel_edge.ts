@@ -6,7 +6,7 @@
  * Upstash; users and verification tokens in the SQL stores over
  * `@libsql/client/web` to `DATABASE_URL` (Turso in production; the
  * run points it at the libSQL HTTP bridge). The sign-in methods beside the
- * password as `main.ts` builds them (`setupModules` over the app's modules: TOTP,
+ * password as `main.ts` builds them (`modules.ts`: TOTP,
  * passkeys, OpenID Connect when `OIDC_ISSUER` is set), their tables in the
  * same SQL database. The conformance hasher and limits.
  *
@@ -18,16 +18,10 @@ import {
   SessionManager,
 } from "@portcullis/auth";
 import { UpstashKV } from "@portcullis/upstash";
-import {
-  migrate,
-  SQLCredentialStore,
-  SQLVerificationTokenStore,
-} from "@portcullis/sql";
+import { migrate } from "@portcullis/sql";
 import { drizzle } from "drizzle-orm/libsql/web";
-import { type AppHono, createApp } from "../../../examples/app/app.ts";
-import { mailerFromEnv } from "../../../examples/app/mailer.ts";
-import { setupModules } from "../../../examples/app/module.ts";
-import { MODULES } from "../../../examples/app/modules.ts";
+import { type Accounts, accounts, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "../../../examples/app/modules.ts";
 import {
   CONFORMANCE_LIMITS,
   conformanceHasher,
@@ -42,7 +36,7 @@ interface FetchEventLike {
 
 type Env = Record<string, string | undefined>;
 
-async function build(env: Env): Promise<AppHono> {
+async function build(env: Env): Promise<Accounts> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
   const kv = new UpstashKV({
     url: env.UPSTASH_REDIS_REST_URL!,
@@ -53,11 +47,10 @@ async function build(env: Env): Promise<AppHono> {
     connection: { url: env.DATABASE_URL!, authToken: env.DATABASE_AUTH_TOKEN },
   });
   await migrate(db);
-  return createApp({
+  return accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
     secret,
-    credentials: new SQLCredentialStore(db),
-    tokens: new SQLVerificationTokenStore(db),
+    db,
     kv,
     mailer: mailerFromEnv(env),
     appOrigin: env.APP_ORIGIN!,
@@ -66,13 +59,7 @@ async function build(env: Env): Promise<AppHono> {
     hasher,
     limits: CONFORMANCE_LIMITS,
     deviceBound: deviceBoundFromEnv(env),
-    modules: MODULES,
-    settings: await setupModules(MODULES, {
-      env,
-      db,
-      secret,
-      appOrigin: env.APP_ORIGIN!,
-    }),
+    modules: modules(env),
   });
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Mounts a handler of the form `(ctx, req, param)` as a Hono route handler:
+ * the app's parts, the request (`c.req.raw`, which carries the identity the
+ * portcullis adapter resolved) and the path's one `:param`, if any; the form
+ * that also passes a module's settings; and the gate of the routes for
+ * signed-in users.
+ *
+ * @module
+ */
+import { requireAuthenticated } from "@portcullis/auth";
+import type { ModuleContext } from "./context.ts";
+
+/** A route handler: the app, the request, and the `:param` of its path. */
+export type RouteHandler = (
+  ctx: ModuleContext,
+  req: Request,
+  param: string,
+) => Promise<Response> | Response;
+
+/**
+ * A module's route handler: the app, the module's settings, the request and
+ * the `:param` of its path.
+ */
+export type ModuleHandler<S> = (
+  ctx: ModuleContext,
+  settings: S,
+  req: Request,
+  param: string,
+) => Promise<Response> | Response;
+
+/**
+ * What a route adapted by {@linkcode handle} reads of Hono's context: the
+ * request and the path's parameters.
+ */
+export interface RouteContext {
+  /** Hono's request. */
+  req: {
+    /** The original `Request` (which carries the resolved identity). */
+    raw: Request;
+    /** The path's parameters. */
+    param(): Record<string, string>;
+  };
+}
+
+/** A handler adapted to Hono: pass it to `app.get`, `app.post`, … */
+export type RouteFunction = (c: RouteContext) => Promise<Response> | Response;
+
+/**
+ * Adapts a {@linkcode RouteHandler} to Hono.
+ *
+ * @example Usage
+ * ```ts ignore
+ * routes.get("/hello", handle(ctx, (_ctx, req) => new Response(req.url)));
+ * ```
+ *
+ * @param ctx The app.
+ * @param handler The handler.
+ * @returns The Hono handler.
+ */
+export function handle(
+  ctx: ModuleContext,
+  handler: RouteHandler,
+): RouteFunction {
+  return (c) => handler(ctx, c.req.raw, Object.values(c.req.param())[0] ?? "");
+}
+
+/**
+ * Adapts a module's handlers to Hono, each given the module's settings.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const on = handleWith(ctx, settings);
+ * routes.get("/login/totp", on(totpForm));
+ * ```
+ *
+ * @param ctx The app.
+ * @param settings What the module's factory and `setup` built.
+ * @returns A function that adapts one {@linkcode ModuleHandler}.
+ */
+export function handleWith<S>(
+  ctx: ModuleContext,
+  settings: S,
+): (handler: ModuleHandler<S>) => RouteFunction {
+  return (handler) => (c) =>
+    handler(ctx, settings, c.req.raw, Object.values(c.req.param())[0] ?? "");
+}
+
+/**
+ * The gate of routes for signed-in users only: 401 (JSON or a small page)
+ * without a session, before the route runs (`requireAuthenticated`). The
+ * handler then reads the user with `currentUser(req)!`.
+ *
+ * @example Usage
+ * ```ts ignore
+ * routes.post("/account/totp", signedIn, on(startTotp));
+ * ```
+ *
+ * @param c Hono's context (its request).
+ * @param next The route.
+ * @returns The 401, or what the route answered.
+ */
+export async function signedIn(
+  c: { req: { raw: Request } },
+  next: () => Promise<void>,
+): Promise<Response | void> {
+  return requireAuthenticated(c.req.raw) ?? await next();
+}

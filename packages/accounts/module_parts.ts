@@ -1,0 +1,132 @@
+/**
+ * What a module contributes to an app ({@linkcode ModuleParts}): its routes
+ * as a Hono app of the package's environment, its lifecycle parts, its
+ * hooks into the flows and its pieces of the shared pages. `module.ts` has
+ * the contract around it.
+ *
+ * @module
+ */
+import type { PortcullisVariables } from "@portcullis/auth/adapters/hono";
+import type { IdentityOptions } from "@portcullis/auth/http";
+import type { AccountLifecyclePart } from "@portcullis/auth/passwords";
+import type { Html } from "./views/html.ts";
+
+/**
+ * The Hono environment of the package's routes: the identity the
+ * portcullis adapter resolved (`c.get("identity")`, `c.get("user")`).
+ */
+export interface AccountsEnv {
+  /** Hono's context variables. */
+  Variables: PortcullisVariables;
+}
+
+/** One route of a {@linkcode RouteTable}. */
+export interface RouteEntry {
+  /** The method (`GET`, `POST`, …; `ALL` for middleware). */
+  readonly method: string;
+  /** The path pattern (`/login/oidc/:provider`). */
+  readonly path: string;
+}
+
+/**
+ * A module's routes: a Hono app (`new Hono<AccountsEnv>()`), described by
+ * the part of it the package reads. The package mounts it at `/` with
+ * Hono's `route`, so its handlers see the request the identity middleware
+ * resolved (`c.req.raw`) and the context variables of
+ * {@linkcode AccountsEnv}.
+ */
+export interface RouteTable {
+  /** Every route (Hono's `app.routes`). */
+  readonly routes: readonly RouteEntry[];
+  /** Answers a request (Hono's `app.fetch`). */
+  // deno-lint-ignore no-explicit-any -- Hono's own signature: its extra arguments are typed by its Env
+  fetch(request: Request, ...rest: any[]): Response | Promise<Response>;
+}
+
+/** The signed-in user as the shared pages pass it to a module. */
+export interface PageUser {
+  /** The subject id. */
+  subject: string;
+  /** The email address. */
+  email: string;
+  /** Whether the address is proven. */
+  verified: boolean;
+  /** Whether the account has a password (`false`: a passwordless account). */
+  password: boolean;
+}
+
+/** What a module contributes, all optional. */
+export interface ModuleParts {
+  /**
+   * The module's routes, as a Hono sub-app mounted at `/`
+   * (`app.route("/", routes)`). `docs/http_contract.md` lists every route the
+   * package's modules mount.
+   */
+  routes?: RouteTable;
+  /**
+   * The module's parts of the account's lifecycle: its credentials go on the
+   * first proof of the address and on deletion.
+   */
+  lifecycle?: readonly AccountLifecyclePart[];
+  /**
+   * Options the module adds to the portcullis identity middleware (the
+   * device-bound sessions' store and registry, DPoP's store and nonces); the
+   * app's own options (`cookie`, `crossOrigin`, …) win over them.
+   */
+  identityOptions?: Partial<IdentityOptions>;
+  /** Buttons or links on `/login`, under the password form. */
+  loginButtons?(next: string): Html | null;
+  /**
+   * Whether this module's login buttons come before the others (a one-tap
+   * way such as a passkey above a list of providers).
+   */
+  loginFirst?: boolean;
+  /** A section of `/account`, or `null` for none. */
+  accountSection?(req: Request, user: PageUser): Promise<Html | null>;
+  /** Markup under the address at the top of `/account`, or `null`. */
+  accountStatus?(user: PageUser): Html | null;
+  /**
+   * Ways a user without a password can confirm it is them before a
+   * sensitive change (items of the "Confirm it's you" list), none when the
+   * user has none with this module.
+   */
+  reauthWays?(subject: string): Promise<Html[]>;
+  /**
+   * Runs after a registration; a line for the welcome message (such as
+   * "check your inbox"), or `null`.
+   */
+  afterRegister?(
+    user: { subject: string; email: string },
+  ): Promise<string | null>;
+  /**
+   * A check before a signed-in user creates data (`ctx.beforeWrite`): an
+   * answer refuses the request, `null` lets it through.
+   */
+  beforeWrite?(req: Request): Promise<Response | null>;
+  /**
+   * A step after a right first factor (a password, a provider's sign-in),
+   * before any session (a second factor): an answer replaces the session
+   * start; `null` lets it go on. `req` is the first step's request (the DPoP
+   * key it signs in with, `dpopKeyOf(req)`, must also make the second).
+   */
+  afterPassword?(
+    req: Request,
+    subject: string,
+    next: string,
+    form: boolean,
+  ): Promise<Response | null>;
+  /**
+   * Whether the user has a second factor with this module (a sign-in that
+   * skips {@linkcode ModuleParts.afterPassword}, such as linking a provider
+   * after the password alone, is refused then).
+   */
+  hasSecondFactor?(subject: string): Promise<boolean>;
+}
+
+/** A module's name with the parts its `setup` built for one app. */
+export interface SetUpModule {
+  /** The module's name. */
+  readonly name: string;
+  /** Its parts. */
+  readonly parts: ModuleParts;
+}

@@ -1,0 +1,251 @@
+/**
+ * Registration, login and password change with a password: forms and JSON
+ * on the same routes.
+ *
+ * @module
+ */
+import { AuthError, currentUser, safeNextPath } from "@portcullis/auth";
+import type { RegisterRejectionReason } from "@portcullis/auth/passwords";
+import { limit, type ModuleContext } from "../context.ts";
+import { bodyOrBadRequest } from "../request_body.ts";
+import {
+  afterRegister,
+  cancelEmailChanges,
+  record,
+  sessionJson,
+  startSession,
+  stepAfterPassword,
+  subjectOfEmail,
+} from "../lifecycle.ts";
+import { json, redirect, render, tooManyRequests } from "../respond.ts";
+import { accountPageWithError } from "../pages.ts";
+import { hasPassword } from "../reauth.ts";
+import { passwordAdvice } from "./password_advice.ts";
+import { passwordLogin, trustThisDevice } from "../password_login.ts";
+
+const INVALID_CREDENTIALS = "Email or password is incorrect";
+const NO_PASSWORD_YET =
+  "This account has no password yet: ask for a link to set one on your account page";
+
+/** `POST /register`: form → 303 to `/`; JSON → 201 `{subject, token}`. */
+export async function register(
+  ctx: ModuleContext,
+  req: Request,
+): Promise<Response> {
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const form = body.kind === "form";
+  const email = body.fields.email ?? "";
+  const password = body.fields.password ?? "";
+  const refuse = (status: number, code: string, message: string) =>
+    form
+      ? render(ctx, ctx.views.register({ email, error: message }), status)
+      : json({ error: code, message }, status);
+
+  const perAddress = [
+    limit(
+      "register-address",
+      ctx.clientAddress(req),
+      ctx.limits.registerPerAddress,
+    ),
+  ];
+  const wait = await ctx.limiter.take(perAddress);
+  if (wait > 0) return tooManyRequests(req, wait);
+
+  const result = await ctx.passwords.register(email, password);
+  if (result.kind === "rejected") {
+    return refuse(
+      422,
+      result.reason === "emailInvalid" ? "invalid_email" : "invalid_password",
+      advice(result.reason),
+    );
+  }
+  if (result.kind === "emailTaken") {
+    return refuse(409, "email_taken", "That email is already registered");
+  }
+  const session = await startSession(ctx, req, result.subject);
+  await record(ctx, "registered", result.subject, req);
+  const welcome = [
+    "Your account is ready.",
+    ...await afterRegister(ctx, result.subject),
+  ];
+  if (form) {
+    return redirect("/", [
+      session.setCookie,
+      await ctx.flash.set({ kind: "notice", message: welcome.join(" ") }),
+    ]);
+  }
+  return sessionJson(session, { subject: result.subject }, 201);
+}
+
+/**
+ * `POST /login`: form → 303 to `next` (or `/`); JSON → 200
+ * `{token, expiresAt}`. An unknown email and a wrong password get the same
+ * answer (401). The library's `LoginThrottle` counts each attempt before
+ * the password is hashed, per address, per (account, address) and per
+ * account (as `normalizeEmail` spells it, so every Unicode spelling shares
+ * one counter): consecutive failures give growing delays and, at 100, a
+ * hard stop. A throttled attempt answers 429 with `Retry-After`, the same
+ * for a registered and an unknown email (a documented deviation from
+ * SECURITY item 45's "identical to a wrong password": a held owner is told
+ * to wait instead of being told their right password is wrong). A success
+ * resets the counts. A sign-in completed from a form also sets the device
+ * cookie (`password_login.ts`): that browser's later attempts on the account are
+ * exempt from its lockout, so a stranger's flood never locks the owner out.
+ * With a second factor owed, the password alone sets no device cookie: the
+ * second step sets it once it passes.
+ * A login whose password changed while it was being checked answers as a
+ * wrong password (`signIn` re-checks it).
+ */
+export async function login(
+  ctx: ModuleContext,
+  req: Request,
+): Promise<Response> {
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const form = body.kind === "form";
+  const email = body.fields.email ?? "";
+  const password = body.fields.password ?? "";
+  const next = safeNextPath(body.fields.next);
+  const result = await passwordLogin(ctx, req, email, password);
+  if (result.kind === "throttled") {
+    await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
+    return tooManyRequests(req, result.retryAfterSeconds);
+  }
+  // A password changed while it was checked falls through to the refusal.
+  const current = result.kind === "ok" && await result.stillCurrent();
+  if (result.kind === "ok" && current) {
+    // With TOTP on, the password alone issues no session, and the browser
+    // is not trusted yet: the TOTP step does that once it passes.
+    const secondFactor = await stepAfterPassword(
+      ctx,
+      req,
+      result.subject,
+      next,
+      form,
+    );
+    if (secondFactor !== null) return secondFactor;
+  }
+  const session = result.kind === "ok"
+    ? await startSession(ctx, req, result)
+    : null;
+  if (session === null) {
+    await record(ctx, "login_failed", await subjectOfEmail(ctx, email), req);
+    return form
+      ? render(
+        ctx,
+        ctx.views.login({ next, error: INVALID_CREDENTIALS, flash: null }),
+        401,
+      )
+      : json(
+        { error: "invalid_credentials", message: INVALID_CREDENTIALS },
+        401,
+      );
+  }
+  await record(ctx, "login", session.identity.subject, req);
+  // The sign-in is complete: a browser's form is trusted for the account
+  // from now (an API client keeps its cookie-free answer).
+  if (form) {
+    const device = await trustThisDevice(ctx, req, email);
+    return redirect(next, [session.setCookie, device]);
+  }
+  return sessionJson(session);
+}
+
+/**
+ * `POST /account/password`: checks the current password, signs the user
+ * out everywhere and sets the new one (the authenticator revokes before it
+ * writes and again after, so a store that fails midway leaves the old
+ * password and no session it should have ended), and signs this browser in
+ * again with a new session. Each check of the current password is counted
+ * per account and per address before it is hashed (someone holding a
+ * session must not get unlimited guesses); past a limit the answer is 429.
+ * A successful change resets the account's counter. An account without a
+ * password gets 409 `no_password`: it sets its first one through a mailed
+ * link (`POST /account/password/link`).
+ */
+export async function changePassword(
+  ctx: ModuleContext,
+  req: Request,
+): Promise<Response> {
+  const subject = currentUser(req)!;
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const form = body.kind === "form";
+  const user = await ctx.credentials.findById(subject);
+  const refuse = (status: number, code: string, message: string) => {
+    if (!form) return json({ error: code, message }, status);
+    return accountPageWithError(ctx, subject, message, status);
+  };
+  if (user !== null && !hasPassword(user)) {
+    // Nothing to change: the first password comes through a mailed link
+    // (POST /account/password/link), never from a session alone.
+    return refuse(409, "no_password", NO_PASSWORD_YET);
+  }
+  const perAccount = limit(
+    "password-change-account",
+    subject,
+    ctx.limits.passwordChangePerAccount,
+  );
+  const wait = await ctx.limiter.take([
+    perAccount,
+    limit(
+      "password-change-address",
+      ctx.clientAddress(req),
+      ctx.limits.passwordChangePerAddress,
+    ),
+  ]);
+  if (wait > 0) return tooManyRequests(req, wait);
+  let changed: boolean;
+  try {
+    changed = await ctx.passwords.changePasswordWithCurrent(subject, {
+      currentPassword: body.fields.currentPassword ?? "",
+      newPassword: body.fields.newPassword ?? "",
+    });
+  } catch (error) {
+    if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
+      return refuse(
+        422,
+        "invalid_password",
+        advice(error.reason as RegisterRejectionReason | undefined),
+      );
+    }
+    throw error;
+  }
+  if (!changed) {
+    return refuse(
+      401,
+      "invalid_credentials",
+      "The current password is incorrect",
+    );
+  }
+  await cancelEmailChanges(ctx, subject);
+  // Best effort: the change is made; a count left behind only delays.
+  await ctx.limiter.reset([perAccount]).catch((error) =>
+    ctx.log(`password change: limiter reset failed: ${error?.message}`)
+  );
+  await ctx.registry.clear(subject).catch(() => {});
+  const session = await startSession(ctx, req, subject);
+  await record(ctx, "password_changed", subject, req);
+  // A token client takes its new token from the body; a cookie session (a
+  // form or a JSON post alike) gets the new cookie, never the token in a
+  // body, which a page's script could read.
+  if (req.headers.has("authorization")) {
+    return sessionJson(session);
+  }
+  return redirect("/account", [
+    session.setCookie,
+    await ctx.flash.set({
+      kind: "notice",
+      message:
+        "Your password is changed and every other session is signed out.",
+    }),
+  ]);
+}
+
+/** What to tell a user whose email or new password was refused. */
+function advice(reason: RegisterRejectionReason | undefined): string {
+  return reason === "emailInvalid"
+    ? "Enter a valid email address"
+    : passwordAdvice(reason);
+}

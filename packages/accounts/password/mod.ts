@@ -1,0 +1,52 @@
+/**
+ * The password module: registration with a password, sign-in with one, the
+ * password change, and the reset and set-password links (`GET|POST
+ * /register`, `POST /login`, `POST /account/password`,
+ * `POST /account/password/link`, `GET|POST /password/forgot`,
+ * `GET|POST /password/reset`). The routes behind `signedIn` answer 401
+ * without a session.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { AccountsEnv, AccountsModule } from "../module.ts";
+import { handle, signedIn } from "../handle.ts";
+import { render } from "../respond.ts";
+import { changePassword, login, register } from "./auth.ts";
+import { forgot, forgotForm, passwordLink, reset, resetForm } from "./reset.ts";
+
+/**
+ * The password module.
+ *
+ * @example Usage
+ * ```ts ignore
+ * accounts({ ...parts, modules: [password(), verification()] });
+ * ```
+ *
+ * @returns The module.
+ */
+export function password(): AccountsModule {
+  return {
+    name: "password",
+    setup(ctx) {
+      const routes = new Hono<AccountsEnv>();
+      routes.get(
+        "/register",
+        () => render(ctx, ctx.views.register({ email: "", error: null })),
+      );
+      routes.post("/register", handle(ctx, register));
+      routes.post("/login", handle(ctx, login));
+      routes.post("/account/password", signedIn, handle(ctx, changePassword));
+      routes.post(
+        "/account/password/link",
+        signedIn,
+        handle(ctx, passwordLink),
+      );
+      routes.get("/password/forgot", handle(ctx, forgotForm));
+      routes.post("/password/forgot", handle(ctx, forgot));
+      routes.get("/password/reset", handle(ctx, resetForm));
+      routes.post("/password/reset", handle(ctx, reset));
+      return { routes };
+    },
+  };
+}

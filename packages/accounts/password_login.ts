@@ -1,0 +1,100 @@
+/**
+ * Password sign-in through the login throttle, with the device cookie
+ * (OWASP "device cookies"). A browser that signed in to an account with
+ * its right password (and its second factor, when it has one: the cookie
+ * waits for that step) gets `__Host-device` (`HttpOnly`, `Secure`,
+ * `SameSite=Lax`, 180 days): the library's signed device token for that
+ * account. Its later attempts on that account are trusted, so strangers
+ * guessing from any number of addresses, who stop the account at its hard
+ * stop for every other browser, never lock the owner's own browser out.
+ *
+ * @module
+ */
+import { normalizeEmail } from "@portcullis/auth";
+import type { LoginResult } from "@portcullis/auth/passwords";
+import type { ModuleContext } from "./context.ts";
+
+/**
+ * The name input that is not an address is throttled under: the one
+ * `PasswordAuthenticator` uses (no normalised email contains a space).
+ */
+const NOT_AN_ADDRESS = "(not an address)";
+
+/**
+ * The account a typed email is throttled as: its normalised form, so every
+ * Unicode spelling shares one counter.
+ *
+ * @param email The email as typed.
+ * @returns The throttle's account name.
+ */
+export function throttleAccount(email: string): string {
+  try {
+    return normalizeEmail(email);
+  } catch {
+    return NOT_AN_ADDRESS;
+  }
+}
+
+/**
+ * Checks an email and password: the login throttle first (with the
+ * browser's device cookie, if any), then the password, and a right one
+ * reported back to the throttle.
+ *
+ * @param ctx The app.
+ * @param req The request (its address and device cookie).
+ * @param email The email as typed.
+ * @param password The password as typed.
+ * @returns What `PasswordAuthenticator.login` answers: `ok`, `invalid` or
+ * `throttled`.
+ */
+export async function passwordLogin(
+  ctx: ModuleContext,
+  req: Request,
+  email: string,
+  password: string,
+): Promise<LoginResult> {
+  const account = throttleAccount(email);
+  const address = ctx.clientAddress(req);
+  const device = ctx.deviceCookie.read(req);
+  const decision = await ctx.throttle.attempt(account, address, device);
+  if (!decision.allowed) {
+    return {
+      kind: "throttled",
+      retryAfterSeconds: decision.retryAfterSeconds,
+    };
+  }
+  const result = await ctx.checkPassword(email, password);
+  if (result.kind === "ok") {
+    // Best effort, as in PasswordAuthenticator: a count left only delays.
+    await ctx.throttle.succeeded(account, address, device).catch(() => {});
+  }
+  return result;
+}
+
+/**
+ * The `Set-Cookie` that makes this browser trusted for the account it has
+ * just signed in to (a renewed token when it already was). Call it once the
+ * sign-in is complete, after the second factor when one is owed.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param email The account's email (as typed at sign-in, or as stored).
+ * @returns The header value, or `null` when it could not be made (logged:
+ * the sign-in itself stands).
+ */
+export async function trustThisDevice(
+  ctx: ModuleContext,
+  req: Request,
+  email: string,
+): Promise<string | null> {
+  try {
+    const { token, maxAgeSeconds } = await ctx.throttle.trustDevice(
+      throttleAccount(email),
+      ctx.deviceCookie.read(req),
+    );
+    return ctx.deviceCookie.set(token, maxAgeSeconds);
+  } catch (error) {
+    ctx.log(`device cookie not set: ${(error as Error)?.message}`);
+    return null;
+  }
+}

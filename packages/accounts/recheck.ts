@@ -1,0 +1,165 @@
+/**
+ * The re-check before a sensitive action (email change, account deletion,
+ * TOTP on or off, a passkey added or removed, a provider linked): the
+ * current password, or a re-authentication of this session in the last
+ * five minutes (`reauth.ts`), which is the only way for an account without
+ * a password. A session alone, however fresh, never passes.
+ *
+ * @module
+ */
+import { currentIdentity, errorResponse } from "@portcullis/auth";
+import type { Limit } from "@portcullis/auth/throttle";
+import { limit, type ModuleContext } from "./context.ts";
+import { hasPassword } from "./reauth.ts";
+import { tooManyRequests } from "./respond.ts";
+
+/** What the re-check found. */
+export type RecheckOutcome =
+  /** Passed: by the password or a fresh re-authentication. */
+  | { kind: "ok"; email: string; via: "password" | "reauth" }
+  /** Too many password checks: wait. */
+  | { kind: "throttled"; retryAfterSeconds: number }
+  /** The password was wrong (or the user is gone). */
+  | { kind: "wrongPassword" }
+  /** An account without a password, and no fresh re-authentication. */
+  | { kind: "reauthRequired" };
+
+/** What a password-less account is told when it has not re-authenticated. */
+export const REAUTH_REQUIRED =
+  "This account has no password: confirm it's you first by signing in again with your provider or a passkey (your account page has the buttons)";
+
+/** What a wrong current password is told. */
+export const WRONG_PASSWORD = "The current password is incorrect";
+
+/**
+ * Re-checks the signed-in user. A fresh re-authentication of this session
+ * passes without a password; otherwise an account with a password gives
+ * it, counted by `limits` (taken first: per account, per address and per
+ * session, see {@linkcode passwordCheckLimits}). The login throttle plays
+ * no part: a stranger who stopped the account's login with a flood of
+ * guesses must not also block its signed-in owner (issue 16 finding 7).
+ *
+ * @param ctx The app.
+ * @param req The signed-in request.
+ * @param subject The signed-in user.
+ * @param password The password the request carries, if any.
+ * @param limits Limits to count a password check against.
+ * @returns The outcome.
+ */
+export async function recheck(
+  ctx: ModuleContext,
+  req: Request,
+  subject: string,
+  password: string | undefined,
+  limits: Limit[] = [],
+): Promise<RecheckOutcome> {
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return { kind: "wrongPassword" };
+  if (await ctx.reauth.isFresh(req)) {
+    return { kind: "ok", email: user.email, via: "reauth" };
+  }
+  if (!hasPassword(user)) return { kind: "reauthRequired" };
+  if (limits.length > 0) {
+    const wait = await ctx.limiter.take(limits);
+    if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };
+  }
+  const result = await ctx.checkPassword(user.email, password ?? "");
+  if (result.kind === "ok" && result.subject === subject) {
+    return { kind: "ok", email: user.email, via: "password" };
+  }
+  return { kind: "wrongPassword" };
+}
+
+/**
+ * The answer to a failed re-check (JSON, or a small page for a browser):
+ * 429, 401 `invalid_credentials`, or 403 `reauthentication_required`.
+ *
+ * @param req The request.
+ * @param outcome A refusal.
+ * @returns The response.
+ */
+export function recheckRefusal(
+  req: Request,
+  outcome: Exclude<RecheckOutcome, { kind: "ok" }>,
+): Response {
+  switch (outcome.kind) {
+    case "throttled":
+      return tooManyRequests(req, outcome.retryAfterSeconds);
+    case "wrongPassword":
+      return errorResponse(req, 401, "invalid_credentials", WRONG_PASSWORD);
+    case "reauthRequired":
+      return errorResponse(
+        req,
+        403,
+        "reauthentication_required",
+        REAUTH_REQUIRED,
+      );
+  }
+}
+
+/**
+ * The re-check before a sensitive action, answered: the password counted
+ * by {@linkcode passwordCheckLimits}, or a fresh re-authentication.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const refused = await requireRecheck(ctx, req, subject, body.fields.password);
+ * if (refused) return refused;
+ * ```
+ *
+ * @param ctx The app.
+ * @param req The signed-in request.
+ * @param subject The signed-in user.
+ * @param password The password the request carries, if any.
+ * @returns `null` to go on, or the refusal to send (see
+ * {@linkcode recheckRefusal}).
+ */
+export async function requireRecheck(
+  ctx: ModuleContext,
+  req: Request,
+  subject: string,
+  password: string | undefined,
+): Promise<Response | null> {
+  const checked = await recheck(
+    ctx,
+    req,
+    subject,
+    password,
+    passwordCheckLimits(ctx, req, subject),
+  );
+  return checked.kind === "ok" ? null : recheckRefusal(req, checked);
+}
+
+/**
+ * The limits a password re-check counts against: the ones of
+ * `POST /account/password`, per account and per client address, and one
+ * per session.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param subject The signed-in user.
+ * @returns The limits.
+ */
+export function passwordCheckLimits(
+  ctx: ModuleContext,
+  req: Request,
+  subject: string,
+): Limit[] {
+  return [
+    limit(
+      "password-change-account",
+      subject,
+      ctx.limits.passwordChangePerAccount,
+    ),
+    limit(
+      "password-change-address",
+      ctx.clientAddress(req),
+      ctx.limits.passwordChangePerAddress,
+    ),
+    limit(
+      "password-check-session",
+      currentIdentity(req)?.jti ?? subject,
+      ctx.limits.passwordCheckPerSession,
+    ),
+  ];
+}

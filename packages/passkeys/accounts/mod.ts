@@ -1,0 +1,128 @@
+/**
+ * Passkeys for `@portcullis/accounts`: added on `/account`, used from
+ * `/login` and as the "confirm it's you" step of an account without a
+ * password. The browser side is served at `/assets/passkeys.js`. Its table
+ * is in `@portcullis/sql`'s migrations; each ceremony's challenge waits for
+ * its one use in the app's single-use token table.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { accounts, password } from "@portcullis/accounts";
+ * import { passkeys } from "@portcullis/passkeys/accounts";
+ *
+ * const app = accounts({ ...parts, modules: [password(), passkeys({ rpName: "Example" })] });
+ * ```
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
+import type { AccountsEnv, AccountsModule } from "@portcullis/accounts";
+import { handleWith, signedIn } from "@portcullis/accounts/plugin";
+import { PasskeyAuthenticator } from "../passkey_authenticator.ts";
+import { passkeyLifecyclePart } from "../passkey_lifecycle.ts";
+import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
+import * as routes from "./routes.ts";
+import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
+
+export {
+  defaultPasskeyViews,
+  passkeyLoginButton,
+  passkeyReauthButton,
+  passkeysSection,
+  type PasskeyViews,
+} from "./views.ts";
+
+/** Options of {@linkcode passkeys}. */
+export interface PasskeysModuleOptions {
+  /** The relying party's id; default the host name of the app's origin. */
+  rpId?: string;
+  /** The name authenticators show; default `"Portcullis"`. */
+  rpName?: string;
+  /** The module's pieces of the pages, over its defaults ({@linkcode defaultPasskeyViews}). */
+  views?: Partial<PasskeyViews>;
+}
+
+/**
+ * The passkeys module.
+ *
+ * @param options The relying party and the views.
+ * @returns The module.
+ */
+export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
+  return {
+    name: "passkeys",
+    setup(ctx) {
+      const store = new SQLPasskeyStore(ctx.db);
+      const tokens = new SQLVerificationTokenStore(ctx.db);
+      const now = ctx.now;
+      const authenticator = new PasskeyAuthenticator({
+        rpId: options.rpId ?? new URL(ctx.appOrigin).hostname,
+        rpName: options.rpName ?? "Portcullis",
+        origins: [ctx.appOrigin],
+        store,
+        // Each challenge waits for its one use in the single-use token table
+        // (an atomic consume); its id is the subject, so challenges in
+        // flight do not replace each other. Issuing one also removes the
+        // table's expired rows (at most once a minute): an expired
+        // single-use token of any purpose is refused anyway, and abandoned
+        // ceremonies must not pile up.
+        challenges: {
+          put: (id, expiresAt) =>
+            tokens.put({
+              tokenHash: id,
+              purpose: "webauthn-challenge",
+              subject: id,
+              email: "",
+              expiresAt,
+              createdAt: now(),
+            }),
+          consume: async (id) =>
+            ((await tokens.consume(id, "webauthn-challenge"))?.expiresAt ??
+              0) > now(),
+          deleteExpired: (at) => tokens.deleteExpired(at + 1),
+        },
+        signer: ctx.signer("webauthn-challenge"),
+        now,
+      });
+      const settings: routes.PasskeysSettings = {
+        authenticator,
+        store,
+        script: PASSKEYS_BROWSER_SCRIPT,
+        views: { ...defaultPasskeyViews, ...options.views },
+      };
+      const views = settings.views;
+      const on = handleWith(ctx, settings);
+      const app = new Hono<AccountsEnv>();
+      app.get("/assets/passkeys.js", on(routes.passkeysScript));
+      app.post(
+        "/passkeys/register/options",
+        signedIn,
+        on(routes.registrationOptions),
+      );
+      app.post("/passkeys/register", signedIn, on(routes.register));
+      app.post("/passkeys/login/options", on(routes.authenticationOptions));
+      app.post("/passkeys/login", on(routes.login));
+      app.post(
+        "/passkeys/reauth/options",
+        signedIn,
+        on(routes.authenticationOptions),
+      );
+      app.post("/passkeys/reauth", signedIn, on(routes.reauth));
+      app.post("/account/passkeys/rename", signedIn, on(routes.rename));
+      app.post("/account/passkeys/delete", signedIn, on(routes.remove));
+      return {
+        routes: app,
+        lifecycle: [passkeyLifecyclePart(store)],
+        loginFirst: true,
+        loginButtons: (next) => views.loginButton(next),
+        accountSection: async (_req, user) =>
+          views.section(await store.listFor(user.subject), !user.password),
+        reauthWays: async (subject) =>
+          (await store.listFor(subject)).length > 0
+            ? [views.reauthButton()]
+            : [],
+      };
+    },
+  };
+}

@@ -1,0 +1,329 @@
+/**
+ * Passkeys: the browser module (`GET /assets/passkeys.js`), the two
+ * ceremonies as JSON (`POST /passkeys/register/options`,
+ * `/passkeys/register`, `/passkeys/login/options`, `/passkeys/login`), the
+ * "confirm it's you" ceremony (`POST /passkeys/reauth/options`,
+ * `/passkeys/reauth`) and the account page's forms
+ * (`POST /account/passkeys/rename`, `/account/passkeys/delete`). A sign-in
+ * ends in `signIn`, as the password flow does.
+ *
+ * @module
+ */
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
+import type { SQLPasskeyStore } from "@portcullis/sql";
+import {
+  bodyOrBadRequest,
+  emit,
+  json,
+  limit,
+  MAX_BODY_BYTES,
+  type ModuleContext,
+  readBytes,
+  record,
+  redirect,
+  refuseUnverified,
+  requireRecheck,
+  signInWith,
+  tokenFields,
+  tooManyRequests,
+} from "@portcullis/accounts/plugin";
+import type { PasskeyAuthenticator } from "../passkey_authenticator.ts";
+import type { PasskeyViews } from "./views.ts";
+
+/** What the passkeys module's `setup` builds. */
+export interface PasskeysSettings {
+  /** The two ceremonies. */
+  authenticator: PasskeyAuthenticator;
+  /** The users' passkeys. */
+  store: SQLPasskeyStore;
+  /** The browser module (`@simplewebauthn/browser` and its driver). */
+  script: string;
+  /** The module's pieces of the pages. */
+  views: PasskeyViews;
+}
+
+const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
+
+/**
+ * Counts a ceremony against the client address's limit: the 429, or
+ * `null` to go on.
+ */
+async function ceremonyLimit(
+  ctx: ModuleContext,
+  req: Request,
+): Promise<Response | null> {
+  const wait = await ctx.limiter.take([
+    limit("passkey-address", ctx.clientAddress(req), CEREMONIES_PER_ADDRESS),
+  ]);
+  return wait > 0 ? tooManyRequests(req, wait) : null;
+}
+
+/**
+ * Reads a JSON object body (objects kept, unlike form fields) through the
+ * capped reader; `null` when not one or over the cap.
+ */
+async function readJson(req: Request): Promise<Record<string, unknown> | null> {
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  if (!type.startsWith("application/json")) return null;
+  try {
+    const bytes = await readBytes(req, MAX_BODY_BYTES);
+    if (bytes === null) return null;
+    const value = JSON.parse(new TextDecoder().decode(bytes));
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? value
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * {@linkcode readJson}, or the 400 answer: what `bodyOrBadRequest` is to
+ * `readBody`.
+ */
+async function jsonOrBadRequest(
+  req: Request,
+): Promise<Record<string, unknown> | Response> {
+  return await readJson(req) ?? errorResponse(
+    req,
+    400,
+    "bad_request",
+    "Send a JSON object with content-type application/json",
+  );
+}
+
+/**
+ * What both steps of adding a passkey start with: the signed-in user,
+ * refused while the address is unverified (403 `unverified`: an
+ * unverified account gains no passkey), and the JSON body.
+ */
+async function addingPasskey(
+  ctx: ModuleContext,
+  req: Request,
+): Promise<{ subject: string; body: Record<string, unknown> } | Response> {
+  const subject = currentUser(req)!;
+  const unverified = await refuseUnverified(ctx, req, subject);
+  if (unverified) return unverified;
+  const body = await jsonOrBadRequest(req);
+  return body instanceof Response ? body : { subject, body };
+}
+
+/** `GET /assets/passkeys.js`. */
+export function passkeysScript(
+  _ctx: ModuleContext,
+  { script }: PasskeysSettings,
+): Response {
+  return new Response(script, {
+    headers: {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "public, max-age=300",
+    },
+  });
+}
+
+/**
+ * `POST /passkeys/register/options` (signed in; JSON `{password}`, or a
+ * fresh re-authentication): a session alone must not add a passkey, which
+ * would outlive it and pass the re-check itself. Wrong password: 401; no
+ * password and no re-authentication: 403; an unverified address: 403
+ * `unverified` (verify first: an unverified account gains no passkey).
+ */
+export async function registrationOptions(
+  ctx: ModuleContext,
+  { authenticator }: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
+  const user = await ctx.credentials.findById(subject);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  const refused = await requireRecheck(
+    ctx,
+    req,
+    subject,
+    typeof body.password === "string" ? body.password : undefined,
+  );
+  if (refused) return refused;
+  return json(
+    await authenticator.registrationOptions({ subject, email: user.email }),
+  );
+}
+
+/**
+ * `POST /passkeys/register` (signed in): `{response, name}` → 201
+ * `{id, name}`; an unverified address: 403 `unverified`.
+ */
+export async function register(
+  ctx: ModuleContext,
+  { authenticator }: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const adding = await addingPasskey(ctx, req);
+  if (adding instanceof Response) return adding;
+  const { subject, body } = adding;
+  const name = typeof body.name === "string" ? body.name : "Passkey";
+  const outcome = await authenticator.register(subject, body.response, name);
+  if (outcome.kind === "refused") {
+    return json({
+      error: "passkey_refused",
+      reason: outcome.reason,
+      message: "The passkey could not be added",
+    }, 400);
+  }
+  await record(ctx, "passkey_added", subject, req);
+  emit(ctx, { type: "passkey_added", subject });
+  return json(
+    { id: outcome.passkey.credentialId, name: outcome.passkey.name },
+    201,
+  );
+}
+
+/**
+ * `POST /passkeys/login/options`, and `POST /passkeys/reauth/options` for a
+ * signed-in user: a challenge to sign in or confirm with.
+ */
+export async function authenticationOptions(
+  ctx: ModuleContext,
+  { authenticator }: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  return await ceremonyLimit(ctx, req) ??
+    json(await authenticator.authenticationOptions());
+}
+
+/**
+ * `POST /passkeys/login`: `{response, next}` → 200 `{next, token,
+ * expiresAt}` with the session cookie; refused → 401, one answer whatever
+ * the reason (the reason goes to the event hook).
+ */
+export async function login(
+  ctx: ModuleContext,
+  { authenticator }: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const limited = await ceremonyLimit(ctx, req);
+  if (limited) return limited;
+  const outcome = await authenticator.authenticate(body.response);
+  if (outcome.kind === "refused") {
+    await record(ctx, "login_failed", null, req);
+    emit(ctx, {
+      type: "login_failed",
+      method: "passkey",
+      reason: outcome.reason,
+    });
+    return json({
+      error: "passkey_refused",
+      message: "Sign-in with this passkey failed",
+    }, 401);
+  }
+  const session = await signInWith(ctx, req, outcome.subject, "passkey");
+  const next = safeNextPath(typeof body.next === "string" ? body.next : null);
+  const headers = new Headers();
+  if (session.setCookie) headers.append("set-cookie", session.setCookie);
+  return json(
+    { next, ...tokenFields(session) },
+    200,
+    headers,
+  );
+}
+
+/**
+ * `POST /passkeys/reauth` (signed in; JSON `{response, next}`): one of the
+ * signed-in user's own passkeys confirms it is them. 200 `{next}` with the
+ * re-authentication cookie (five minutes, this session only); a passkey of
+ * someone else, or any refusal: 401, one answer.
+ */
+export async function reauth(
+  ctx: ModuleContext,
+  { authenticator }: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const subject = currentUser(req)!;
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const limited = await ceremonyLimit(ctx, req);
+  if (limited) return limited;
+  const outcome = await authenticator.authenticate(body.response);
+  const cookie = outcome.kind === "ok" && outcome.subject === subject
+    ? await ctx.reauth.grant(req, "passkey")
+    : null;
+  if (cookie === null) {
+    emit(ctx, {
+      type: "login_failed",
+      method: "passkey",
+      reason: outcome.kind === "refused" ? outcome.reason : "another_user",
+    });
+    return json({
+      error: "passkey_refused",
+      message: "Confirmation with this passkey failed",
+    }, 401);
+  }
+  emit(ctx, { type: "reauthenticated", method: "passkey", subject });
+  const next = safeNextPath(typeof body.next === "string" ? body.next : null);
+  return json({ next }, 200, { "set-cookie": cookie });
+}
+
+/** `POST /account/passkeys/rename`: form `id`, `name`. */
+export function rename(
+  ctx: ModuleContext,
+  settings: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  return change(
+    ctx,
+    req,
+    async (subject, fields) =>
+      await settings.store.rename(
+          subject,
+          fields.id ?? "",
+          (fields.name ?? "").trim().slice(0, 64) || "Passkey",
+        )
+        ? "The passkey is renamed."
+        : null,
+  );
+}
+
+/**
+ * `POST /account/passkeys/delete`: form `id`, and `password` (or a fresh
+ * re-authentication). Wrong password: 401; no password and no
+ * re-authentication: 403; not the user's passkey: 404.
+ */
+export function remove(
+  ctx: ModuleContext,
+  settings: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  return change(ctx, req, async (subject, fields) => {
+    const refused = await requireRecheck(ctx, req, subject, fields.password);
+    if (refused) return refused;
+    if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
+    await record(ctx, "passkey_removed", subject, req);
+    emit(ctx, { type: "passkey_removed", subject });
+    return "The passkey is removed.";
+  });
+}
+
+async function change(
+  ctx: ModuleContext,
+  req: Request,
+  act: (
+    subject: string,
+    fields: Record<string, string>,
+  ) => Promise<string | Response | null>,
+): Promise<Response> {
+  const subject = currentUser(req)!;
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const done = await act(subject, body.fields);
+  if (done instanceof Response) return done;
+  if (done === null) {
+    return errorResponse(req, 404, "not_found", "No such passkey");
+  }
+  if (body.kind === "json") return new Response(null, { status: 204 });
+  return redirect("/account", [
+    await ctx.flash.set({ kind: "notice", message: done }),
+  ]);
+}
