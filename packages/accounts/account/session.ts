@@ -13,18 +13,28 @@ import {
 import type { ModuleContext } from "../context.ts";
 import { record } from "../lifecycle.ts";
 import { json, redirect } from "../respond.ts";
-import { signedInUser } from "../pages.ts";
 
-/** `GET /api/me`: 200 `{subject, email, verified}`; 401 anonymous. */
+/**
+ * `GET /api/me`: 200 `{subject, email, verified}`, with `apiKey` (`{id,
+ * scopes}`) for a request an API key authenticated and `actor` for an
+ * operator acting as the user; 401 anonymous.
+ */
 export async function me(ctx: ModuleContext, req: Request): Promise<Response> {
-  const user = await signedInUser(ctx, req);
-  if (user === null) {
+  const identity = currentIdentity(req);
+  const user = identity === null
+    ? null
+    : await ctx.credentials.findById(identity.subject);
+  if (identity === null || user === null) {
     return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
   }
   return json({
-    subject: user.subject,
+    subject: user.id,
     email: user.email,
-    verified: user.verified,
+    verified: user.verifiedAt > 0,
+    ...(identity.apiKey === undefined ? {} : {
+      apiKey: { id: identity.apiKey.id, scopes: identity.apiKey.scopes },
+    }),
+    ...(identity.actor === undefined ? {} : { actor: identity.actor }),
   });
 }
 

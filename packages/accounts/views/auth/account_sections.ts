@@ -19,6 +19,8 @@ export interface SessionRow {
   userAgent: string | null;
   /** Whether it is this browser's session. */
   current: boolean;
+  /** Whether an operator holds it, acting as the user. */
+  byOperator?: boolean;
 }
 
 /** One activity row. */
@@ -29,6 +31,10 @@ export interface ActivityRow {
   at: string;
   /** The user agent. */
   userAgent: string | null;
+  /** Whether an operator did it (from the console, or acting as the user). */
+  byOperator?: boolean;
+  /** A short note of what was done, or `null`. */
+  detail?: string | null;
 }
 
 const LABELS: Record<string, string> = {
@@ -49,6 +55,13 @@ const LABELS: Record<string, string> = {
   passkey_removed: "Passkey removed",
   totp_enabled: "Two-factor authentication turned on",
   totp_disabled: "Two-factor authentication turned off",
+  api_key_created: "API key created",
+  api_key_revoked: "API key revoked",
+  account_banned: "Account banned",
+  account_unbanned: "Ban lifted",
+  impersonation_started: "An operator started acting as you",
+  impersonation_ended: "An operator stopped acting as you",
+  operator_acted: "An operator acted on your account",
 };
 
 function when(iso: string): Html {
@@ -86,7 +99,9 @@ export function accountSections(input: {
           `
           : ""}</td>
         <td>${when(s.lastSeenAt)}</td>
-        <td class="agent">${s.userAgent ?? "unknown"}</td>
+        <td class="agent">${s.userAgent ?? "unknown"}${s.byOperator
+          ? " (an operator acting as you)"
+          : ""}</td>
         <td>
           <form method="post" action="/account/sessions/revoke" class="inline">
             <input type="hidden" name="id" value="${s.id}">
@@ -101,7 +116,18 @@ export function accountSections(input: {
     `
   );
   const events = input.activity.map((e) =>
-    html`<li>${when(e.at)}: ${LABELS[e.type] ?? e.type}${
+    html`<li>${when(e.at)}: ${
+      e.byOperator && !e.type.startsWith("impersonation_") &&
+        e.type !== "operator_acted"
+        ? "An operator acted on your account: "
+        : ""
+    }${LABELS[e.type] ?? e.type}${
+      e.detail
+        ? html`
+          <span class="hint">${e.detail}</span>
+        `
+        : ""
+    }${
       e.userAgent
         ? html`
           <span class="hint">(${e.userAgent})</span>
