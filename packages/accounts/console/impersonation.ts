@@ -26,6 +26,7 @@ import {
   safeNextPath,
   signOut,
 } from "@portcullis/auth";
+import { wantsHtml } from "@portcullis/auth/http";
 import type { ModuleContext } from "../context.ts";
 import { json, redirect } from "../respond.ts";
 import { ShortCookie } from "../short_cookie.ts";
@@ -106,6 +107,7 @@ export async function startImpersonation(
     detail: `for ${settings.impersonationMinutes} minutes`,
   });
   await ctx.events.emit("impersonation_started", operator.subject, req, {
+    actor: null,
     detail: `as ${user.email}`,
   });
   const expiresAt = held.identity.expiresAt;
@@ -253,6 +255,7 @@ export async function endImpersonation(
       actor,
     });
     await ctx.events.emit("impersonation_ended", actor, req, {
+      actor: null,
       detail: `as ${user?.email ?? identity.subject}`,
     });
     back = `/console/users/${encodeURIComponent(identity.subject)}`;
@@ -301,7 +304,13 @@ export function restoreOperator(
   req: Request,
   path: string,
 ): Promise<Response | null> | null {
-  if (req.method !== "GET" || path === "/style.css") return null;
+  // A page a browser navigates to, not a fetch of JSON or the stylesheet.
+  if (
+    req.method !== "GET" || path === "/style.css" ||
+    !(wantsHtml(req) || req.headers.get("sec-fetch-mode") === "navigate")
+  ) {
+    return null;
+  }
   const cookie = operatorCookie(ctx);
   const header = req.headers.get("cookie");
   if (header === null || !header.includes(`${cookie.name}=`)) return null;
@@ -358,6 +367,7 @@ export async function afterImpersonatedRequest(
       detail: what,
     });
     await ctx.events.emit("operator_acted", acting.actor, req, {
+      actor: null,
       detail: `as ${userEmail}: ${what}`,
     });
   }

@@ -416,6 +416,7 @@ export async function recordAction(
     detail,
   });
   await ctx.events.emit("operator_acted", operator.subject, req, {
+    actor: null,
     detail: `${user.email}: ${detail}`,
   });
 }
