@@ -134,7 +134,11 @@ export class NoteStore {
 }
 
 /** The notes policy's actions: the scopes an API key of this app may have. */
-export const NOTE_ACTIONS = ["notes:view", "notes:create", "notes:edit"] as const;
+export const NOTE_ACTIONS = [
+  "notes:view",
+  "notes:create",
+  "notes:edit",
+] as const;
 
 /** One of {@linkcode NOTE_ACTIONS}. */
 export type NoteAction = typeof NOTE_ACTIONS[number];

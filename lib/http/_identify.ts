@@ -121,7 +121,9 @@ export function identify(
       unchecked = true;
     }
     // An API key: resolved by the keys alone, never as a session.
-    if (keys !== null && via === "bearer" && token !== null && keys.claims(token)) {
+    if (
+      keys !== null && via === "bearer" && token !== null && keys.claims(token)
+    ) {
       return resolveKey(req, next, keys, token);
     }
     if (token === null) {

@@ -107,7 +107,12 @@ function crc32(text: string): number {
 /** The 7-character checksum of a key's first part. */
 function checksum(text: string): string {
   const n = crc32(text);
-  const bytes = new Uint8Array([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+  const bytes = new Uint8Array([
+    n >>> 24,
+    (n >>> 16) & 255,
+    (n >>> 8) & 255,
+    n & 255,
+  ]);
   return base32(bytes);
 }
 
@@ -132,8 +137,7 @@ function checksum(text: string): string {
  */
 export async function mintApiKey(
   prefix: string = DEFAULT_API_KEY_PREFIX,
-  random: (bytes: Uint8Array) => Uint8Array = (b) =>
-    crypto.getRandomValues(b),
+  random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b),
 ): Promise<MintedApiKey> {
   checkApiKeyPrefix(prefix);
   const id = base32(random(new Uint8Array(ID_BYTES)));

@@ -14,8 +14,8 @@ import {
   checkApiKeyPrefix,
   DEFAULT_API_KEY_PREFIX,
   hashApiKey,
-  type MintedApiKey,
   mintApiKey,
+  type MintedApiKey,
   parseApiKey,
 } from "./api_key_format.ts";
 import type { Identity } from "./session_payload.ts";

@@ -65,7 +65,7 @@ export {
   checkApiKeyPrefix,
   DEFAULT_API_KEY_PREFIX,
   hashApiKey,
-  type MintedApiKey,
   mintApiKey,
+  type MintedApiKey,
   parseApiKey,
 } from "./api_key_format.ts";

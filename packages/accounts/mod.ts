@@ -46,8 +46,8 @@ export { dpop } from "./dpop.ts";
 export { apiKeys, type ApiKeysModuleOptions } from "./api_keys/mod.ts";
 export {
   type IsOperator,
-  operatorConsole,
   type OperatorCandidate,
+  operatorConsole,
   type OperatorConsoleOptions,
 } from "./console/mod.ts";
 export {

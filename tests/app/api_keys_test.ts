@@ -68,7 +68,13 @@ Deno.test("a key is made over JSON with a name, scopes and an expiry, shown once
   assert.equal(rows[0].secret_hash, await hashApiKey(key));
   assert.ok(!JSON.stringify(rows).includes(key.slice(20)));
   // Listed with its times, never its secret.
-  const list = await api(app.origin, "GET", "/api/keys", undefined, bearer(token));
+  const list = await api(
+    app.origin,
+    "GET",
+    "/api/keys",
+    undefined,
+    bearer(token),
+  );
   assert.equal(list.status, 200);
   const [listed] = list.body.keys as Record<string, unknown>[];
   assert.deepEqual(Object.keys(listed).sort(), [
@@ -102,21 +108,51 @@ Deno.test("a key does what its scopes allow on the notes API and nothing more, e
     name: "writer",
     scopes: ["notes:create", "notes:view"],
   })).body.key as string;
-  const note = await api(app.origin, "POST", "/api/notes", { text: "hi" }, bearer(writer));
+  const note = await api(
+    app.origin,
+    "POST",
+    "/api/notes",
+    { text: "hi" },
+    bearer(writer),
+  );
   assert.equal(note.status, 201);
   const id = note.body.id as string;
   // The reader reads, and cannot create or edit (its owner could).
   assert.equal(
-    (await api(app.origin, "GET", `/api/notes/${id}`, undefined, bearer(viewer)))
+    (await api(
+      app.origin,
+      "GET",
+      `/api/notes/${id}`,
+      undefined,
+      bearer(viewer),
+    ))
       .status,
     200,
   );
-  const create = await api(app.origin, "POST", "/api/notes", { text: "x" }, bearer(viewer));
+  const create = await api(
+    app.origin,
+    "POST",
+    "/api/notes",
+    { text: "x" },
+    bearer(viewer),
+  );
   assert.equal(create.status, 403);
   assert.equal(create.body.error, "forbidden");
-  const edit = await api(app.origin, "PUT", `/api/notes/${id}`, { text: "x" }, bearer(writer));
+  const edit = await api(
+    app.origin,
+    "PUT",
+    `/api/notes/${id}`,
+    { text: "x" },
+    bearer(writer),
+  );
   assert.equal(edit.status, 403, "notes:edit is not among the writer's scopes");
-  const owner = await api(app.origin, "PUT", `/api/notes/${id}`, { text: "y" }, bearer(token));
+  const owner = await api(
+    app.origin,
+    "PUT",
+    `/api/notes/${id}`,
+    { text: "y" },
+    bearer(token),
+  );
   assert.equal(owner.status, 200, "the owner in person may edit");
   // Scopes outside the app's actions are refused at creation.
   const bad = await makeKey(app, token, { name: "x", scopes: ["admin"] });
@@ -138,9 +174,16 @@ Deno.test("a key on every credential route of the account is refused 403 api_key
       newPassword: "another long password",
     }],
     ["POST", "/account/password/link"],
-    ["POST", "/account/email", { email: "new@example.com", password: PASSWORD }],
+    ["POST", "/account/email", {
+      email: "new@example.com",
+      password: PASSWORD,
+    }],
     ["POST", "/account/delete", { password: PASSWORD }],
-    ["POST", "/api/keys", { name: "more", scopes: "notes:view", password: PASSWORD }],
+    ["POST", "/api/keys", {
+      name: "more",
+      scopes: "notes:view",
+      password: PASSWORD,
+    }],
     ["DELETE", `/api/keys/${made.body.id}`],
     ["POST", "/account/keys", { name: "more", password: PASSWORD }],
     ["POST", "/account/keys/revoke", { id: made.body.id }],
@@ -160,7 +203,11 @@ Deno.test("a key on every credential route of the account is refused 403 api_key
   ];
   for (const [method, path, body] of routes) {
     const res = await api(app.origin, method, path, body, bearer(key));
-    assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`);
+    assert.equal(
+      res.status,
+      403,
+      `${method} ${path}: ${JSON.stringify(res.body)}`,
+    );
     assert.equal(res.body.error, "api_key_refused", `${method} ${path}`);
   }
   // The account page is a person's.
@@ -185,11 +232,17 @@ Deno.test("a key on every credential route of the account is refused 403 api_key
 Deno.test("a forged key, a revoked key and an expired key answer 401 invalid_token", async () => {
   await using app = await startApp();
   const { token } = await user(app, "f@example.com");
-  const made = await makeKey(app, token, { name: "x", scopes: "notes:view", expiresInDays: 2 });
+  const made = await makeKey(app, token, {
+    name: "x",
+    scopes: "notes:view",
+    expiresInDays: 2,
+  });
   const key = made.body.key as string;
   // Forged: well formed, never issued; and the real id with another secret.
   const forged = (await mintApiKey()).key;
-  for (const k of [forged, `pc_${made.body.id}_${forged.slice(20)}`, key + "x"]) {
+  for (
+    const k of [forged, `pc_${made.body.id}_${forged.slice(20)}`, key + "x"]
+  ) {
     const res = await api(app.origin, "GET", "/api/me", undefined, bearer(k));
     assert.equal(res.status, 401, k);
     assert.match(res.headers.get("www-authenticate")!, /invalid_token/);
@@ -205,21 +258,40 @@ Deno.test("a forged key, a revoked key and an expired key answer 401 invalid_tok
     (await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status,
     401,
   );
-  const listed = await api(app.origin, "GET", "/api/keys", undefined, bearer(token));
+  const listed = await api(
+    app.origin,
+    "GET",
+    "/api/keys",
+    undefined,
+    bearer(token),
+  );
   assert.equal((listed.body.keys as { expired: boolean }[])[0].expired, true);
   // Revoked.
   const other = await makeKey(app, token, { name: "y", scopes: "notes:view" });
-  const del = await api(app.origin, "DELETE", `/api/keys/${other.body.id}`, undefined, bearer(token));
+  const del = await api(
+    app.origin,
+    "DELETE",
+    `/api/keys/${other.body.id}`,
+    undefined,
+    bearer(token),
+  );
   assert.equal(del.status, 204);
   assert.equal(
-    (await api(app.origin, "GET", "/api/me", undefined, bearer(other.body.key))).status,
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(other.body.key)))
+      .status,
     401,
   );
   // Another user's key id is not found.
   const { token: t2 } = await user(app, "g@example.com");
   const stranger = await makeKey(app, t2, { name: "z", scopes: "notes:view" });
   assert.equal(
-    (await api(app.origin, "DELETE", `/api/keys/${stranger.body.id}`, undefined, bearer(token))).status,
+    (await api(
+      app.origin,
+      "DELETE",
+      `/api/keys/${stranger.body.id}`,
+      undefined,
+      bearer(token),
+    )).status,
     404,
   );
 });
@@ -227,7 +299,10 @@ Deno.test("a forged key, a revoked key and an expired key answer 401 invalid_tok
 Deno.test("creating a key needs the password (a session alone does not), a verified address, a lifetime within the app's maximum and room for it", async () => {
   await using app = await startApp();
   const { token } = await registerJson(app.origin, "u@example.com", PASSWORD);
-  const unverified = await makeKey(app, token, { name: "x", scopes: "notes:view" });
+  const unverified = await makeKey(app, token, {
+    name: "x",
+    scopes: "notes:view",
+  });
   assert.equal(unverified.status, 403);
   assert.equal(unverified.body.error, "unverified");
   await verifyDirectly(app, "u@example.com");
@@ -236,9 +311,17 @@ Deno.test("creating a key needs the password (a session alone does not), a verif
     scopes: "notes:view",
   }, bearer(token));
   assert.equal(noPassword.status, 401);
-  const wrong = await makeKey(app, token, { name: "x", password: "wrong wrong wrong" });
+  const wrong = await makeKey(app, token, {
+    name: "x",
+    password: "wrong wrong wrong",
+  });
   assert.equal(wrong.status, 401);
-  for (const [days, code] of [[366, "invalid_expiry"], [0, "invalid_expiry"], ["soon", "invalid_expiry"], [1.5, "invalid_expiry"]] as const) {
+  for (
+    const [days, code] of [[366, "invalid_expiry"], [0, "invalid_expiry"], [
+      "soon",
+      "invalid_expiry",
+    ], [1.5, "invalid_expiry"]] as const
+  ) {
     const res = await makeKey(app, token, { name: "x", expiresInDays: days });
     assert.equal(res.status, 422, String(days));
     assert.equal(res.body.error, code);
@@ -257,7 +340,10 @@ Deno.test("the account page makes a key without JavaScript, shows it once, lists
   await using app = await startApp();
   await user(app, "page@example.com");
   const browser = new Browser(app.origin);
-  await browser.post("/login", { email: "page@example.com", password: PASSWORD });
+  await browser.post("/login", {
+    email: "page@example.com",
+    password: PASSWORD,
+  });
   const account = await browser.page("/account");
   assert.match(account.body, /id="api-keys"/);
   assert.match(account.body, /name="scope:notes:view"/);
@@ -295,10 +381,17 @@ Deno.test("the account page makes a key without JavaScript, shows it once, lists
 Deno.test("keys in the lifecycle: sign out everywhere and a password change keep them; a password reset and the deletion revoke them", async () => {
   await using app = await startApp();
   const { token } = await user(app, "life@example.com");
-  const key = (await makeKey(app, token, { name: "x", scopes: "notes:view" })).body.key as string;
+  const key = (await makeKey(app, token, { name: "x", scopes: "notes:view" }))
+    .body.key as string;
   const works = async () =>
     (await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status;
-  const everywhere = await api(app.origin, "POST", "/account/sessions/revoke-others", undefined, bearer(token));
+  const everywhere = await api(
+    app.origin,
+    "POST",
+    "/account/sessions/revoke-others",
+    undefined,
+    bearer(token),
+  );
   assert.equal(everywhere.status, 200);
   assert.equal(await works(), 200, "sign out everywhere keeps keys");
   const changed = await api(app.origin, "POST", "/account/password", {
@@ -308,7 +401,9 @@ Deno.test("keys in the lifecycle: sign out everywhere and a password change keep
   assert.equal(changed.status, 200);
   assert.equal(await works(), 200, "a password change keeps keys");
   // A reset: the recovery path after a takeover.
-  await api(app.origin, "POST", "/password/forgot", { email: "life@example.com" });
+  await api(app.origin, "POST", "/password/forgot", {
+    email: "life@example.com",
+  });
   const link = new URL(await app.awaitLink("life@example.com", 2));
   const reset = await api(app.origin, "POST", "/password/reset", {
     token: link.searchParams.get("token"),
@@ -343,7 +438,8 @@ Deno.test("keys in the lifecycle: sign out everywhere and a password change keep
 Deno.test("a key of a banned account stops at once and comes back when the ban is lifted", async () => {
   await using app = await startApp();
   const { token, subject } = await user(app, "ban@example.com");
-  const key = (await makeKey(app, token, { name: "x", scopes: "notes:view" })).body.key as string;
+  const key = (await makeKey(app, token, { name: "x", scopes: "notes:view" }))
+    .body.key as string;
   await app.query(
     `INSERT INTO account_bans (user_id, reason, banned_by, banned_at) VALUES ('${subject}', 'spam', 'op', 1)`,
   );
@@ -400,8 +496,10 @@ Deno.test("each key's requests go through the throttle: past its limit, 429 with
       ),
   });
   const { token } = await user(app, "rate@example.com");
-  const a = (await makeKey(app, token, { name: "a", scopes: "notes:view" })).body.key;
-  const b = (await makeKey(app, token, { name: "b", scopes: "notes:view" })).body.key;
+  const a =
+    (await makeKey(app, token, { name: "a", scopes: "notes:view" })).body.key;
+  const b =
+    (await makeKey(app, token, { name: "b", scopes: "notes:view" })).body.key;
   for (let i = 0; i < 3; i++) {
     assert.equal(
       (await api(app.origin, "GET", "/api/me", undefined, bearer(a))).status,

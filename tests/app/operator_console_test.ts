@@ -158,7 +158,13 @@ Deno.test("every console route answers 404, exactly as a path no route has, to a
     "the operator's API key",
   );
   // The operator in person reaches it.
-  const me = await api(app.origin, "GET", "/api/console/users", undefined, bearer(login.body.token));
+  const me = await api(
+    app.origin,
+    "GET",
+    "/api/console/users",
+    undefined,
+    bearer(login.body.token),
+  );
   assert.equal(me.status, 403);
   assert.equal(me.body.error, "reauthentication_required");
 });
@@ -177,7 +183,13 @@ Deno.test("an operator check that throws, rejects, answers something else than t
     await using app = await withPredicate(isOperator);
     const { token } = await verifiedUser(app, OPS);
     const started = Date.now();
-    const res = await api(app.origin, "GET", "/api/console/users", undefined, bearer(token));
+    const res = await api(
+      app.origin,
+      "GET",
+      "/api/console/users",
+      undefined,
+      bearer(token),
+    );
     assert.equal(res.status, 404, what);
     assert.equal(res.body.error, "not_found", what);
     assert.ok(Date.now() - started < 5000, `${what}: within the deadline`);
@@ -229,7 +241,13 @@ Deno.test("the console needs the operator's password again: a page asks for it, 
     password: PASSWORD,
   });
   assert.equal(
-    (await api(app.origin, "GET", "/api/console/users", undefined, bearer(other.body.token))).status,
+    (await api(
+      app.origin,
+      "GET",
+      "/api/console/users",
+      undefined,
+      bearer(other.body.token),
+    )).status,
     403,
   );
   // The confirmation lapses.
@@ -243,19 +261,27 @@ Deno.test("users: searched by email (wildcards taken literally), listed a page a
   }, { signInEnv: ENV });
   const b = await operatorBrowser(app);
   for (let i = 0; i < 30; i++) {
-    await registerJson(app.origin, `user${String(i).padStart(2, "0")}@example.com`, PASSWORD);
+    await registerJson(
+      app.origin,
+      `user${String(i).padStart(2, "0")}@example.com`,
+      PASSWORD,
+    );
   }
   await registerJson(app.origin, "other@test.example", PASSWORD);
   const first = await b.page("/console/users?q=example.com");
   assert.equal(first.status, 200);
-  const emails = [...first.body.matchAll(/>([a-z0-9]+@[a-z.]+)<\/a>/g)].map((m) => m[1]);
+  const emails = [...first.body.matchAll(/>([a-z0-9]+@[a-z.]+)<\/a>/g)].map((
+    m,
+  ) => m[1]);
   assert.equal(emails.length, 25);
   assert.deepEqual(emails, [...emails].sort());
   const next = /id="next-page" href="([^"]+)"/.exec(first.body)?.[1]
     .replaceAll("&amp;", "&");
   assert.ok(next);
   const second = await b.page(next);
-  const rest = [...second.body.matchAll(/>([a-z0-9]+@[a-z.]+)<\/a>/g)].map((m) => m[1]);
+  const rest = [...second.body.matchAll(/>([a-z0-9]+@[a-z.]+)<\/a>/g)].map((
+    m,
+  ) => m[1]);
   assert.ok(rest.length > 0 && rest.every((e) => !emails.includes(e)));
   assert.equal(emails.length + rest.length, 31, "30 users and the operator");
   assert.doesNotMatch(second.body, /id="next-page"/);
@@ -305,7 +331,9 @@ Deno.test("one user's page and JSON: address, verification, sign-in methods, ses
   assert.equal(view.sessions.length, 1);
   assert.equal(view.keys[0].name, "deploy");
   assert.ok(!JSON.stringify(view).includes("secret_hash"));
-  assert.ok(view.activity.some((e: { type: string }) => e.type === "registered"));
+  assert.ok(
+    view.activity.some((e: { type: string }) => e.type === "registered"),
+  );
   const page = await b.page(`/console/users/${subject}`);
   assert.match(page.body, /id="user-email">seen@example.com</);
   assert.match(page.body, /deploy/);
@@ -327,7 +355,9 @@ Deno.test("a ban signs the user out everywhere, refuses every sign-in method wit
     scopes: "notes:view",
     password: PASSWORD,
   }, bearer(token))).body.key as string;
-  const noReason = await b.post(`/console/users/${subject}/ban`, { reason: " " });
+  const noReason = await b.post(`/console/users/${subject}/ban`, {
+    reason: " ",
+  });
   assert.equal(noReason.status, 422);
   const banned = await b.post(`/console/users/${subject}/ban`, {
     reason: "sending spam",
@@ -338,15 +368,24 @@ Deno.test("a ban signs the user out everywhere, refuses every sign-in method wit
     409,
   );
   // Signed out everywhere; the key stops.
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status, 401);
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status, 401);
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status,
+    401,
+  );
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status,
+    401,
+  );
   // The right password answers exactly what a wrong one does, form and JSON.
   for (const kind of ["json", "form"] as const) {
     const send = (password: string) =>
       kind === "json"
         ? fetch(new URL("/login", app.origin), {
           method: "POST",
-          headers: { "content-type": "application/json", accept: "application/json" },
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+          },
           body: JSON.stringify({ email: "bad@example.com", password }),
         })
         : fetch(new URL("/login", app.origin), {
@@ -391,18 +430,25 @@ Deno.test("a ban signs the user out everywhere, refuses every sign-in method wit
     ],
   );
   // Lifted: the password and the key work again.
-  assert.equal((await b.post(`/console/users/${subject}/unban`, {})).status, 303);
+  assert.equal(
+    (await b.post(`/console/users/${subject}/unban`, {})).status,
+    303,
+  );
   app.advance(60_000);
   const back = await api(app.origin, "POST", "/login", {
     email: "bad@example.com",
     password: PASSWORD,
   });
   assert.equal(back.status, 200);
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status, 200);
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(key))).status,
+    200,
+  );
   // An operator's account is not banned from the console.
   const other = await verifiedUser(app, "ops2@example.com");
   assert.equal(
-    (await b.post(`/console/users/${other.subject}/ban`, { reason: "x" })).status,
+    (await b.post(`/console/users/${other.subject}/ban`, { reason: "x" }))
+      .status,
     403,
   );
 });
@@ -423,16 +469,26 @@ Deno.test("an operator signs out one session of a user, or all of them", async (
     s.id !== view.sessions[0].id
   );
   assert.equal(
-    (await b.post(`/console/users/${subject}/sessions/revoke`, { session: "x" })).status,
+    (await b.post(`/console/users/${subject}/sessions/revoke`, {
+      session: "x",
+    })).status,
     404,
   );
   assert.equal(
-    (await b.post(`/console/users/${subject}/sessions/revoke`, { session: one.id })).status,
+    (await b.post(`/console/users/${subject}/sessions/revoke`, {
+      session: one.id,
+    })).status,
     303,
   );
   const alive = [
     (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status,
-    (await api(app.origin, "GET", "/api/me", undefined, bearer(second.body.token))).status,
+    (await api(
+      app.origin,
+      "GET",
+      "/api/me",
+      undefined,
+      bearer(second.body.token),
+    )).status,
   ].sort();
   assert.deepEqual(alive, [200, 401]);
   assert.equal(
@@ -440,7 +496,10 @@ Deno.test("an operator signs out one session of a user, or all of them", async (
     303,
   );
   for (const t of [token, second.body.token]) {
-    assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(t))).status, 401);
+    assert.equal(
+      (await api(app.origin, "GET", "/api/me", undefined, bearer(t))).status,
+      401,
+    );
   }
 });
 
@@ -448,12 +507,14 @@ Deno.test("cross-site posts to the console are refused 403 and change nothing", 
   await using app = await start();
   const b = await operatorBrowser(app);
   const { subject, token } = await verifiedUser(app, "x@example.com");
-  for (const [path, fields] of [
-    [`/console/users/${subject}/ban`, { reason: "csrf" }],
-    [`/console/users/${subject}/sessions/revoke-all`, {}],
-    [`/console/users/${subject}/impersonate`, {}],
-    ["/console/confirm", { password: PASSWORD }],
-  ] as const) {
+  for (
+    const [path, fields] of [
+      [`/console/users/${subject}/ban`, { reason: "csrf" }],
+      [`/console/users/${subject}/sessions/revoke-all`, {}],
+      [`/console/users/${subject}/impersonate`, {}],
+      ["/console/confirm", { password: PASSWORD }],
+    ] as const
+  ) {
     const forged: Record<string, string>[] = [
       { "sec-fetch-site": "cross-site" },
       { "sec-fetch-site": "same-site" },
@@ -464,9 +525,15 @@ Deno.test("cross-site posts to the console are refused 403 and change nothing", 
       assert.match(await res.text(), /cross/i);
     }
   }
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status, 200);
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(token))).status,
+    200,
+  );
   assert.equal((await app.query("SELECT * FROM account_bans")).length, 0);
-  assert.equal(b.cookies.has("__Host-operator") || b.cookies.has("operator"), false);
+  assert.equal(
+    b.cookies.has("__Host-operator") || b.cookies.has("operator"),
+    false,
+  );
 });
 
 /** The user's and operator's browsers with an impersonation started. */
@@ -476,7 +543,10 @@ async function impersonating(app: TestApp) {
   const ownCookie = [...b.cookies.entries()].find(([k]) =>
     k.endsWith("session")
   )!;
-  const started = await b.post(`/console/users/${user.subject}/impersonate`, {});
+  const started = await b.post(
+    `/console/users/${user.subject}/impersonate`,
+    {},
+  );
   assert.equal(started.status, 303, await started.text());
   assert.equal(started.headers.get("location"), "/");
   return { b, user, ownCookie };
@@ -494,7 +564,11 @@ Deno.test("impersonation: the session is the user's with the operator as its act
   for (const path of ["/", "/account", "/login", "/password/forgot"]) {
     const page = await b.page(path);
     assert.match(page.body, /id="impersonation-banner"/, path);
-    assert.match(page.body, /ops@example.com<\/strong> is acting as <strong>helped@example.com/, path);
+    assert.match(
+      page.body,
+      /ops@example.com<\/strong> is acting as <strong>helped@example.com/,
+      path,
+    );
     assert.match(page.body, /action="\/impersonation\/end"/, path);
   }
   // An error page too.
@@ -615,12 +689,21 @@ Deno.test("every write during an impersonation records the actor on the user's s
     email: "helped@example.com",
     password: PASSWORD,
   });
-  const list = await api(app.origin, "GET", "/api/activity", undefined, bearer(own.body.token));
+  const list = await api(
+    app.origin,
+    "GET",
+    "/api/activity",
+    undefined,
+    bearer(own.body.token),
+  );
   const acted = (list.body.events as { type: string; byOperator: boolean }[])
     .filter((e) => e.type === "operator_acted");
   assert.equal(acted.length, 1);
   assert.equal(acted[0].byOperator, true);
-  assert.ok(!JSON.stringify(list.body).includes(ops), "the operator is not named to the user");
+  assert.ok(
+    !JSON.stringify(list.body).includes(ops),
+    "the operator is not named to the user",
+  );
 });
 
 Deno.test("impersonation past its time limit: the session dies at 15 minutes, is never renewed, a re-mint keeps its end, and the next page returns to the operator's session", async () => {
@@ -628,7 +711,9 @@ Deno.test("impersonation past its time limit: the session dies at 15 minutes, is
   const { b, user } = await impersonating(app);
   const ops = (await app.credentials.findByEmail(OPS))!.id;
   const me = async () =>
-    await (await b.fetch("/api/me", { headers: { accept: "application/json" } }))
+    await (await b.fetch("/api/me", {
+      headers: { accept: "application/json" },
+    }))
       .json();
   // "Sign out everywhere else" re-mints the session: still the operator's,
   // still ending when it did.
@@ -639,7 +724,9 @@ Deno.test("impersonation past its time limit: the session dies at 15 minutes, is
   app.advance(5 * 60_000 - 1000);
   assert.equal((await me()).subject, user.subject);
   app.advance(1000);
-  const gone = await b.fetch("/api/me", { headers: { accept: "application/json" } });
+  const gone = await b.fetch("/api/me", {
+    headers: { accept: "application/json" },
+  });
   assert.equal(gone.status, 401);
   // The next page brings the operator's own session back.
   const back = await b.fetch("/account");
@@ -653,9 +740,13 @@ Deno.test("an operator cannot act as another operator, nor as anyone when the pr
   await using app = await start();
   const b = await operatorBrowser(app);
   const other = await verifiedUser(app, "ops2@example.com");
-  const refused = await b.post(`/console/users/${other.subject}/impersonate`, {}, {
-    accept: "application/json",
-  });
+  const refused = await b.post(
+    `/console/users/${other.subject}/impersonate`,
+    {},
+    {
+      accept: "application/json",
+    },
+  );
   assert.equal(refused.status, 403);
   assert.equal((await refused.json()).error, "target_is_operator");
   const page = await b.page(`/console/users/${other.subject}`);
@@ -673,9 +764,13 @@ Deno.test("an operator cannot act as another operator, nor as anyone when the pr
   });
   const ob = await operatorBrowser(strict);
   const target = await verifiedUser(strict, "anyone@example.com");
-  const res = await ob.post(`/console/users/${target.subject}/impersonate`, {}, {
-    accept: "application/json",
-  });
+  const res = await ob.post(
+    `/console/users/${target.subject}/impersonate`,
+    {},
+    {
+      accept: "application/json",
+    },
+  );
   assert.equal(res.status, 403);
 });
 
@@ -689,15 +784,28 @@ Deno.test("impersonation over JSON: a Bearer operator gets a Bearer token of the
   });
   const own = login.body.token as string;
   assert.equal(
-    (await api(app.origin, "POST", "/console/confirm", { password: PASSWORD }, bearer(own))).status,
+    (await api(
+      app.origin,
+      "POST",
+      "/console/confirm",
+      { password: PASSWORD },
+      bearer(own),
+    )).status,
     200,
   );
-  const started = await api(app.origin, "POST", `/console/users/${subject}/impersonate`, {}, bearer(own));
+  const started = await api(
+    app.origin,
+    "POST",
+    `/console/users/${subject}/impersonate`,
+    {},
+    bearer(own),
+  );
   assert.equal(started.status, 201);
   assert.equal(started.body.tokenType, "Bearer");
   assert.equal(started.body.subject, subject);
   assert.ok(
-    (started.body.expiresAt as number) <= Math.floor(app.now() / 1000) + 15 * 60,
+    (started.body.expiresAt as number) <=
+      Math.floor(app.now() / 1000) + 15 * 60,
   );
   const held = started.body.token as string;
   const me = await api(app.origin, "GET", "/api/me", undefined, bearer(held));
@@ -705,16 +813,35 @@ Deno.test("impersonation over JSON: a Bearer operator gets a Bearer token of the
   assert.ok(me.body.actor);
   // Not a console session: the console is hidden from it.
   assert.equal(
-    (await api(app.origin, "GET", "/api/console/users", undefined, bearer(held))).status,
+    (await api(
+      app.origin,
+      "GET",
+      "/api/console/users",
+      undefined,
+      bearer(held),
+    )).status,
     404,
   );
-  const ended = await api(app.origin, "POST", "/impersonation/end", {}, bearer(held));
+  const ended = await api(
+    app.origin,
+    "POST",
+    "/impersonation/end",
+    {},
+    bearer(held),
+  );
   assert.equal(ended.status, 204);
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(held))).status, 401);
-  assert.equal((await api(app.origin, "GET", "/api/me", undefined, bearer(own))).status, 200);
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(held))).status,
+    401,
+  );
+  assert.equal(
+    (await api(app.origin, "GET", "/api/me", undefined, bearer(own))).status,
+    200,
+  );
   // Ending with no impersonation: 409.
   assert.equal(
-    (await api(app.origin, "POST", "/impersonation/end", {}, bearer(own))).status,
+    (await api(app.origin, "POST", "/impersonation/end", {}, bearer(own)))
+      .status,
     409,
   );
 });

@@ -22,7 +22,10 @@ Deno.test("an actor rides in the token's payload under the MAC and comes back on
     actor: "operator_1",
     notAfter: Math.floor(clock.now() / 1000) + 900,
   });
-  assert.match(decodePayload(held.token), /^alice\|[A-Za-z0-9_-]{30}\|\d+\|operator_1$/);
+  assert.match(
+    decodePayload(held.token),
+    /^alice\|[A-Za-z0-9_-]{30}\|\d+\|operator_1$/,
+  );
   const id = await sessions.resolve(held.token);
   assert.equal(id?.subject, "alice");
   assert.equal(id?.actor, "operator_1");
@@ -113,7 +116,11 @@ Deno.test("a sign-in that re-mints an actor's session (sign out everywhere else)
   assert.equal(body.identity.actor, "op");
   assert.ok(body.identity.expiresAt <= end);
   assert.equal(body.identity.binding, undefined);
-  assert.equal(await sessions.resolve(held.token), null, "the old one is revoked");
+  assert.equal(
+    await sessions.resolve(held.token),
+    null,
+    "the old one is revoked",
+  );
   // The gate for a person refuses the actor by default, and lets it through
   // where the route allows.
   const post = (path: string) =>

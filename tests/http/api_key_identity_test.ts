@@ -29,7 +29,8 @@ function setup(store?: ApiKeyStore) {
   const { sessions, clock } = makeManager();
   const rows = new Map<string, StoredApiKey>();
   const keys = new ApiKeys({
-    store: store ?? { findApiKey: (id) => Promise.resolve(rows.get(id) ?? null) },
+    store: store ??
+      { findApiKey: (id) => Promise.resolve(rows.get(id) ?? null) },
     now: clock.now,
   });
   const notes = definePolicy<"view" | "edit">({
@@ -110,7 +111,10 @@ Deno.test("a key used beyond its scopes is refused by the policy gate even where
   assert.equal((await get("/edit", token, { method: "POST" })).status, 200);
   // A key with the scope may edit.
   const editor = await key(["view", "edit"]);
-  assert.equal((await get("/edit", editor.key, { method: "POST" })).status, 200);
+  assert.equal(
+    (await get("/edit", editor.key, { method: "POST" })).status,
+    200,
+  );
   // A key with no scopes does nothing a policy guards.
   const none = await key([]);
   assert.equal((await get("/view", none.key)).status, 403);

@@ -132,9 +132,14 @@ export function apiKeys(options: ApiKeysModuleOptions): AccountsModule {
               // the account back, and recorded as such.
               const n = await store.removeAllFor(event.subject);
               if (n > 0) {
-                await ctx.events.emit("api_key_revoked", event.subject, undefined, {
-                  detail: `password reset: ${n} key${n === 1 ? "" : "s"}`,
-                });
+                await ctx.events.emit(
+                  "api_key_revoked",
+                  event.subject,
+                  undefined,
+                  {
+                    detail: `password reset: ${n} key${n === 1 ? "" : "s"}`,
+                  },
+                );
               }
             }
             return 0;

@@ -12,11 +12,7 @@ import type { ModuleContext } from "../context.ts";
 import { refuseUnverified } from "../lifecycle.ts";
 import { MAX_BODY_BYTES, readBody, readBytes } from "../request_body.ts";
 import { json, redirect, render } from "../respond.ts";
-import {
-  passwordCheckLimits,
-  recheck,
-  recheckRefusal,
-} from "../recheck.ts";
+import { passwordCheckLimits, recheck, recheckRefusal } from "../recheck.ts";
 import type { ApiKeyRow } from "../views/auth/api_keys.ts";
 
 const DAY = 86_400_000;
@@ -169,7 +165,9 @@ function checkKeyRequest(
 ): { name: string; days: number; scopes: string[] } | Refusal {
   const name = body.name.trim();
   // deno-lint-ignore no-control-regex
-  if (name === "" || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name)) {
+  if (
+    name === "" || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name)
+  ) {
     return {
       status: 422,
       code: "invalid_name",
@@ -229,7 +227,12 @@ async function createKey(
   const body = await readKeyRequest(req);
   if (body === null) {
     return {
-      refusal: errorResponse(req, 400, "bad_request", "Unreadable request body"),
+      refusal: errorResponse(
+        req,
+        400,
+        "bad_request",
+        "Unreadable request body",
+      ),
       form: false,
     };
   }
@@ -434,4 +437,3 @@ export async function revokeKeyForm(
     await ctx.flash.set({ kind: "notice", message: "The key is revoked." }),
   ]);
 }
-

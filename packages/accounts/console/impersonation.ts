@@ -32,8 +32,8 @@ import { json, redirect } from "../respond.ts";
 import { ShortCookie } from "../short_cookie.ts";
 import { readBody } from "../request_body.ts";
 import {
-  type ConsoleSettings,
   consoleAction,
+  type ConsoleSettings,
   mayImpersonate,
   userView,
 } from "./routes.ts";
@@ -139,7 +139,8 @@ export async function startImpersonation(
     ...cookies,
     await ctx.flash.set({
       kind: "notice",
-      message: `You are acting as ${user.email} for ${settings.impersonationMinutes} minutes.`,
+      message:
+        `You are acting as ${user.email} for ${settings.impersonationMinutes} minutes.`,
     }),
   ]);
 }

@@ -46,12 +46,17 @@ import {
 } from "@portcullis/sql";
 import type { AccountsEnv, AccountsModule } from "../module.ts";
 import { handleWith } from "../handle.ts";
-import { ConsoleGrants, type IsOperator, type Operator, operatorOf } from "./operator.ts";
+import {
+  ConsoleGrants,
+  type IsOperator,
+  type Operator,
+  operatorOf,
+} from "./operator.ts";
 import {
   ban,
   confirm,
-  type ConsoleSettings,
   consoleHome,
+  type ConsoleSettings,
   revokeAll,
   revokeSession,
   unban,
@@ -136,7 +141,11 @@ export function operatorConsole(
     options.impersonationMinutes ?? 15,
     60,
   );
-  const confirmMinutes = whole("confirmMinutes", options.confirmMinutes ?? 10, 60);
+  const confirmMinutes = whole(
+    "confirmMinutes",
+    options.confirmMinutes ?? 10,
+    60,
+  );
   const pageSize = whole("pageSize", options.pageSize ?? 25, 100);
   const isOperator = options.isOperator;
   return {

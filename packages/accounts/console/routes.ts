@@ -79,7 +79,13 @@ export async function confirmedOperator(
   if (await settings.grants.holds(operator)) return operator;
   const url = new URL(req.url);
   if (req.method === "GET" && !url.pathname.startsWith("/api/")) {
-    return await confirmPage(ctx, operator, url.pathname + url.search, null, 200);
+    return await confirmPage(
+      ctx,
+      operator,
+      url.pathname + url.search,
+      null,
+      200,
+    );
   }
   return errorResponse(
     req,
@@ -268,9 +274,11 @@ export async function userView(
       banned: ban !== null,
       createdAt: iso(user.createdAt),
     },
-    ban: ban === null
-      ? null
-      : { reason: ban.reason, bannedAt: iso(ban.bannedAt), bannedBy: ban.bannedBy },
+    ban: ban === null ? null : {
+      reason: ban.reason,
+      bannedAt: iso(ban.bannedAt),
+      bannedBy: ban.bannedBy,
+    },
     methods,
     sessions: sessions.map((s) => ({
       id: s.id,
@@ -306,7 +314,10 @@ export async function mayImpersonate(
   ctx: ModuleContext,
   settings: ConsoleSettings,
   operator: Operator,
-  view: { user: { id: string; email: string; verified: boolean }; ban: unknown },
+  view: {
+    user: { id: string; email: string; verified: boolean };
+    ban: unknown;
+  },
 ): Promise<"ok" | "self" | "banned" | "operator"> {
   if (view.user.id === operator.subject) return "self";
   if (view.ban !== null) return "banned";
@@ -371,7 +382,11 @@ export async function consoleAction(
   req: Request,
   id: string,
 ): Promise<
-  | { operator: Operator; user: { id: string; email: string }; body: ParsedBody }
+  | {
+    operator: Operator;
+    user: { id: string; email: string };
+    body: ParsedBody;
+  }
   | Response
 > {
   const operator = await confirmedOperator(settings, ctx, req);
@@ -438,7 +453,10 @@ export async function ban(
   if (action instanceof Response) return action;
   const { operator, user, body } = action;
   // deno-lint-ignore no-control-regex
-  const reason = (body.fields.reason ?? "").replace(/[\u0000-\u001f\u007f]/g, " ")
+  const reason = (body.fields.reason ?? "").replace(
+    /[\u0000-\u001f\u007f]/g,
+    " ",
+  )
     .trim();
   if (reason === "" || reason.length > MAX_REASON) {
     return errorResponse(
@@ -467,7 +485,12 @@ export async function ban(
     bannedAt: ctx.now(),
   });
   if (!banned) {
-    return errorResponse(req, 409, "already_banned", "The account is banned already");
+    return errorResponse(
+      req,
+      409,
+      "already_banned",
+      "The account is banned already",
+    );
   }
   // Every session ends now; new ones are refused (refusesSignIn).
   await ctx.sessions.revokeAll(user.id);
@@ -495,7 +518,14 @@ export async function unban(
   if (!(await settings.bans.unban(user.id))) {
     return errorResponse(req, 409, "not_banned", "The account is not banned");
   }
-  await recordAction(ctx, req, operator, user, "account_unbanned", "ban lifted");
+  await recordAction(
+    ctx,
+    req,
+    operator,
+    user,
+    "account_unbanned",
+    "ban lifted",
+  );
   return await done(ctx, body, user.id, `${user.email} may sign in again.`, {
     banned: false,
   });
@@ -516,7 +546,9 @@ export async function revokeSession(
   if (action instanceof Response) return action;
   const { operator, user, body } = action;
   const session = body.fields.session ?? "";
-  if (!SESSION_ID.test(session) || !(await ctx.registry.revoke(user.id, session))) {
+  if (
+    !SESSION_ID.test(session) || !(await ctx.registry.revoke(user.id, session))
+  ) {
     return errorResponse(req, 404, "not_found", "No such session");
   }
   await recordAction(
@@ -560,4 +592,3 @@ export async function revokeAll(
     revoked: true,
   });
 }
-

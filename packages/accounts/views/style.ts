@@ -89,4 +89,26 @@ th, td {
 td.agent { word-break: break-word; color: var(--muted); }
 .current { font-weight: 600; }
 #qr { width: 12rem; }
+input[type=number], input[type=search] {
+  width: 100%;
+  max-width: 24rem;
+  padding: .5rem .6rem;
+  border: 1px solid #9ca3af;
+  border-radius: .375rem;
+  font: inherit;
+}
+label.check { display: inline-block; margin-right: 1rem; font-weight: 400; }
+fieldset { border: 1px solid #e5e7eb; border-radius: .375rem; margin: .75rem 0; }
+code.secret { display: block; padding: .5rem; background: #fef3c7; word-break: break-all; }
+.impersonation {
+  display: flex;
+  flex-wrap: wrap;
+  gap: .5rem 1rem;
+  align-items: center;
+  padding: .6rem max(1rem, calc((100% - 44rem) / 2));
+  background: #7c2d12;
+  color: #fff;
+}
+.impersonation p { margin: 0; }
+.impersonation button { background: #fff; color: #7c2d12; font-weight: 600; }
 `;

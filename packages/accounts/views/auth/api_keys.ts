@@ -65,9 +65,11 @@ export function apiKeysSection(input: ApiKeysSectionInput): Html {
         <td>${k.scopes.length > 0 ? k.scopes.join(", ") : "none"}</td>
         <td>${when(k.createdAt)}</td>
         <td>${when(k.lastUsedAt)}</td>
-        <td>${k.expired ? html`<strong>expired</strong> ` : ""}${
-      when(k.expiresAt)
-    }</td>
+        <td>${k.expired
+          ? html`
+            <strong>expired</strong>
+          `
+          : ""}${when(k.expiresAt)}</td>
         <td>
           <form method="post" action="/account/keys/revoke" class="inline">
             <input type="hidden" name="id" value="${k.id}">
@@ -162,11 +164,12 @@ export function apiKeyCreatedPage(input: ApiKeyCreatedInput): PageContent {
       <p><code id="new-key" class="secret">${input.key}</code></p>
       <p>Send it as <code>Authorization: Bearer &lt;key&gt;</code>.</p>
       <dl>
-        <dt>Name</dt><dd>${input.name}</dd>
-        <dt>Scopes</dt><dd>${input.scopes.length > 0
-          ? input.scopes.join(", ")
-          : "none"}</dd>
-        <dt>Expires</dt><dd>${when(input.expiresAt)}</dd>
+        <dt>Name</dt>
+        <dd>${input.name}</dd>
+        <dt>Scopes</dt>
+        <dd>${input.scopes.length > 0 ? input.scopes.join(", ") : "none"}</dd>
+        <dt>Expires</dt>
+        <dd>${when(input.expiresAt)}</dd>
       </dl>
       <p><a href="/account#api-keys">Back to your account</a></p>
     `,

@@ -97,7 +97,8 @@ export function consoleUsersPage(input: ConsoleUsersInput): PageContent {
   const rows = input.users.map((u) =>
     html`
       <tr>
-        <td><a href="/console/users/${encodeURIComponent(u.id)}">${u.email}</a></td>
+        <td><a href="/console/users/${encodeURIComponent(u.id)}">${u
+          .email}</a></td>
         <td>${u.verified ? "yes" : "no"}</td>
         <td>${u.banned ? html`<strong>banned</strong>` : "active"}</td>
         <td>${when(u.createdAt)}</td>
@@ -205,15 +206,22 @@ export function consoleUserPage(input: ConsoleUserInput): PageContent {
   );
   const keys = input.keys.map((k) =>
     html`
-      <li>${k.name} <code class="hint">${k.id}</code>: ${
-      k.scopes.join(", ") || "no scopes"
-    }; last used ${when(k.lastUsedAt)}; expires ${when(k.expiresAt)}</li>
+      <li>${k.name} <code class="hint">${k.id}</code>: ${k.scopes.join(", ") ||
+        "no scopes"}; last used ${when(k.lastUsedAt)}; expires ${when(
+          k.expiresAt,
+        )}</li>
     `
   );
   const activity = input.activity.map((e) =>
     html`<li>${when(e.at)}: ${e.type}${
       e.byOperator ? " (by an operator)" : ""
-    }${e.detail ? html` <span class="hint">${e.detail}</span>` : ""}</li>`
+    }${
+      e.detail
+        ? html`
+          <span class="hint">${e.detail}</span>
+        `
+        : ""
+    }</li>`
   );
   return {
     title: u.email,
@@ -223,32 +231,36 @@ export function consoleUserPage(input: ConsoleUserInput): PageContent {
       <p><a href="/console/users">All users</a></p>
       <h1 id="user-email">${u.email}</h1>
       <dl>
-        <dt>Id</dt><dd><code>${u.id}</code></dd>
-        <dt>Verified</dt><dd>${u.verified ? "yes" : "no"}</dd>
-        <dt>Registered</dt><dd>${when(u.createdAt)}</dd>
-        <dt>State</dt><dd id="user-state">${input.ban
-          ? html`<strong>banned</strong> ${when(input.ban.bannedAt)}: ${input
-            .ban.reason}`
+        <dt>Id</dt>
+        <dd><code>${u.id}</code></dd>
+        <dt>Verified</dt>
+        <dd>${u.verified ? "yes" : "no"}</dd>
+        <dt>Registered</dt>
+        <dd>${when(u.createdAt)}</dd>
+        <dt>State</dt>
+        <dd id="user-state">${input.ban
+          ? html`<strong>banned</strong> ${
+            when(input.ban.bannedAt)
+          }: ${input.ban.reason}`
           : "active"}</dd>
-        <dt>Sign-in methods</dt><dd>${input.methods.join(", ") || "none"}</dd>
+        <dt>Sign-in methods</dt>
+        <dd>${input.methods.join(", ") || "none"}</dd>
       </dl>
       <section id="console-sessions" aria-labelledby="console-sessions-h">
         <h2 id="console-sessions-h">Sessions</h2>
-        ${input.sessions.length === 0
-          ? html`<p>No live session.</p>`
-          : html`
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Last seen</th>
-                  <th scope="col">Browser</th>
-                  <th scope="col"><span hidden>Action</span></th>
-                </tr>
-              </thead>
-              <tbody>${sessions}</tbody>
-            </table>
-          `}
+        ${input.sessions.length === 0 ? html`<p>No live session.</p>` : html`
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Started</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Browser</th>
+                <th scope="col"><span hidden>Action</span></th>
+              </tr>
+            </thead>
+            <tbody>${sessions}</tbody>
+          </table>
+        `}
         <form method="post" action="${base}/sessions/revoke-all">
           <p><button type="submit" id="revoke-all">Sign out every session</button></p>
         </form>
@@ -320,12 +332,14 @@ export interface ImpersonationBannerInput {
  * @returns The markup.
  */
 export function impersonationBanner(input: ImpersonationBannerInput): Html {
-  return html`<div class="impersonation" id="impersonation-banner" role="alert">
-    <p><strong>${input.operator}</strong> is acting as <strong>${input
-      .user}</strong> until ${when(input.endsAt)}. Everything done here is
-      recorded.</p>
-    <form method="post" action="/impersonation/end" class="inline">
-      <button type="submit" id="end-impersonation">End impersonation</button>
-    </form>
-  </div>`;
+  return html`
+    <div class="impersonation" id="impersonation-banner" role="alert">
+      <p><strong>${input.operator}</strong> is acting as <strong>${input
+        .user}</strong> until ${when(input.endsAt)}. Everything done here is
+          recorded.</p>
+      <form method="post" action="/impersonation/end" class="inline">
+        <button type="submit" id="end-impersonation">End impersonation</button>
+      </form>
+    </div>
+  `;
 }
