@@ -81,7 +81,10 @@ export function testAccessStores(
     assert.equal(await keys.findApiKey(keyId()), null);
     const listed = await keys.listFor(u);
     assert.equal(listed.length, 1);
-    assert.equal((listed[0] as Record<string, unknown>).hash, undefined);
+    assert.equal(
+      (listed[0] as unknown as Record<string, unknown>).hash,
+      undefined,
+    );
     assert.deepEqual(listed[0].scopes, key.scopes);
   });
 
@@ -170,7 +173,7 @@ export function testAccessStores(
     // A ban of nobody is refused, not an error.
     assert.equal(
       await bans.ban({
-        subject: "nobody",
+        subject: `nobody_${tag()}`,
         reason: "r",
         bannedBy: "op",
         bannedAt: 1,
@@ -198,7 +201,7 @@ export function testAccessStores(
     assert.equal(first.users.length, 3);
     assert.equal(first.next, first.users[2].email);
     const all = [...first.users];
-    let next = first.next;
+    let next: string | null = first.next;
     while (next !== null) {
       const page = await dir.search({
         contains: `_${t}@`,

@@ -82,7 +82,15 @@ async function snapshot(o: Opened): Promise<Record<string, string[]>> {
     const rows = await o.all(`SELECT * FROM ${t}`);
     out[t] = rows.map((r) =>
       JSON.stringify(
-        Object.keys(r).sort().map((
+        // The events' `actor` and `detail` (0002) are empty on the rows the
+        // upgrade kept: a kept row compares with its 0.2.0 self.
+        // (The reference app's node:sqlite adapter also gives each column
+        // by its index: those duplicates are left out.)
+        Object.keys(r).filter((k) =>
+          !/^\d+$/.test(k) &&
+          !(t === "auth_events" && (k === "actor" || k === "detail") &&
+            r[k] === null)
+        ).sort().map((
           k,
         ) => [k, r[k] === null ? null : String(r[k])]),
       )
@@ -123,22 +131,6 @@ async function columns(o: Opened): Promise<string[]> {
     }
   }
   return out;
-}
-
-/** A snapshot's events as the upgrade leaves them: `actor` and `detail` empty. */
-function withEventColumns(
-  snap: Record<string, string[]>,
-): Record<string, string[]> {
-  return {
-    ...snap,
-    auth_events: snap.auth_events.map((row) =>
-      JSON.stringify(
-        [...JSON.parse(row), ["actor", null], ["detail", null]].sort((a, b) =>
-          a[0] < b[0] ? -1 : 1
-        ),
-      )
-    ).sort(),
-  };
 }
 
 function withoutGhost(
@@ -339,7 +331,7 @@ for (const b of backends) {
         await migrate(o.db);
         assert.deepEqual(
           await snapshot(o),
-          withEventColumns(withoutGhost(before)),
+          withoutGhost(before),
         );
         const journal = await o.all(
           "SELECT id FROM portcullis_migrations ORDER BY id",
@@ -361,7 +353,7 @@ for (const b of backends) {
         }
         assert.deepEqual(
           await snapshot(o),
-          withEventColumns(withoutGhost(before)),
+          withoutGhost(before),
         );
 
         // The new tables take rows of both users.
