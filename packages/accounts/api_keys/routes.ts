@@ -19,6 +19,8 @@ const DAY = 86_400_000;
 const SCOPE = /^[A-Za-z][A-Za-z0-9:._-]{0,63}$/;
 const KEY_ID = /^[a-z2-7]{16}$/;
 const MAX_NAME = 100;
+// deno-lint-ignore no-control-regex -- a name with control characters is refused
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The module's settings, checked once. */
 export interface KeySettings {
@@ -164,9 +166,8 @@ function checkKeyRequest(
   body: KeyRequest,
 ): { name: string; days: number; scopes: string[] } | Refusal {
   const name = body.name.trim();
-  // deno-lint-ignore no-control-regex
   if (
-    name === "" || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name)
+    name === "" || name.length > MAX_NAME || CONTROL.test(name)
   ) {
     return {
       status: 422,

@@ -60,6 +60,8 @@ export interface ConsoleSettings {
 }
 
 const MAX_REASON = 500;
+// deno-lint-ignore no-control-regex -- a reason's control characters become spaces
+const CONTROLS = /[\u0000-\u001f\u007f]/g;
 const SESSION_ID = /^[A-Za-z0-9_-]{30}$/;
 
 /**
@@ -452,9 +454,8 @@ export async function ban(
   const action = await consoleAction(ctx, settings, req, id);
   if (action instanceof Response) return action;
   const { operator, user, body } = action;
-  // deno-lint-ignore no-control-regex
   const reason = (body.fields.reason ?? "").replace(
-    /[\u0000-\u001f\u007f]/g,
+    CONTROLS,
     " ",
   )
     .trim();
