@@ -88,6 +88,13 @@ const CACHE_SIZE = 10_000;
 /** What an unknown id is compared with, so that it costs what a wrong secret does. */
 const NO_HASH = "0".repeat(64);
 
+/** A key verified before: its id, its hash, and its last identity. */
+interface Verified {
+  readonly id: string;
+  readonly hash: string;
+  identity: Identity | null;
+}
+
 /** Compares two strings of hex digits in time that depends only on length. */
 function sameHash(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
@@ -129,7 +136,7 @@ export class ApiKeys {
   #deadline: Deadline;
   #interval: number;
   #onError: (message: string) => void;
-  #verified = new Map<string, string>();
+  #verified = new Map<string, Verified>();
   #written = new Map<string, number>();
 
   /**
@@ -195,45 +202,80 @@ export class ApiKeys {
    * @throws {AuthError} `STORE_UNAVAILABLE` when the store fails or misses
    * its deadline.
    */
-  async resolve(token: string): Promise<Identity | null> {
+  resolve(token: string): Promise<Identity | null> {
+    // A key verified before: its id and hash are known, so no parse and no
+    // SHA-256, but the store is read as ever (revocation, expiry, a ban).
+    const known = this.#verified.get(token);
+    if (known !== undefined) {
+      return this.#find(known.id).then((record) =>
+        this.#settle(token, known.id, record, known.hash, known)
+      );
+    }
+    return this.#cold(token);
+  }
+
+  /** A key not verified before: the parse, then the read and the hash side by side. */
+  async #cold(token: string): Promise<Identity | null> {
     const id = parseApiKey(this.#prefix, token);
     if (id === null) return null;
-    const known = this.#verified.get(token);
+    const [record, hash] = await Promise.all([
+      this.#find(id),
+      hashApiKey(token),
+    ]);
+    return this.#settle(token, id, record, hash, null);
+  }
+
+  /** The store's read of one id, under the deadline. */
+  #find(id: string): Promise<StoredApiKey | null> {
     let found: Promise<StoredApiKey | null>;
     try {
       found = this.#store.findApiKey(id);
     } catch (cause) {
-      found = Promise.reject(cause);
+      return Promise.reject(unavailable(cause));
     }
-    const [record, hash] = await Promise.all([
-      this.#deadline.guard(found, unavailable),
-      known ?? hashApiKey(token),
-    ]);
+    return this.#deadline.guard(found, unavailable);
+  }
+
+  /** The identity of a read record whose hash matches, or `null`. */
+  #settle(
+    token: string,
+    id: string,
+    record: StoredApiKey | null,
+    hash: string,
+    known: Verified | null,
+  ): Identity | null {
+    // Compared even for an unknown id (against a hash nothing has), so that
+    // it costs what a wrong secret does.
     const matches = sameHash(hash, record?.hash ?? NO_HASH);
     if (record === null || !matches) {
-      if (known !== undefined) this.#verified.delete(token);
+      if (known !== null) this.#verified.delete(token);
       return null;
     }
     const now = this.#now();
-    if (!(now < record.expiresAt) || subjectProblem(record.subject) !== null) {
-      return null;
-    }
-    if (known === undefined) this.#remember(token, hash);
+    if (!(now < record.expiresAt)) return null;
     this.#recordUse(id, record.lastUsedAt, now);
-    return Object.freeze({
+    // The identity of the last request with this key, while the record says
+    // the same (a key's scopes and expiry may change in its store).
+    const last = known?.identity;
+    if (last && sameGrant(last, record)) return last;
+    if (subjectProblem(record.subject) !== null) return null;
+    const identity: Identity = Object.freeze({
       subject: record.subject,
       jti: id,
       issuedAt: record.createdAt,
       expiresAt: Math.floor(record.expiresAt / 1000),
       apiKey: Object.freeze({ id, scopes: Object.freeze([...record.scopes]) }),
     });
+    if (known !== null) known.identity = identity;
+    else this.#remember(token, { id, hash, identity });
+    return identity;
   }
 
-  #remember(token: string, hash: string): void {
+  #remember(token: string, verified: Verified): void {
     if (this.#verified.size >= CACHE_SIZE) {
       this.#verified.delete(this.#verified.keys().next().value!);
     }
-    this.#verified.set(token, hash);
+    this.#verified.set(token, verified);
   }
 
   /** "Last used": a write when the stored time is an interval old, at most once an interval. */
@@ -260,6 +302,23 @@ export class ApiKeys {
       )
     );
   }
+}
+
+/** Whether an identity made from a key's record still says what the record says. */
+function sameGrant(identity: Identity, record: StoredApiKey): boolean {
+  const scopes = identity.apiKey!.scopes;
+  if (
+    identity.subject !== record.subject ||
+    identity.issuedAt !== record.createdAt ||
+    identity.expiresAt !== Math.floor(record.expiresAt / 1000) ||
+    scopes.length !== record.scopes.length
+  ) {
+    return false;
+  }
+  for (let i = 0; i < scopes.length; i++) {
+    if (scopes[i] !== record.scopes[i]) return false;
+  }
+  return true;
 }
 
 function unavailable(cause: unknown): AuthError {
