@@ -289,3 +289,18 @@ Deno.test("a failing or hanging key store answers STORE_UNAVAILABLE, never an id
       e.reason === "timeout",
   );
 });
+
+Deno.test("a key's identity follows its record: scopes or expiry changed in the store apply on the next request", async () => {
+  const store = mapStore();
+  const keys = new ApiKeys({ store });
+  const real = await keyFor(store, keys, { scopes: ["view", "edit"] });
+  assert.deepEqual((await keys.resolve(real.key))?.apiKey?.scopes, [
+    "view",
+    "edit",
+  ]);
+  const row = store.rows.get(real.id)!;
+  store.rows.set(real.id, { ...row, scopes: ["view"] });
+  assert.deepEqual((await keys.resolve(real.key))?.apiKey?.scopes, ["view"]);
+  store.rows.set(real.id, { ...row, scopes: ["view"], expiresAt: 1 });
+  assert.equal(await keys.resolve(real.key), null);
+});
