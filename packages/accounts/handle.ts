@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { requireAuthenticated, requirePerson } from "@portcullis/auth";
+import {
+  currentIdentity,
+  requireAuthenticated,
+  requirePerson,
+} from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
 
 /** A route handler: the app, the request, and the `:param` of its path. */
@@ -83,6 +87,23 @@ export function handleWith<S>(
 ): (handler: ModuleHandler<S>) => RouteFunction {
   return (handler) => (c) =>
     handler(ctx, settings, c.req.raw, Object.values(c.req.param())[0] ?? "");
+}
+
+/**
+ * The subject of a request its account's owner makes in person, or `null`:
+ * a session that is neither an API key nor an operator acting as the user.
+ * What the mailed-link rules call "the account's own signed-in browser"
+ * (a link it opens acts at once; any other party gives the password).
+ *
+ * @param req A request after the identity middleware.
+ * @returns The subject, or `null`.
+ */
+export function ownSession(req: Request): string | null {
+  const identity = currentIdentity(req);
+  return identity === null || identity.apiKey !== undefined ||
+      identity.actor !== undefined
+    ? null
+    : identity.subject;
 }
 
 /**

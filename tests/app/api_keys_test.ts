@@ -200,6 +200,7 @@ Deno.test("a key on every credential route of the account is refused 403 api_key
     ["GET", "/api/sessions"],
     ["GET", "/api/activity"],
     ["POST", "/verify/resend"],
+    ["POST", "/logout"],
   ];
   for (const [method, path, body] of routes) {
     const res = await api(app.origin, method, path, body, bearer(key));

@@ -845,3 +845,43 @@ Deno.test("impersonation over JSON: a Bearer operator gets a Bearer token of the
     409,
   );
 });
+
+Deno.test("a mailed link never takes an impersonation or an API key for the account's own browser: the email change still needs the password", async () => {
+  await using app = await start();
+  const user = await verifiedUser(app, "moving@example.com");
+  // The user asks for a change in person; the link goes to the new address.
+  const asked = await api(app.origin, "POST", "/account/email", {
+    email: "new-home@example.com",
+    password: PASSWORD,
+  }, bearer(user.token));
+  assert.equal(asked.status, 202);
+  const link = new URL(await app.awaitLink("new-home@example.com"));
+  const token = link.searchParams.get("token")!;
+  // An operator acting as the user opens it: a page with a form, no change.
+  const b = await operatorBrowser(app);
+  await b.post(`/console/users/${user.subject}/impersonate`, {});
+  const opened = await b.page(`/account/email/confirm?token=${token}`);
+  assert.equal(opened.status, 200);
+  assert.match(opened.body, /name="token"/);
+  const posted = await b.post("/account/email/confirm", { token }, {
+    accept: "application/json",
+  });
+  assert.equal(posted.status, 401);
+  // An API key of the user's, likewise.
+  const key = (await api(app.origin, "POST", "/api/keys", {
+    name: "k",
+    scopes: "notes:view",
+    password: PASSWORD,
+  }, bearer((await api(app.origin, "POST", "/login", {
+    email: "moving@example.com",
+    password: PASSWORD,
+  })).body.token))).body.key;
+  const byKey = await api(app.origin, "POST", "/account/email/confirm", {
+    token,
+  }, bearer(key));
+  assert.equal(byKey.status, 401);
+  assert.equal(
+    (await app.credentials.findById(user.subject))?.email,
+    "moving@example.com",
+  );
+});

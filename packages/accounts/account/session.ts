@@ -8,6 +8,7 @@ import {
   currentIdentity,
   errorResponse,
   requireAuthenticated,
+  requirePerson,
   signOut,
 } from "@portcullis/auth";
 import type { ModuleContext } from "../context.ts";
@@ -40,7 +41,8 @@ export async function me(ctx: ModuleContext, req: Request): Promise<Response> {
 
 /**
  * `POST /logout`: revokes the session's jti. Bearer → 204; form or cookie →
- * 303 to `/login` with the clearing cookie. When the session store cannot
+ * 303 to `/login` with the clearing cookie; an API key: 403
+ * `api_key_refused`. When the session store cannot
  * be asked (the session could be neither checked nor revoked) the answer is
  * 503 with `Retry-After`, and the cookie is kept: clearing it and saying
  * "signed out" would hide a session that still works.
@@ -50,6 +52,10 @@ export async function logout(
   req: Request,
 ): Promise<Response> {
   const bearer = req.headers.has("authorization");
+  // An API key is no session to sign out: it is revoked where keys are.
+  if (currentIdentity(req)?.apiKey !== undefined) {
+    return requirePerson(req, { allowActor: true })!;
+  }
   const denied = requireAuthenticated(req);
   if (denied !== null && (bearer || denied.status === 503)) return denied;
   let clearCookie: string | null;
