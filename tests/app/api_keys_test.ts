@@ -318,10 +318,20 @@ Deno.test("creating a key needs the password (a session alone does not), a verif
   });
   assert.equal(wrong.status, 401);
   for (
-    const [days, code] of [[366, "invalid_expiry"], [0, "invalid_expiry"], [
-      "soon",
-      "invalid_expiry",
-    ], [1.5, "invalid_expiry"]] as const
+    const [days, code] of [
+      [366, "invalid_expiry"],
+      [0, "invalid_expiry"],
+      [
+        "soon",
+        "invalid_expiry",
+      ],
+      [1.5, "invalid_expiry"],
+      ["0030", "invalid_expiry"],
+      [
+        " 30",
+        "invalid_expiry",
+      ],
+    ] as const
   ) {
     const res = await makeKey(app, token, { name: "x", expiresInDays: days });
     assert.equal(res.status, 422, String(days));

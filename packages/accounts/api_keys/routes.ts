@@ -179,7 +179,7 @@ function checkKeyRequest(
     ? settings.defaultDays
     : typeof body.days === "number"
     ? body.days
-    : /^\d{1,5}$/.test(body.days)
+    : /^[1-9]\d{0,4}$/.test(body.days)
     ? Number(body.days)
     : NaN;
   if (!Number.isSafeInteger(days) || days < 1 || days > settings.maxDays) {

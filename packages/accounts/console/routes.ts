@@ -428,9 +428,12 @@ export async function recordAction(
   type: "account_banned" | "account_unbanned" | "session_revoked",
   detail: string,
 ): Promise<void> {
+  // The user's side says what happened and that an operator did it; the
+  // reason of a ban (an operator's note) stays on the operator's side and
+  // in the ban itself.
   await ctx.events.emit(type, user.id, req, {
     actor: operator.subject,
-    detail,
+    detail: type === "account_banned" ? null : detail,
   });
   await ctx.events.emit("operator_acted", operator.subject, req, {
     actor: null,
