@@ -12,22 +12,22 @@ import {
   projectConfig,
   renderApp,
 } from "../../packages/scaffold/mod.ts";
-import { TEMPLATES } from "../../packages/scaffold/_templates.ts";
+import { TEMPLATES, VERSION } from "../../packages/scaffold/_templates.ts";
 import { specifiersOf } from "../../packages/scaffold/_modules.ts";
 
 Deno.test("by default the project has every sign-in method and maps its packages", () => {
   const config = JSON.parse(projectConfig());
   assert.equal(
     config.imports["@portcullis/totp"],
-    "jsr:@portcullis/totp@^0.2.0",
+    `jsr:@portcullis/totp@^${VERSION}`,
   );
   assert.equal(
     config.imports["@portcullis/oidc"],
-    "jsr:@portcullis/oidc@^0.2.0",
+    `jsr:@portcullis/oidc@^${VERSION}`,
   );
   assert.equal(
     config.imports["@portcullis/passkeys/"],
-    "jsr:/@portcullis/passkeys@^0.2.0/",
+    `jsr:/@portcullis/passkeys@^${VERSION}/`,
   );
   // From JSR each package brings its own npm dependencies.
   assert.equal(config.imports.otpauth, undefined);

@@ -11,7 +11,7 @@ import {
   projectConfig,
   renderApp,
 } from "../../packages/scaffold/mod.ts";
-import { TEMPLATES } from "../../packages/scaffold/_templates.ts";
+import { TEMPLATES, VERSION } from "../../packages/scaffold/_templates.ts";
 
 const root = new URL("../../", import.meta.url);
 const appDir = new URL("examples/app/", root);
@@ -95,9 +95,12 @@ Deno.test("generated files import only the package, never this repository's path
   const config = JSON.parse(projectConfig());
   assert.equal(
     config.imports["@portcullis/auth"],
-    "jsr:@portcullis/auth@^0.2.0",
+    `jsr:@portcullis/auth@^${VERSION}`,
   );
-  assert.equal(config.imports["@portcullis/sql"], "jsr:@portcullis/sql@^0.2.0");
+  assert.equal(
+    config.imports["@portcullis/sql"],
+    `jsr:@portcullis/sql@^${VERSION}`,
+  );
   assert.equal(config.tasks.start, "deno run -A --unstable-kv main.ts");
 });
 

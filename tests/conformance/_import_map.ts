@@ -105,7 +105,7 @@ export function bareNpmName(spec: string): string {
  * The file a workspace package name resolves to.
  *
  * @param spec A specifier such as `@portcullis/auth/tokens` or
- * `jsr:@portcullis/sql@^0.2.0`.
+ * `jsr:@portcullis/sql@^0.3.0`.
  * @returns The absolute path, or `null` when no member exports it.
  */
 export function workspaceFile(spec: string): string | null {
