@@ -241,12 +241,54 @@ export async function usersListJson(
   return json({ users: page.users, next: page.next });
 }
 
+/** Everything the console shows of one user (`GET /api/console/users/:id`). */
+export interface ConsoleUserView {
+  /** The account. */
+  user: {
+    id: string;
+    email: string;
+    verified: boolean;
+    banned: boolean;
+    createdAt: string;
+  };
+  /** Its ban, or `null`. */
+  ban: { reason: string; bannedAt: string; bannedBy: string } | null;
+  /** Its sign-in methods, as lines. */
+  methods: string[];
+  /** Its live sessions. */
+  sessions: {
+    id: string;
+    createdAt: string;
+    lastSeenAt: string;
+    userAgent: string | null;
+    byOperator: boolean;
+  }[];
+  /** Its API keys (never a hash). */
+  keys: {
+    id: string;
+    name: string;
+    scopes: string[];
+    createdAt: string;
+    lastUsedAt: string | null;
+    expiresAt: string;
+  }[];
+  /** Its latest security events. */
+  activity: {
+    type: string;
+    at: string;
+    byOperator: boolean;
+    actor: string | null;
+    detail: string | null;
+    userAgent: string | null;
+  }[];
+}
+
 /** Everything the console shows of one user, or `null` when there is none. */
 export async function userView(
   ctx: ModuleContext,
   settings: ConsoleSettings,
   id: string,
-) {
+): Promise<ConsoleUserView | null> {
   const user = await ctx.credentials.findById(id);
   if (user === null) return null;
   const [ban, passkeys, totp, providers, keys, sessions, events] = await Promise
