@@ -137,7 +137,8 @@ function checksum(text: string): string {
  */
 export async function mintApiKey(
   prefix: string = DEFAULT_API_KEY_PREFIX,
-  random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b),
+  random: (bytes: Uint8Array<ArrayBuffer>) => Uint8Array = (b) =>
+    crypto.getRandomValues(b),
 ): Promise<MintedApiKey> {
   checkApiKeyPrefix(prefix);
   const id = base32(random(new Uint8Array(ID_BYTES)));
