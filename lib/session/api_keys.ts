@@ -51,7 +51,9 @@ export interface ApiKeyStore {
   /**
    * Records that the key was used at `at` (unix milliseconds). Called at
    * most once a minute per key and process, after the key was verified,
-   * and never awaited by the request.
+   * and never awaited by the request (on Cloudflare Workers, where work
+   * after the answer needs `waitUntil`, a write may be cut short: "last
+   * used" is best effort, never a gate).
    *
    * @param id The key's id.
    * @param at When it was used.
