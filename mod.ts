@@ -106,7 +106,11 @@ export {
   currentUser,
   isAuthenticated,
 } from "./lib/http/current_identity.ts";
-export { requireAuth, requireAuthenticated } from "./lib/http/gates.ts";
+export {
+  requireAuth,
+  requireAuthenticated,
+  requirePerson,
+} from "./lib/http/gates.ts";
 export { allows, authorize, requireVerified } from "./lib/http/policy_gates.ts";
 export { signIn, signOut } from "./lib/http/sign_in.ts";
 export { safeNextPath } from "./lib/http/safe_next_path.ts";

@@ -8,7 +8,9 @@
  * Every on/off setting takes `1`, `true`, `yes`, `on` or `0`, `false`, `no`,
  * `off` in any case; any other value stops the start. `SIGN_IN_METHODS=off`
  * leaves the password as the only sign-in method. `DPOP=off` turns
- * DPoP-bound API sessions off (on by default).
+ * DPoP-bound API sessions off (on by default). `API_KEYS=off` and
+ * `CONSOLE=off` leave API keys and the operator's console out;
+ * `OPERATORS` lists the operators' addresses.
  *
  * @module
  */
@@ -24,6 +26,8 @@ import { totpModule } from "./modules/totp.ts";
 import { oidcModule } from "./modules/oidc.ts";
 import { passkeysModule } from "./modules/passkeys.ts";
 import { deviceBoundModule } from "./modules/device_bound.ts";
+import { apiKeysModule } from "./modules/api_keys.ts";
+import { operatorConsoleModule } from "./modules/operator_console.ts";
 import { notes } from "./notes.ts";
 
 /**
@@ -45,6 +49,8 @@ export function modules(
     ...passkeysModule(env),
     ...deviceBoundModule(env),
     ...envFlag(env, "DPOP", true) ? [dpop()] : [],
+    ...apiKeysModule(env),
+    ...operatorConsoleModule(env),
     notes(),
   ];
 }

@@ -8,6 +8,11 @@
  * - `GET /api/notes/:id`: 200 for any signed-in user; 401 anonymous.
  * - `PUT /api/notes/:id` `{text}`: 200 for the owner, 403 otherwise.
  *
+ * Every route takes a session or an API key (`signedInOrKey`), and asks
+ * the notes policy for each action (`notes:create`, `notes:view`,
+ * `notes:edit`): a key's scopes are those actions, and the policy gate
+ * refuses a key whatever its scopes leave out.
+ *
  * Deleting an account deletes its notes (the module's lifecycle part).
  *
  * @module
@@ -31,7 +36,7 @@ import {
   handleWith,
   json,
   readBody,
-  signedIn,
+  signedInOrKey,
 } from "@portcullis/accounts/plugin";
 
 /** One note. */
@@ -128,18 +133,30 @@ export class NoteStore {
   }
 }
 
+/** The notes policy's actions: the scopes an API key of this app may have. */
+export const NOTE_ACTIONS = [
+  "notes:view",
+  "notes:create",
+  "notes:edit",
+] as const;
+
+/** One of {@linkcode NOTE_ACTIONS}. */
+export type NoteAction = typeof NOTE_ACTIONS[number];
+
 /**
- * The notes policy: any signed-in principal may `view`; only the owner may
- * `edit`. Anonymous principals may do nothing; an unknown note denies.
+ * The notes policy: any signed-in principal may `notes:view` and
+ * `notes:create`; only the owner may `notes:edit`. Anonymous principals may
+ * do nothing; an unknown note denies. (An API key may besides do only what
+ * its scopes hold: the gate checks that before this policy is asked.)
  *
  * @param notes Where the notes are.
  * @returns The policy.
  */
-export function notePolicy(notes: NoteStore): Policy<"view" | "edit"> {
-  return definePolicy<"view" | "edit">({
+export function notePolicy(notes: NoteStore): Policy<NoteAction> {
+  return definePolicy<NoteAction>({
     async can(principal, action, id) {
       if (principal === null) return false;
-      if (action === "view") return true;
+      if (action !== "notes:edit") return true;
       const note = await notes.find(id);
       return note !== null && principal.is(note.owner);
     },
@@ -149,7 +166,7 @@ export function notePolicy(notes: NoteStore): Policy<"view" | "edit"> {
 /** What the notes' routes use. */
 interface NoteParts {
   notes: NoteStore;
-  policy: Policy<"view" | "edit">;
+  policy: Policy<NoteAction>;
 }
 
 /**
@@ -164,9 +181,10 @@ export function notes(): AccountsModule {
       const store = new NoteStore(ctx.kv);
       const on = handleWith(ctx, { notes: store, policy: notePolicy(store) });
       const routes = new Hono<AccountsEnv>();
-      routes.post("/api/notes", signedIn, on(createNote));
-      routes.get("/api/notes/:id", signedIn, on(getNote));
-      routes.put("/api/notes/:id", signedIn, on(putNote));
+      // A session or an API key; each route asks the policy.
+      routes.post("/api/notes", signedInOrKey, on(createNote));
+      routes.get("/api/notes/:id", signedInOrKey, on(getNote));
+      routes.put("/api/notes/:id", signedInOrKey, on(putNote));
       return {
         routes,
         lifecycle: [{
@@ -185,9 +203,11 @@ export function notes(): AccountsModule {
 
 async function createNote(
   ctx: ModuleContext,
-  { notes }: NoteParts,
+  { notes, policy }: NoteParts,
   req: Request,
 ): Promise<Response> {
+  const denied = await authorize(req, policy, "notes:create", "");
+  if (denied) return denied;
   const refused = await beforeWrite(ctx, req);
   if (refused) return refused;
   const text = await noteText(req);
@@ -202,7 +222,7 @@ async function getNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const note = await allowedNote(parts, req, id, "view");
+  const note = await allowedNote(parts, req, id, "notes:view");
   if (note instanceof Response) return note;
   return json(note);
 }
@@ -213,7 +233,7 @@ async function putNote(
   req: Request,
   id: string,
 ): Promise<Response> {
-  const note = await allowedNote(parts, req, id, "edit");
+  const note = await allowedNote(parts, req, id, "notes:edit");
   if (note instanceof Response) return note;
   const text = await noteText(req);
   if (text === null) return invalidText(req);
@@ -243,7 +263,7 @@ async function allowedNote(
   { notes, policy }: NoteParts,
   req: Request,
   id: string,
-  action: "view" | "edit",
+  action: NoteAction,
 ): Promise<Note | Response> {
   const note = await notes.find(id);
   if (note === null) {

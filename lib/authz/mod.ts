@@ -25,4 +25,5 @@ export {
   evaluatePolicy,
   type PolicyVerdict,
   principal,
+  type PrincipalOptions,
 } from "./policy.ts";

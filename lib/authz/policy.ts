@@ -18,6 +18,20 @@ export interface Principal {
    * @returns Whether it is this principal.
    */
   is(id: string): boolean;
+  /**
+   * The actions this principal may perform at most, when it acts through a
+   * credential limited to them (an API key's scopes); absent for a person.
+   * {@linkcode evaluatePolicy} denies every other action before the policy
+   * is asked, so a key cannot do what its scopes leave out even where its
+   * owner could; a policy may read them for finer rules.
+   */
+  readonly scopes?: readonly string[];
+  /**
+   * Who acts as this principal when it is not the principal itself: an
+   * operator impersonating the user (RFC 8693's `act`). A policy may refuse
+   * what an operator should not do on a user's behalf.
+   */
+  readonly actor?: string;
 }
 
 /** What a `before` hook answers: decide (`true`/`false`) or pass (`null`). */
@@ -95,10 +109,19 @@ export function definePolicy<A extends string = never>(
   return policy;
 }
 
+/** What a principal carries besides its id (see {@linkcode Principal}). */
+export interface PrincipalOptions {
+  /** The actions a limited credential (an API key) may perform. */
+  scopes?: readonly string[];
+  /** The operator acting as the principal. */
+  actor?: string;
+}
+
 /**
  * Makes a principal of a subject id.
  *
  * @param id The subject id.
+ * @param options The scopes of a limited credential, the actor.
  * @returns The principal.
  *
  * @example Usage
@@ -106,15 +129,31 @@ export function definePolicy<A extends string = never>(
  * import assert from "node:assert/strict";
  * import { principal } from "@portcullis/auth/policies";
  * assert.equal(principal("user_1").is("user_1"), true);
+ * assert.deepEqual(principal("user_1", { scopes: ["view"] }).scopes, ["view"]);
  * ```
  */
-export function principal(id: string): Principal {
-  return Object.freeze({ id, is: (other: string) => other === id });
+export function principal(
+  id: string,
+  options: PrincipalOptions = {},
+): Principal {
+  const is = (other: string) => other === id;
+  const { scopes, actor } = options;
+  if (scopes === undefined && actor === undefined) {
+    return Object.freeze({ id, is });
+  }
+  return Object.freeze({
+    id,
+    is,
+    ...(scopes === undefined ? {} : { scopes: Object.freeze([...scopes]) }),
+    ...(actor === undefined ? {} : { actor }),
+  });
 }
 
 /**
  * Evaluates a policy, failing closed: only a literal `true` allows. An
- * exception or rejection denies and is handed to `onError`.
+ * exception or rejection denies and is handed to `onError`. A principal
+ * with `scopes` (an API key) is denied every action outside them before
+ * the policy is asked.
  *
  * @param policy The policy.
  * @param who The principal, or `null` when anonymous.
@@ -140,6 +179,11 @@ export async function evaluatePolicy<A extends string>(
   id: string,
   onError?: (error: unknown) => void,
 ): Promise<boolean> {
+  if (who !== null && who.scopes !== undefined) {
+    if (!Array.isArray(who.scopes) || !who.scopes.includes(action)) {
+      return false;
+    }
+  }
   try {
     if (typeof policy.before === "function") {
       const verdict = await policy.before(who, action, id);

@@ -134,7 +134,10 @@ export class BoundSessions {
     const keys = await this.#keys();
     const payload = await verifyToken(keys, bindingPurpose(binding), token);
     const id = payload === null ? null : parseSessionPayload(payload);
-    return id === null ? null : Object.freeze({ ...id, binding: binding.kind });
+    // A session held by an actor (impersonation) is never bound to a key.
+    return id === null || id.actor !== undefined
+      ? null
+      : Object.freeze({ ...id, binding: binding.kind });
   }
 
   /**

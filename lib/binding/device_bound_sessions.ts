@@ -283,6 +283,12 @@ export class DeviceBoundSessions {
     const token = this.#unbound.read(req);
     const identity = token === null ? null : await this.#manager.resolve(token);
     if (identity === null) return this.#refuse(req, null, "no_session", 401);
+    // A session an operator holds for the subject (impersonation) is never
+    // bound: its key would be the operator's, and binding would outlive its
+    // time limit.
+    if (identity.actor !== undefined) {
+      return this.#refuse(req, identity.subject, "impersonation", 403);
+    }
     // A challenge of another session is refused (403) before the replay
     // check: whether or not that session used it, and without spending it.
     const proof = await this.#keys.checkProof(

@@ -26,6 +26,7 @@ export {
   cleanUserAgent,
   SECURITY_EVENT_TYPES,
   type SecurityEvent,
+  type SecurityEventDetails,
   type SecurityEventHook,
   SecurityEvents,
   type SecurityEventsOptions,

@@ -26,6 +26,13 @@ export const SECURITY_EVENT_TYPES = [
   "passkey_removed",
   "totp_enabled",
   "totp_disabled",
+  "api_key_created",
+  "api_key_revoked",
+  "account_banned",
+  "account_unbanned",
+  "impersonation_started",
+  "impersonation_ended",
+  "operator_acted",
 ] as const;
 
 /** One kind of security event. */
@@ -48,6 +55,26 @@ export interface SecurityEvent {
   readonly at: number;
   /** The client's `User-Agent`, cleaned, or `null`. */
   readonly userAgent: string | null;
+  /**
+   * Who acted, when not the account's owner: the subject id of an operator
+   * (acting from the console, or impersonating the user; RFC 8693's
+   * `act`). Absent when the owner acted.
+   */
+  readonly actor?: string;
+  /**
+   * A short note of what was done, for an audit trail (`POST /api/notes
+   * → 201`, a ban's reason); plain text, control characters removed, at
+   * most 200 characters. Absent when there is nothing to add.
+   */
+  readonly detail?: string;
+}
+
+/** What {@linkcode SecurityEvents.emit} may add to an event. */
+export interface SecurityEventDetails {
+  /** The operator who acted (see {@linkcode SecurityEvent.actor}). */
+  actor?: string | null;
+  /** A short note (see {@linkcode SecurityEvent.detail}). */
+  detail?: string | null;
 }
 
 /** Receives every security event; a failure is reported, never rethrown. */
@@ -66,9 +93,16 @@ export interface SecurityEventsOptions {
    * `console.error`.
    */
   onError?: (message: string) => void;
+  /**
+   * The operator acting on the request, if any (an impersonation
+   * session's actor): every event emitted with that request carries it,
+   * unless the caller names the actor itself.
+   */
+  actorOf?: (req: Request) => string | null | undefined;
 }
 
 const MAX_USER_AGENT = 256;
+const MAX_DETAIL = 200;
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
@@ -92,6 +126,7 @@ export class SecurityEvents {
   #hook: SecurityEventHook;
   #now: () => number;
   #onError: (message: string) => void;
+  #actorOf: ((req: Request) => string | null | undefined) | undefined;
 
   /**
    * Checks the options once.
@@ -108,6 +143,7 @@ export class SecurityEvents {
     this.#hook = options.hook;
     this.#now = options.now ?? Date.now;
     this.#onError = options.onError ?? ((m) => console.error(m));
+    this.#actorOf = options.actorOf;
   }
 
   /**
@@ -115,22 +151,36 @@ export class SecurityEvents {
    *
    * @param type What happened.
    * @param subject The account, or `null`.
-   * @param req The request it happened on, for the user agent.
+   * @param req The request it happened on, for the user agent (and the
+   * actor, with `actorOf`).
+   * @param details The operator who acted and a short note, if any.
    * @throws {TypeError} For a type that is not a {@linkcode SecurityEventType}.
    */
   async emit(
     type: SecurityEventType,
     subject: string | null,
     req?: Request,
+    details: SecurityEventDetails = {},
   ): Promise<void> {
     if (!(SECURITY_EVENT_TYPES as readonly string[]).includes(type)) {
       throw new TypeError(`Unknown security event type: received "${type}"`);
     }
+    let actor = details.actor;
+    if (actor === undefined && req !== undefined && this.#actorOf) {
+      try {
+        actor = this.#actorOf(req);
+      } catch {
+        actor = undefined;
+      }
+    }
+    const detail = cleanText(details.detail ?? null, MAX_DETAIL);
     const event: SecurityEvent = Object.freeze({
       type,
       subject,
       at: Math.floor(this.#now()),
       userAgent: cleanUserAgent(req?.headers.get("user-agent") ?? null),
+      ...(typeof actor === "string" && actor !== "" ? { actor } : {}),
+      ...(detail === null ? {} : { detail }),
     });
     try {
       await this.#hook(event);
@@ -160,7 +210,11 @@ export class SecurityEvents {
  * ```
  */
 export function cleanUserAgent(value: string | null): string | null {
+  return cleanText(value, MAX_USER_AGENT);
+}
+
+function cleanText(value: string | null, max: number): string | null {
   if (value === null) return null;
-  const clean = value.replace(CONTROL, "").trim().slice(0, MAX_USER_AGENT);
+  const clean = value.replace(CONTROL, "").trim().slice(0, max);
   return clean === "" ? null : clean;
 }

@@ -28,6 +28,7 @@ import { type BindingOutcome, requestBinding } from "./_key_binding.ts";
 import type { CrossOriginProtection } from "./cross_origin_protection.ts";
 import { errorResponse } from "../_common/error_response.ts";
 import type { Next } from "./middleware.ts";
+import type { ApiKeys } from "../session/api_keys.ts";
 
 /** The per-request function of one identityMiddleware. */
 export type Identify = (
@@ -75,7 +76,7 @@ export function identify(
   csrf: CrossOriginProtection,
   acceptBearer: boolean,
 ): Identify {
-  const { cookie, manager } = context;
+  const { cookie, manager, keys } = context;
   const binding = requestBinding(context);
   // Renewal can only happen for an unbound cookie session of a sliding
   // manager.
@@ -119,6 +120,12 @@ export function identify(
       token = cookieValue(req, cookiePrefix);
       unchecked = true;
     }
+    // An API key: resolved by the keys alone, never as a session.
+    if (
+      keys !== null && via === "bearer" && token !== null && keys.claims(token)
+    ) {
+      return resolveKey(req, next, keys, token);
+    }
     if (token === null) {
       const session = credentials.present
         ? { kind: "invalid", via } as const
@@ -147,6 +154,25 @@ export function identify(
     return resolving.then(
       (id) => proceed(req, next, stateOf(settled(id, via), context)),
       (e) => proceed(req, next, stateOf(failed(e, via, context), context)),
+    );
+  }
+
+  /** An API key's identity (one store read), then on its way. */
+  function resolveKey(
+    req: Request,
+    next: Next,
+    keys: ApiKeys,
+    token: string,
+  ): Promise<Response> {
+    let resolving: Promise<Identity | null>;
+    try {
+      resolving = keys.resolve(token);
+    } catch (error) {
+      resolving = Promise.reject(error);
+    }
+    return resolving.then(
+      (id) => proceed(req, next, stateOf(settled(id, "bearer"), context)),
+      (e) => proceed(req, next, stateOf(failed(e, "bearer", context), context)),
     );
   }
 

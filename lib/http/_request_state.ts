@@ -7,6 +7,7 @@ import type { Identity, SessionManager } from "../session/session_manager.ts";
 import type { DpopVerifier } from "../binding/dpop_proof.ts";
 import type { AuthEvent } from "./auth_event.ts";
 import type { DeviceBoundSessions } from "../binding/device_bound_sessions.ts";
+import type { ApiKeys } from "../session/api_keys.ts";
 
 export interface IdentityContext {
   manager: SessionManager;
@@ -17,6 +18,8 @@ export interface IdentityContext {
   dpop: DpopVerifier | null;
   /** Device-bound browser sessions (opt-in), else `null`. */
   device: DeviceBoundSessions | null;
+  /** API keys sent as Bearer values (opt-in), else `null`. */
+  keys: ApiKeys | null;
 }
 
 /** How a token reached the server. */

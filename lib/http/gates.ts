@@ -35,6 +35,75 @@ export function requireAuthenticated(req: Request): Response | null {
   return unauthenticated(req, state);
 }
 
+/** Options of {@linkcode requirePerson}. */
+export interface RequirePersonOptions {
+  /**
+   * Let an operator acting as the user (an impersonation session, whose
+   * identity has `actor`) through; default `false`, so the gate on a
+   * credential route refuses them too.
+   */
+  allowActor?: boolean;
+}
+
+/**
+ * The gate for "a person, not a key": what only the account's owner in
+ * person may do (change a password, an address, a passkey, TOTP, an API
+ * key; delete the account). 401 as {@linkcode requireAuthenticated} when
+ * not signed in; 403 `api_key_refused` for a request authenticated by an
+ * API key, whatever its scopes; 403 `impersonation_refused` for an
+ * operator acting as the user, unless `allowActor`; `null` to go on.
+ *
+ * @param req The request.
+ * @param options Whether an operator acting as the user passes.
+ * @returns A response to send, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { compose, identityMiddleware, KVSessionStore, MemoryKV, requirePerson, SecretProvider, SessionManager } from "@portcullis/auth";
+ * const sessions = new SessionManager({
+ *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   store: new KVSessionStore(new MemoryKV()),
+ * });
+ * const changePassword = compose(
+ *   [identityMiddleware(sessions)],
+ *   (req) => requirePerson(req) ?? new Response("changed"),
+ * );
+ * const token = await sessions.issue("user_1");
+ * const res = await changePassword(new Request("https://app.example/", {
+ *   method: "POST",
+ *   headers: { authorization: `Bearer ${token}` },
+ * }));
+ * assert.equal(res.status, 200);
+ * ```
+ */
+export function requirePerson(
+  req: Request,
+  options: RequirePersonOptions = {},
+): Response | null {
+  const state = requestStates.get(req);
+  if (state === undefined) return notInstalled(req);
+  const session = state.session;
+  if (session.kind !== "signedIn") return unauthenticated(req, state);
+  if (session.identity.apiKey !== undefined) {
+    return errorResponse(
+      req,
+      403,
+      "api_key_refused",
+      "An API key cannot do this: sign in to the account",
+    );
+  }
+  if (session.identity.actor !== undefined && options.allowActor !== true) {
+    return errorResponse(
+      req,
+      403,
+      "impersonation_refused",
+      "An operator acting as this user cannot do this",
+    );
+  }
+  return null;
+}
+
 /** Options of {@linkcode requireAuth}. */
 export interface RequireAuthOptions {
   /**

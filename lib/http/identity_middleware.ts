@@ -35,6 +35,7 @@ import {
   DeviceBoundSessions,
 } from "../binding/device_bound_sessions.ts";
 import type { SecurityEvents } from "../events/security_event.ts";
+import type { ApiKeys } from "../session/api_keys.ts";
 
 /** Options of {@linkcode identityMiddleware}. */
 export interface IdentityOptions {
@@ -118,6 +119,17 @@ export interface IdentityOptions {
    * working. Browsers without DBSC keep the ordinary session.
    */
   deviceBound?: DeviceBoundOptions;
+  /**
+   * Opt-in API keys (personal access tokens): a Bearer value that starts
+   * with the keys' prefix (`pc_`) is resolved by these {@linkcode ApiKeys}
+   * (one store read by the key's id), never as a session. The identity it
+   * gives has `apiKey` set (the key's id and scopes): a policy gate refuses
+   * every action outside the scopes, and `requirePerson` refuses the key
+   * outright (a key never changes a password, an address or another key).
+   * Keys go only in `Authorization: Bearer`, so they need no cross-origin
+   * check.
+   */
+  apiKeys?: ApiKeys;
   /**
    * Where `session_bound`, `session_refreshed` and `binding_proof_refused`
    * security events go. A DPoP proof refused only for its server nonce is
@@ -254,6 +266,7 @@ function makeContext(
     emit,
     dpop,
     device,
+    keys: options.apiKeys ?? null,
   };
 }
 

@@ -30,7 +30,7 @@ export type {
   IdentityOptions,
   InstallableIdentityOptions,
 } from "./identity_middleware.ts";
-export type { RequireAuthOptions } from "./gates.ts";
+export type { RequireAuthOptions, RequirePersonOptions } from "./gates.ts";
 export type {
   CheckedCredential,
   SignInResult,

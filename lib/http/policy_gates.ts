@@ -112,14 +112,17 @@ async function decide<A extends string>(
   action: A,
   id: string,
 ): Promise<"allow" | "deny" | "late"> {
-  const subject = identityOf(state)?.subject;
+  const identity = identityOf(state);
   const report = (error: unknown) =>
     state.context.emit({ type: "policy_error", error });
   try {
     const allowed = await deadlineOf(state.context).guard(
       evaluatePolicy(
         policy,
-        subject === undefined ? null : principal(subject),
+        identity === null ? null : principal(identity.subject, {
+          scopes: identity.apiKey?.scopes,
+          actor: identity.actor,
+        }),
         action,
         id,
         report,

@@ -116,7 +116,12 @@ export async function signIn(
   const { manager, cookie, device } = state.context;
   const before = state.session;
   if (before.kind === "unavailable") throw storeUnavailable("signed in");
-  if (before.kind === "signedIn" && manager.revocable) {
+  // An API key is a credential of its own, not a session: a sign-in beside
+  // it ends nothing (keys are revoked where they are listed).
+  if (
+    before.kind === "signedIn" && manager.revocable &&
+    before.identity.apiKey === undefined
+  ) {
     await manager.revoke(before.identity);
   }
   const subject = typeof who === "string" ? who : who.subject;
@@ -137,15 +142,18 @@ export async function signIn(
   // A session that replaces one of the same subject ("sign out everywhere
   // else", a password change, a sign-in again) ends no later than it: a
   // copied cookie re-minted over and over never outlives its lifetime.
-  const notAfter = before.kind === "signedIn" &&
-      before.identity.subject === subject
-    ? before.identity.expiresAt
-    : undefined;
+  const same = before.kind === "signedIn" &&
+    before.identity.subject === subject &&
+    before.identity.apiKey === undefined;
+  const notAfter = same ? before.identity.expiresAt : undefined;
+  // An operator's session on the subject's behalf (impersonation) stays
+  // one when re-minted: same actor, same end, never bound to a key.
+  const actor = same ? before.identity.actor : undefined;
   // A sign-in that proved a DPoP key gets a token bound to that key, for
   // the DPoP scheme only (never a cookie).
-  const proofKey = state.proofKey;
+  const proofKey = actor === undefined ? state.proofKey : undefined;
   const issued = proofKey === undefined
-    ? await manager.issueSession(subject, { notAfter })
+    ? await manager.issueSession(subject, { notAfter, actor })
     : await BoundSessions.of(manager).mint(
       { kind: "dpop", thumbprint: proofKey },
       subject,

@@ -55,3 +55,17 @@ export {
   DpopVerifier,
 } from "../binding/dpop_proof.ts";
 export type { ProofAlgorithm } from "../binding/proof_jwt.ts";
+export {
+  ApiKeys,
+  type ApiKeysOptions,
+  type ApiKeyStore,
+  type StoredApiKey,
+} from "./api_keys.ts";
+export {
+  checkApiKeyPrefix,
+  DEFAULT_API_KEY_PREFIX,
+  hashApiKey,
+  mintApiKey,
+  type MintedApiKey,
+  parseApiKey,
+} from "./api_key_format.ts";

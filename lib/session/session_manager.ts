@@ -42,6 +42,13 @@ export interface IssueOptions {
    * the session it replaces. Default: the manager's lifetime from now.
    */
   notAfter?: number;
+  /**
+   * The subject id of whoever holds the session on the subject's behalf
+   * (an operator impersonating the subject; RFC 8693's `act`). The token
+   * carries it under its MAC, {@linkcode Identity.actor} reports it, and
+   * the session is never renewed: give `notAfter` for its time limit.
+   */
+  actor?: string;
 }
 export { DEFAULT_LIFETIME_SECONDS } from "./session_options.ts";
 
@@ -209,10 +216,15 @@ export class SessionManager {
     subject: string,
     options: IssueOptions = {},
   ): Promise<IssuedSession> {
-    return this.#issue(subject, options.notAfter);
+    if (options.actor !== undefined) checkSubject(options.actor);
+    return this.#issue(subject, options.notAfter, options.actor);
   }
 
-  #issue(subject: string, notAfter?: number): Promise<IssuedSession> {
+  #issue(
+    subject: string,
+    notAfter?: number,
+    actor?: string,
+  ): Promise<IssuedSession> {
     checkSubject(subject);
     const issuedAt = Math.max(Math.floor(this.#o.now()), this.#issueFloor);
     let expiresAt = Math.floor(issuedAt / 1000) + this.#o.lifetime;
@@ -229,6 +241,7 @@ export class SessionManager {
       newJti(issuedAt, this.#o.random(16)),
       issuedAt,
       expiresAt,
+      actor,
     );
   }
 
@@ -338,10 +351,15 @@ export class SessionManager {
    * `renewAfterSeconds` old, mints a token for the same session (same jti)
    * with a later expiry, capped by the absolute lifetime.
    *
+   * A session held by an actor (impersonation) is never renewed.
+   *
    * @param identity A resolved identity.
    * @returns The new token, or `null` when no renewal is due.
    */
   renew(identity: Identity): Promise<IssuedSession | null> {
+    if (identity.actor !== undefined || identity.apiKey !== undefined) {
+      return Promise.resolve(null);
+    }
     const expiresAt = renewedExpiry(identity, this.#o);
     if (expiresAt === null) return Promise.resolve(null);
     const { subject, jti, issuedAt } = identity;
@@ -358,9 +376,14 @@ export class SessionManager {
     jti: string,
     issuedAt: number,
     expiresAt: number,
+    actor?: string,
   ): Promise<IssuedSession> {
     const keys = this.#keys ??= await this.#o.secret.keys(SESSION_PURPOSE);
-    const identity = Object.freeze({ subject, jti, issuedAt, expiresAt });
+    const identity: Identity = Object.freeze(
+      actor === undefined
+        ? { subject, jti, issuedAt, expiresAt }
+        : { subject, jti, issuedAt, expiresAt, actor },
+    );
     const token = await signToken(
       keys.current,
       SESSION_PURPOSE,

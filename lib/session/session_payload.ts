@@ -1,6 +1,8 @@
 /**
- * The payload a session token carries, `subject|jti|expiry`, and the jti
- * format: 6 bytes of issue time (unix milliseconds, big-endian) then 16
+ * The payload a session token carries, `subject|jti|expiry`, or
+ * `subject|jti|expiry|actor` for a session an operator holds on the
+ * subject's behalf (impersonation: the actor is RFC 8693's `act`), and the
+ * jti format: 6 bytes of issue time (unix milliseconds, big-endian) then 16
  * random bytes, base64url. Strict in both directions: whatever
  * {@linkcode parseSessionPayload} accepts, {@linkcode encodeSessionPayload}
  * would have produced.
@@ -9,7 +11,11 @@
  */
 import { base64UrlSextet, encodeBase64Url } from "../_common/base64url.ts";
 import { AuthError } from "../auth_error.ts";
-import { hasForbiddenSubjectChar, subjectProblem } from "../_common/subject.ts";
+import {
+  hasForbiddenSubjectChar,
+  MAX_SUBJECT_BYTES,
+  subjectProblem,
+} from "../_common/subject.ts";
 
 /** What a verified, unexpired, unrevoked session token proves. */
 export interface Identity {
@@ -27,6 +33,26 @@ export interface Identity {
    * ordinary session.
    */
   readonly binding?: "device" | "dpop";
+  /**
+   * Who holds this session on the subject's behalf: an operator's subject
+   * id (impersonation; RFC 8693's `act` claim). Absent when the subject is
+   * acting for itself. A session with an actor is never bound to a key,
+   * never renewed past its end, and a sign-in that re-mints it keeps it.
+   */
+  readonly actor?: string;
+  /**
+   * Set when the request was authenticated by an API key (a personal
+   * access token) rather than a session: the key's id and the policy
+   * actions it may perform. `jti` is then the key's id, `issuedAt` its
+   * creation and `expiresAt` its expiry. A policy gate refuses every action
+   * outside `scopes`, whatever the policy says.
+   */
+  readonly apiKey?: {
+    /** The key's public identifier. */
+    readonly id: string;
+    /** The policy actions the key may perform; nothing else. */
+    readonly scopes: readonly string[];
+  };
 }
 
 /** A freshly minted token with the identity it carries. */
@@ -44,8 +70,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The bytes a token for this identity signs. */
 export function encodeSessionPayload(identity: Identity): Uint8Array {
+  const base = `${identity.subject}|${identity.jti}|${identity.expiresAt}`;
   return encoder.encode(
-    `${identity.subject}|${identity.jti}|${identity.expiresAt}`,
+    identity.actor === undefined ? base : `${base}|${identity.actor}`,
   );
 }
 
@@ -83,10 +110,10 @@ const PIPE = 0x7c;
 const ZERO = 0x30;
 
 /**
- * Parses `subject|jti|expiry` strictly, in one pass over the bytes: the
- * subject without `|` or control characters (UTF-8), a jti of exactly 30
- * base64url characters in canonical form, an expiry of 1 to 16 digits
- * without a leading zero.
+ * Parses `subject|jti|expiry` (or `subject|jti|expiry|actor`) strictly, in
+ * one pass over the bytes: the subject (and the actor) without `|` or
+ * control characters (UTF-8), a jti of exactly 30 base64url characters in
+ * canonical form, an expiry of 1 to 16 digits without a leading zero.
  *
  * @param payload The bytes a verified MAC covered.
  * @returns The identity, or `null` for anything not of that exact form.
@@ -95,21 +122,26 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
   const n = payload.length;
   let a = -1;
   let b = -1;
+  let c3 = -1;
   let ascii = true;
   for (let i = 0; i < n; i++) {
     const c = payload[i];
     if (c === PIPE) {
       if (a < 0) a = i;
       else if (b < 0) b = i;
+      else if (c3 < 0) c3 = i;
       else return null;
     } else if (c > 0x7f) ascii = false;
   }
-  // A non-empty subject, a jti of 30 characters, 1 to 16 digits.
-  const digits = n - b - 1;
+  // A non-empty subject, a jti of 30 characters, 1 to 16 digits, and a
+  // non-empty actor when there is a fourth field.
+  const end = c3 < 0 ? n : c3;
+  const digits = end - b - 1;
   if (a <= 0 || b - a - 1 !== 30 || digits < 1 || digits > 16) return null;
+  if (c3 >= 0 && (c3 === n - 1 || n - c3 - 1 > MAX_SUBJECT_BYTES)) return null;
   if (payload[b + 1] === ZERO) return null;
   let expiresAt = 0;
-  for (let i = b + 1; i < n; i++) {
+  for (let i = b + 1; i < end; i++) {
     const d = payload[i] - ZERO;
     if (d < 0 || d > 9) return null;
     expiresAt = expiresAt * 10 + d;
@@ -137,7 +169,15 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
     }
   }
   if (hasForbiddenSubjectChar(subject)) return null;
-  return Object.freeze({ subject, jti, issuedAt, expiresAt });
+  if (c3 < 0) return Object.freeze({ subject, jti, issuedAt, expiresAt });
+  let actor: string;
+  try {
+    actor = decoder.decode(payload.subarray(c3 + 1));
+  } catch {
+    return null;
+  }
+  if (hasForbiddenSubjectChar(actor)) return null;
+  return Object.freeze({ subject, jti, issuedAt, expiresAt, actor });
 }
 
 const SUBJECT_MESSAGES = {

@@ -23,6 +23,11 @@ export interface SessionInfo {
   readonly expiresAt: number;
   /** What it is bound to: `"device"` (DBSC), `"dpop"`, or `null`. */
   readonly binding: "device" | "dpop" | null;
+  /**
+   * The operator holding it on the user's behalf (an impersonation
+   * session's actor), or `null` for the user's own.
+   */
+  readonly actor: string | null;
 }
 
 /** Options of {@linkcode SessionRegistry}. */
@@ -153,6 +158,7 @@ export class SessionRegistry {
         u: cleanUserAgent(userAgent),
         e: Math.max(all[identity.jti]?.e ?? 0, identity.expiresAt),
         b: identity.binding,
+        a: identity.actor,
       };
     });
   }
@@ -171,6 +177,8 @@ export class SessionRegistry {
    * @returns `null`, or the started write.
    */
   seen(identity: Identity, userAgent: string | null): Promise<boolean> | null {
+    // An API key is no session: it is listed where the keys are.
+    if (identity.apiKey !== undefined) return null;
     const now = Math.floor(this.#now());
     const last = this.#lastWrite.get(identity.jti);
     if (last !== undefined && now - last < this.#touchMs) return null;
@@ -185,6 +193,7 @@ export class SessionRegistry {
           u: cleanUserAgent(userAgent),
           e: identity.expiresAt,
           b: identity.binding,
+          a: identity.actor,
         };
     }).then(() => true, () => false);
   }
@@ -302,8 +311,9 @@ export class SessionRegistry {
 // A subject's session list, stored as one JSON value in the key-value store.
 
 /**
- * One session: created, last seen (ms), user agent, expiry (s), and what it
- * is bound to (absent for an ordinary session).
+ * One session: created, last seen (ms), user agent, expiry (s), what it
+ * is bound to (absent for an ordinary session), and the operator holding it
+ * (absent for the user's own).
  */
 type Entry = {
   c: number;
@@ -311,6 +321,8 @@ type Entry = {
   u: string | null;
   e: number;
   b?: "device" | "dpop";
+  /** The operator holding it for the user (impersonation). */
+  a?: string;
 };
 /** A subject's sessions by jti. */
 type Sessions = Record<string, Entry>;
@@ -364,6 +376,7 @@ function sessionInfo(id: string, entry: Entry): SessionInfo {
     userAgent: entry.u,
     expiresAt: entry.e,
     binding: entry.b ?? null,
+    actor: typeof entry.a === "string" ? entry.a : null,
   };
 }
 

@@ -73,6 +73,8 @@ import { mountPages } from "./pages.ts";
 import { mountAccount } from "./account/mod.ts";
 import { purposeKeyList, purposeSigner } from "./sign_in_methods.ts";
 import { Reauth } from "./reauth.ts";
+import { record, SignInRefused, signInRefused } from "./lifecycle.ts";
+import { refusedSignIn } from "./sign_in_refusal.ts";
 import { ShortCookie } from "./short_cookie.ts";
 import { type ViewOverrides, withViews } from "./views/mod.ts";
 
@@ -311,6 +313,9 @@ export function accounts(options: AccountsOptions): Accounts {
     },
     now,
     onError: log,
+    // An operator acting as the user (impersonation): every event of the
+    // request names them.
+    actorOf: (req) => currentIdentity(req)?.actor,
   });
   const registry = new SessionRegistry({
     kv: deps.kv,
@@ -337,7 +342,14 @@ export function accounts(options: AccountsOptions): Accounts {
       // (a failed revocation changes nothing) and again after.
       revokeSessions: (subject) => deps.sessions.revokeAll(subject),
     }),
-    checkPassword: (email, password) => unthrottled.login(email, password),
+    // A right password of an account a module refuses (a ban) answers as a
+    // wrong one: the same answer, and no second step to tell them apart.
+    checkPassword: async (email, password) => {
+      const result = await unthrottled.login(email, password);
+      return result.kind === "ok" && await signInRefused(ctx, result.subject)
+        ? { kind: "invalid" }
+        : result;
+    },
     deviceCookie: new ShortCookie("device", secure),
     tokens: new OneTimeTokens({ store: tokenStore, now }),
     tokenStore,
@@ -382,7 +394,12 @@ export function accounts(options: AccountsOptions): Accounts {
   }
 
   const app: AppHono = new Hono();
-  answerErrors(app, log);
+  // A sign-in a module refused (a ban) answers as a wrong password.
+  answerErrors(app, log, async (error, req) => {
+    if (!(error instanceof SignInRefused)) return null;
+    await record(ctx, "login_failed", error.subject, req);
+    return refusedSignIn(ctx, req);
+  });
   app.use(...securityHeaders(hsts));
   // Every body passes the caps before any route sees it.
   app.use(...bodyCaps());
@@ -395,7 +412,7 @@ export function accounts(options: AccountsOptions): Accounts {
     // "My sessions": at most one deferred write per session an hour, no
     // store round trip on this request.
     const identity = currentIdentity(req);
-    const touch = identity === null
+    const touch = identity === null || identity.apiKey !== undefined
       ? null
       : registry.seen(identity, req.headers.get("user-agent"));
     if (touch !== null) deferWith(rest, touch);
@@ -432,6 +449,28 @@ export function accounts(options: AccountsOptions): Accounts {
         );
       }
       await next();
+    });
+  }
+  // The modules' hooks around every route (an API key's rate limit, the
+  // impersonation banner), once the identity is known.
+  const before = setUp.flatMap(({ parts }) =>
+    parts.beforeRoute ? [parts.beforeRoute.bind(parts)] : []
+  );
+  const after = setUp.flatMap(({ parts }) =>
+    parts.afterRoute ? [parts.afterRoute.bind(parts)] : []
+  );
+  if (before.length > 0 || after.length > 0) {
+    app.use(async (c, next) => {
+      const req = c.req.raw;
+      for (const hook of before) {
+        const answer = await hook(req);
+        if (answer) return answer;
+      }
+      await next();
+      for (const hook of after) {
+        const answer = await hook(req, c.res);
+        if (answer && answer !== c.res) c.res = answer;
+      }
     });
   }
   app.use(acceptedBodies);

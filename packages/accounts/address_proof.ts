@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { currentUser } from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
+import { ownSession } from "./handle.ts";
 import { proveAddress, record } from "./lifecycle.ts";
 import { hasPassword } from "./reauth.ts";
 
@@ -59,7 +59,9 @@ export async function proofWay(
 ): Promise<ProofWay | ProofRefusal> {
   if (owner.verifiedAt > 0) return "proven";
   if (fields.disown === "1" || !hasPassword(owner)) return "disown";
-  if (currentUser(req) === owner.id) return "session";
+  // The account's own session (never an API key or an operator acting as
+  // the user): the same party that holds the password.
+  if (ownSession(req) === owner.id) return "session";
   const result = await ctx.passwords.login(owner.email, fields.password ?? "", {
     address: ctx.clientAddress(req),
   });

@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { requireAuthenticated } from "@portcullis/auth";
+import {
+  currentIdentity,
+  requireAuthenticated,
+  requirePerson,
+} from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
 
 /** A route handler: the app, the request, and the `:param` of its path. */
@@ -86,20 +90,87 @@ export function handleWith<S>(
 }
 
 /**
- * The gate of routes for signed-in users only: 401 (JSON or a small page)
- * without a session, before the route runs (`requireAuthenticated`). The
- * handler then reads the user with `currentUser(req)!`.
+ * The subject of a request its account's owner makes in person, or `null`:
+ * a session that is neither an API key nor an operator acting as the user.
+ * What the mailed-link rules call "the account's own signed-in browser"
+ * (a link it opens acts at once; any other party gives the password).
+ *
+ * @param req A request after the identity middleware.
+ * @returns The subject, or `null`.
+ */
+export function ownSession(req: Request): string | null {
+  const identity = currentIdentity(req);
+  return identity === null || identity.apiKey !== undefined ||
+      identity.actor !== undefined
+    ? null
+    : identity.subject;
+}
+
+/**
+ * The gate of routes for signed-in people: 401 (JSON or a small page)
+ * without a session, before the route runs; 403 `api_key_refused` for a
+ * request authenticated by an API key (`requirePerson`: a key works only
+ * on routes mounted behind {@linkcode signedInOrKey}). An operator acting
+ * as the user passes (their writes are recorded); the account's credential
+ * routes use {@linkcode signedInOwner} instead. The handler then reads the
+ * user with `currentUser(req)!`.
  *
  * @example Usage
  * ```ts ignore
- * routes.post("/account/totp", signedIn, on(startTotp));
+ * routes.post("/account/sessions/revoke", signedIn, on(revoke));
+ * ```
+ *
+ * @param c Hono's context (its request).
+ * @param next The route.
+ * @returns The refusal, or what the route answered.
+ */
+export async function signedIn(
+  c: { req: { raw: Request } },
+  next: () => Promise<void>,
+): Promise<Response | void> {
+  return requirePerson(c.req.raw, { allowActor: true }) ?? await next();
+}
+
+/**
+ * The gate of the account's credential routes (a password, an address, a
+ * passkey, TOTP, an API key, the deletion): the owner in person. 401
+ * without a session; 403 `api_key_refused` for an API key; 403
+ * `impersonation_refused` for an operator acting as the user
+ * (`requirePerson`).
+ *
+ * @example Usage
+ * ```ts ignore
+ * routes.post("/account/totp", signedInOwner, on(startTotp));
+ * ```
+ *
+ * @param c Hono's context (its request).
+ * @param next The route.
+ * @returns The refusal, or what the route answered.
+ */
+export async function signedInOwner(
+  c: { req: { raw: Request } },
+  next: () => Promise<void>,
+): Promise<Response | void> {
+  return requirePerson(c.req.raw) ?? await next();
+}
+
+/**
+ * The gate of an application's API routes that API keys may call: 401
+ * without a session or a key, then the route. A key's identity carries its
+ * scopes, and the policy gates (`authorize`, `allows`) refuse every action
+ * outside them: such a route must authorise each action with a policy
+ * (a route that does not is open to every key of the user).
+ *
+ * @example Usage
+ * ```ts ignore
+ * routes.put("/api/notes/:id", signedInOrKey, on(putNote)); // authorize(req, notes, "edit", id)
  * ```
  *
  * @param c Hono's context (its request).
  * @param next The route.
  * @returns The 401, or what the route answered.
  */
-export async function signedIn(
+export async function signedInOrKey(
   c: { req: { raw: Request } },
   next: () => Promise<void>,
 ): Promise<Response | void> {

@@ -25,19 +25,24 @@ const CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
- * Answers what a route threw and what no route has: 503 with
- * `Retry-After` for a store that cannot be reached, 500 for anything else
- * (logged, never shown), 404 `not_found`.
+ * Answers what a route threw and what no route has: `answer`'s answer
+ * when it has one (a refused sign-in), 503 with `Retry-After` for a store
+ * that cannot be reached, 500 for anything else (logged, never shown), 404
+ * `not_found`.
  *
  * @param app The app.
  * @param log Where operational messages go.
+ * @param answer The app's own answer to an error, or `null` for the default.
  */
 export function answerErrors(
   app: AppHono,
   log: (line: string) => void,
+  answer?: (error: unknown, req: Request) => Promise<Response | null>,
 ): void {
-  app.onError((error, c) => {
+  app.onError(async (error, c) => {
     const req = c.req.raw;
+    const answered = await answer?.(error, req);
+    if (answered) return answered;
     if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
       log(`store unavailable: ${error.message}`);
       return errorResponse(

@@ -148,6 +148,10 @@ export async function startSession(
   req: Request,
   who: string | CheckedCredential,
 ): Promise<SignInResult | null> {
+  // A banned account starts no session, whatever proved it: the app
+  // answers as to a wrong password (`SignInRefused`).
+  const subject = typeof who === "string" ? who : who.subject;
+  if (await signInRefused(ctx, subject)) throw new SignInRefused(subject);
   const session = typeof who === "string"
     ? await signIn(req, who)
     : await signIn(req, who);
@@ -160,6 +164,45 @@ export async function startSession(
     ctx.log(`session list not updated: ${(error as Error)?.message}`);
   }
   return session;
+}
+
+/**
+ * What {@linkcode startSession} throws when a module refuses every sign-in
+ * of the account (a ban): the app answers it as a wrong password (401
+ * `invalid_credentials`, or the login page for a browser), whichever method
+ * proved the subject, and records a failed sign-in.
+ */
+export class SignInRefused extends Error {
+  /** The account whose sign-in was refused. */
+  readonly subject: string;
+
+  /**
+   * Makes the refusal.
+   *
+   * @param subject The account.
+   */
+  constructor(subject: string) {
+    super("Sign-in refused");
+    this.name = "SignInRefused";
+    this.subject = subject;
+  }
+}
+
+/**
+ * Whether a module refuses every sign-in of the account (a ban).
+ *
+ * @param ctx The app.
+ * @param subject The account a credential proved.
+ * @returns `true` when one does.
+ */
+export async function signInRefused(
+  ctx: Pick<ModuleContext, "modules">,
+  subject: string,
+): Promise<boolean> {
+  for (const { parts } of ctx.modules) {
+    if (await parts.refusesSignIn?.(subject)) return true;
+  }
+  return false;
 }
 
 /**

@@ -43,6 +43,13 @@ export { verification } from "./verification/mod.ts";
 export { magicLink } from "./magic_link/mod.ts";
 export { deviceBound } from "./device_bound.ts";
 export { dpop } from "./dpop.ts";
+export { apiKeys, type ApiKeysModuleOptions } from "./api_keys/mod.ts";
+export {
+  type IsOperator,
+  type OperatorCandidate,
+  operatorConsole,
+  type OperatorConsoleOptions,
+} from "./console/mod.ts";
 export {
   LogMailer,
   MAIL_LOG_MARKER,

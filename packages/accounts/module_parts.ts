@@ -125,6 +125,29 @@ export interface ModuleParts {
    * after the password alone, is refused then).
    */
   hasSecondFactor?(subject: string): Promise<boolean>;
+  /**
+   * Whether this module refuses every sign-in of the account (a ban): a
+   * right password then answers as a wrong one, and any other method's
+   * sign-in ends in the answer to a wrong password too. Called after a
+   * credential proved the subject, never for an unknown one.
+   */
+  refusesSignIn?(subject: string): Promise<boolean>;
+  /**
+   * Runs on every request once its identity is known, before any route: an
+   * answer ends the request (a rate limit of its own, a redirect), `null`
+   * lets it go on. Keep it cheap: answer `null` without a promise when there
+   * is nothing to do.
+   */
+  beforeRoute?(req: Request): Response | null | Promise<Response | null>;
+  /**
+   * Runs on every request after its route answered: the answer to send
+   * instead (a banner added to a page), or the same. Keep it cheap: answer
+   * `null` without a promise when there is nothing to do.
+   */
+  afterRoute?(
+    req: Request,
+    res: Response,
+  ): Response | null | Promise<Response | null>;
 }
 
 /** A module's name with the parts its `setup` built for one app. */

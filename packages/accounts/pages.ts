@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { currentUser, requireAuth, safeNextPath } from "@portcullis/auth";
+import {
+  currentIdentity,
+  requireAuth,
+  requirePerson,
+  safeNextPath,
+} from "@portcullis/auth";
 import type { ModuleContext } from "./context.ts";
 import type { PageUser } from "./module.ts";
 import type { AppHono } from "./http.ts";
@@ -37,7 +42,11 @@ export function mountPages(app: AppHono, ctx: ModuleContext): void {
   app.get(
     "/account",
     (c) =>
-      signedInPage(c.req.raw, () => Promise.resolve(account(ctx, c.req.raw))),
+      keyRefused(c.req.raw) ??
+        signedInPage(
+          c.req.raw,
+          () => Promise.resolve(account(ctx, c.req.raw)),
+        ),
   );
 }
 
@@ -56,8 +65,10 @@ export async function signedInUser(
   ctx: ModuleContext,
   req: Request,
 ): Promise<PageUser | null> {
-  const subject = currentUser(req);
-  if (subject === null) return null;
+  const identity = currentIdentity(req);
+  // An API key sees no page: the pages are a person's.
+  if (identity === null || identity.apiKey !== undefined) return null;
+  const subject = identity.subject;
   const user = await ctx.credentials.findById(subject);
   return user === null ? null : pageUser(user);
 }
@@ -71,6 +82,13 @@ function pageUser(
     verified: user.verifiedAt > 0,
     password: hasPassword(user),
   };
+}
+
+/** 403 `api_key_refused` for a request an API key authenticated, else `null`. */
+function keyRefused(req: Request): Response | null {
+  return currentIdentity(req)?.apiKey === undefined
+    ? null
+    : requirePerson(req, { allowActor: true });
 }
 
 /** The modules' lines under the address on `/account`. */

@@ -75,6 +75,8 @@ export {
   type RouteFunction,
   type RouteHandler,
   signedIn,
+  signedInOrKey,
+  signedInOwner,
 } from "./handle.ts";
 export {
   bodyOrBadRequest,

@@ -3,7 +3,8 @@
  * TOTP on or off, a passkey added or removed, a provider linked): the
  * current password, or a re-authentication of this session in the last
  * five minutes (`reauth.ts`), which is the only way for an account without
- * a password. A session alone, however fresh, never passes.
+ * a password. A session alone, however fresh, never passes, and neither
+ * does an API key or an operator acting as the user.
  *
  * @module
  */
@@ -22,7 +23,12 @@ export type RecheckOutcome =
   /** The password was wrong (or the user is gone). */
   | { kind: "wrongPassword" }
   /** An account without a password, and no fresh re-authentication. */
-  | { kind: "reauthRequired" };
+  | { kind: "reauthRequired" }
+  /**
+   * Not the owner in person: an API key, or an operator acting as the user
+   * (no password, however right, and no re-authentication passes).
+   */
+  | { kind: "notOwner"; reason: "apiKey" | "impersonation" };
 
 /** What a password-less account is told when it has not re-authenticated. */
 export const REAUTH_REQUIRED =
@@ -53,6 +59,13 @@ export async function recheck(
   password: string | undefined,
   limits: Limit[] = [],
 ): Promise<RecheckOutcome> {
+  const identity = currentIdentity(req);
+  if (identity?.apiKey !== undefined) {
+    return { kind: "notOwner", reason: "apiKey" };
+  }
+  if (identity?.actor !== undefined) {
+    return { kind: "notOwner", reason: "impersonation" };
+  }
   const user = await ctx.credentials.findById(subject);
   if (user === null) return { kind: "wrongPassword" };
   if (await ctx.reauth.isFresh(req)) {
@@ -72,7 +85,8 @@ export async function recheck(
 
 /**
  * The answer to a failed re-check (JSON, or a small page for a browser):
- * 429, 401 `invalid_credentials`, or 403 `reauthentication_required`.
+ * 429, 401 `invalid_credentials`, 403 `reauthentication_required`, or 403
+ * `api_key_refused` / `impersonation_refused`.
  *
  * @param req The request.
  * @param outcome A refusal.
@@ -94,6 +108,20 @@ export function recheckRefusal(
         "reauthentication_required",
         REAUTH_REQUIRED,
       );
+    case "notOwner":
+      return outcome.reason === "apiKey"
+        ? errorResponse(
+          req,
+          403,
+          "api_key_refused",
+          "An API key cannot do this: sign in to the account",
+        )
+        : errorResponse(
+          req,
+          403,
+          "impersonation_refused",
+          "An operator acting as this user cannot do this",
+        );
   }
 }
 

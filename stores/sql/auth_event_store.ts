@@ -43,6 +43,12 @@ function toEvent(row: Row): SecurityEvent | null {
     userAgent: row.user_agent === null || row.user_agent === undefined
       ? null
       : String(row.user_agent),
+    ...(row.actor === null || row.actor === undefined
+      ? {}
+      : { actor: String(row.actor) }),
+    ...(row.detail === null || row.detail === undefined
+      ? {}
+      : { detail: String(row.detail) }),
   };
 }
 
@@ -92,8 +98,9 @@ function eventId(at: number): string {
  * type and window (its id is derived from the three, so concurrent
  * instances insert it once), and when an account holds more than
  * `maxPerSubject` rows the oldest of those go first, then the oldest of
- * the rest (`EventRetentionOptions` of `@portcullis/auth/events`). No
- * column is added: the table of migration 0002 is enough.
+ * the rest (`EventRetentionOptions` of `@portcullis/auth/events`). An
+ * event's `actor` and `detail` (an operator acting on the account) go in
+ * the columns of the same names (migration `0002_api_keys_and_bans`).
  *
  * @example Usage
  * ```ts
@@ -167,7 +174,9 @@ export class SQLAuthEventStore implements SecurityEventStore {
       )
       : eventId(event.at);
     const insert =
-      sql`INSERT INTO ${this.#table} (id, subject, type, at, user_agent) VALUES (${id}, ${event.subject}, ${event.type}, ${event.at}, ${event.userAgent})`;
+      sql`INSERT INTO ${this.#table} (id, subject, type, at, user_agent, actor, detail) VALUES (${id}, ${event.subject}, ${event.type}, ${event.at}, ${event.userAgent}, ${
+        event.actor ?? null
+      }, ${event.detail?.slice(0, 200) ?? null})`;
     try {
       await execute(
         this.#db,
@@ -230,7 +239,7 @@ export class SQLAuthEventStore implements SecurityEventStore {
       rows = await queryRows(
         this.#db,
         this.dialect,
-        sql`SELECT subject, type, at, user_agent FROM ${this.#table} WHERE subject = ${subject} ORDER BY at DESC, id DESC LIMIT ${
+        sql`SELECT subject, type, at, user_agent, actor, detail FROM ${this.#table} WHERE subject = ${subject} ORDER BY at DESC, id DESC LIMIT ${
           sql.raw(String(n))
         }`,
       );

@@ -35,7 +35,22 @@ export { SQLAuthEventStore } from "./auth_event_store.ts";
 export { type SQLTotpRecord, SQLTotpStore } from "./totp_store.ts";
 export { type SQLIdentityRecord, SQLIdentityStore } from "./identity_store.ts";
 export { type SQLPasskeyRecord, SQLPasskeyStore } from "./passkey_store.ts";
+// API keys and the operator's console.
 export {
+  type SQLApiKeyRecord,
+  SQLApiKeyStore,
+  type SQLNewApiKey,
+} from "./api_key_store.ts";
+export { type SQLBanRecord, SQLBanStore } from "./ban_store.ts";
+export {
+  type SQLDirectoryPage,
+  type SQLDirectoryQuery,
+  type SQLDirectoryUser,
+  SQLUserDirectory,
+} from "./user_directory.ts";
+export {
+  type AccessTableNames,
+  accessTableNames,
   lifecycleTableNames,
   type SignInTableNames,
   signInTableNames,
@@ -71,3 +86,4 @@ export type {
   VerificationTokenRecord,
   VerificationTokenStore,
 } from "@portcullis/auth/verification";
+export type { ApiKeyStore, StoredApiKey } from "@portcullis/auth/sessions";

@@ -150,3 +150,36 @@ export function signInTableNames(tablePrefix = ""): SignInTableNames {
     recoveryCodes: `${p}recovery_codes`,
   };
 }
+
+/** The names of the access tables (API keys, bans) for one prefix. */
+export interface AccessTableNames {
+  /** Personal access tokens, hashed: `<prefix>api_keys`. */
+  apiKeys: string;
+  /** The index on the keys' user id. */
+  apiKeysUserIndex: string;
+  /** Accounts an operator banned: `<prefix>account_bans`. */
+  accountBans: string;
+}
+
+/**
+ * The access table names for a prefix (checked like `tableNames`).
+ *
+ * @param tablePrefix The table prefix; `""` by default.
+ * @returns The names.
+ * @throws {TypeError} When the prefix is not a plain SQL identifier start.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { accessTableNames } from "@portcullis/sql";
+ * assert.equal(accessTableNames("auth_").apiKeys, "auth_api_keys");
+ * ```
+ */
+export function accessTableNames(tablePrefix = ""): AccessTableNames {
+  const p = checkTablePrefix(tablePrefix);
+  return {
+    apiKeys: `${p}api_keys`,
+    apiKeysUserIndex: `${p}api_keys_user_idx`,
+    accountBans: `${p}account_bans`,
+  };
+}

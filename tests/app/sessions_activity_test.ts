@@ -44,6 +44,7 @@ Deno.test("GET /api/sessions lists this user's live sessions newest first, with 
   for (const s of sessions) {
     assert.deepEqual(Object.keys(s).sort(), [
       "bound",
+      "byOperator",
       "createdAt",
       "current",
       "id",
@@ -240,7 +241,7 @@ Deno.test('GET /account shows ten events and folds the older ones under "Earlier
   );
 });
 
-Deno.test("GET /api/activity answers this user's last 50 events, newest first, {type, at, userAgent}; anonymous 401", async () => {
+Deno.test("GET /api/activity answers this user's last 50 events, newest first, {type, at, userAgent, byOperator, detail}; anonymous 401", async () => {
   await using app = await startApp();
   const { token } = await registerJson(app.origin, "e@example.com", PASSWORD);
   app.advance(1000);
@@ -275,7 +276,13 @@ Deno.test("GET /api/activity answers this user's last 50 events, newest first, {
     "registered",
   ]);
   assert.equal(events[2].userAgent, "Guesser/1");
-  assert.deepEqual(Object.keys(events[0]).sort(), ["at", "type", "userAgent"]);
+  assert.deepEqual(Object.keys(events[0]).sort(), [
+    "at",
+    "byOperator",
+    "detail",
+    "type",
+    "userAgent",
+  ]);
   assert.ok(Date.parse(events[0].at) > Date.parse(events[3].at));
   // 60 sign-ins (failed attempts are kept once per window: issue 16
   // finding 8, tests/app/activity_flood_test.ts).

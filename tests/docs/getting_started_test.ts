@@ -188,6 +188,32 @@ Deno.test("getting started: the page's app runs and does what the page says", as
     assert.equal(author.status, 200);
     assert.deepEqual(await author.json(), { id, edited: true });
 
+    // An API key: made by a person, shown once, limited to its scopes (the
+    // author may edit; the author's "view" key may not), and never a person.
+    const made = await fetch(
+      `${base}/keys`,
+      json({ scopes: ["view"] }, { authorization: `Bearer ${token}` }),
+    );
+    assert.equal(made.status, 201);
+    const { key } = await made.json();
+    assert.match(key, /^pc_[a-z2-7]{16}_[a-z2-7]{59}$/);
+    const asKey = await fetch(`${base}/me`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.deepEqual(await asKey.json(), { subject });
+    const keyEdits = await fetch(`${base}/notes/${id}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(keyEdits.status, 403);
+    await keyEdits.body?.cancel();
+    const keyMakesKey = await fetch(
+      `${base}/keys`,
+      json({ scopes: ["edit"] }, { authorization: `Bearer ${key}` }),
+    );
+    assert.equal(keyMakesKey.status, 403);
+    assert.equal((await keyMakesKey.json()).error, "api_key_refused");
+
     // Logout: the token is dead wherever it was copied, the cookie cleared.
     const out = await fetch(`${base}/logout`, {
       method: "POST",

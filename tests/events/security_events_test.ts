@@ -9,7 +9,7 @@ import {
   SecurityEvents,
 } from "@portcullis/auth/events";
 
-Deno.test("SecurityEvents.emit() hands every one of the nineteen types to the one hook, with time and user agent", async () => {
+Deno.test("SecurityEvents.emit() hands every one of the twenty-six types to the one hook, with time and user agent", async () => {
   const seen: SecurityEvent[] = [];
   let t = 5_000;
   const events = new SecurityEvents({
@@ -36,26 +36,67 @@ Deno.test("SecurityEvents.emit() hands every one of the nineteen types to the on
     "passkey_removed",
     "totp_enabled",
     "totp_disabled",
+    "api_key_created",
+    "api_key_revoked",
+    "account_banned",
+    "account_unbanned",
+    "impersonation_started",
+    "impersonation_ended",
+    "operator_acted",
   ]);
   const req = new Request("http://localhost/", {
     headers: { "user-agent": "Agent/1.0" },
   });
   for (const type of SECURITY_EVENT_TYPES) await events.emit(type, "u1", req);
   await events.emit("login_failed", null);
-  assert.equal(seen.length, 20);
+  assert.equal(seen.length, 27);
   assert.deepEqual(seen[0], {
     type: "registered",
     subject: "u1",
     at: 5_000,
     userAgent: "Agent/1.0",
   });
-  assert.deepEqual(seen[19], {
+  assert.deepEqual(seen[26], {
     type: "login_failed",
     subject: null,
-    at: 5_019,
+    at: 5_026,
     userAgent: null,
   });
   assert.ok(Object.isFrozen(seen[0]));
+});
+
+Deno.test("SecurityEvents: an event names the operator who acted (given, or read from the request by actorOf) and carries a cleaned note", async () => {
+  const seen: SecurityEvent[] = [];
+  const acting = new WeakSet<Request>();
+  const events = new SecurityEvents({
+    hook: (e) => void seen.push(e),
+    now: () => 7,
+    actorOf: (req) => acting.has(req) ? "op_1" : null,
+  });
+  const impersonated = new Request("http://localhost/");
+  acting.add(impersonated);
+  await events.emit("session_revoked", "u1", impersonated);
+  await events.emit("login", "u1", new Request("http://localhost/"));
+  await events.emit("account_banned", "u1", undefined, {
+    actor: "op_2",
+    detail: "spam\u0000\nand more " + "x".repeat(300),
+  });
+  await events.emit("operator_acted", "op_1", impersonated, { actor: null });
+  assert.equal(seen[0].actor, "op_1");
+  assert.equal("actor" in seen[1], false, "no actor: the owner acted");
+  assert.equal(seen[2].actor, "op_2");
+  assert.equal(seen[2].detail!.length, 200);
+  assert.ok(seen[2].detail!.startsWith("spamand more x"));
+  assert.equal("actor" in seen[3], false, "null names nobody");
+  // A throwing actorOf names nobody and breaks nothing.
+  const broken = new SecurityEvents({
+    hook: (e) => void seen.push(e),
+    actorOf: () => {
+      throw new Error("boom");
+    },
+  });
+  await broken.emit("login", "u1", impersonated);
+  assert.equal("actor" in seen[4], false);
 });
 
 Deno.test("SecurityEvents: a failing hook is reported (message only) and never throws", async () => {

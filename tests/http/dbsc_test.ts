@@ -1207,3 +1207,21 @@ Deno.test("the session, session.*, dbsc.* and dpop.* purposes are reserved on /t
     );
   }
 });
+
+Deno.test("issue 28: a session an operator holds for the user (impersonation) is never bound: its registration is refused before any proof is read", async () => {
+  const app = makeDbscApp();
+  const held = await app.sessions.issueSession("alice", {
+    actor: "operator",
+    notAfter: Math.floor(app.clock.now() / 1000) + 900,
+  });
+  const refused = await register(app, held.token, null);
+  assert.equal(refused.status, 403);
+  assert.equal(refused.headers.getSetCookie().length, 0);
+  // The same request with the user's own session is refused for its
+  // missing proof (400), not for who holds it.
+  const own = await app.sessions.issue("alice");
+  assert.equal((await register(app, own, null)).status, 400);
+  // The impersonation session still works, unbound, with its actor.
+  const res = await me(app, `__Host-session=${held.token}`);
+  assert.deepEqual(await res.json(), { subject: "alice", binding: null });
+});

@@ -1,4 +1,5 @@
-// The session payload parser reads `subject|jti|expiry` in one pass over the
+// The session payload parser reads `subject|jti|expiry` (and, for a session
+// an operator holds, `subject|jti|expiry|actor`) in one pass over the
 // bytes. These properties hold it to the rules it had as a string parser
 // with regular expressions (kept below as the reference), and to the
 // encoder: whatever it accepts, the encoder would have produced.
@@ -24,8 +25,15 @@ function reference(payload: Uint8Array) {
     return null;
   }
   const parts = text.split("|");
-  if (parts.length !== 3) return null;
-  const [subject, jti, expiry] = parts;
+  if (parts.length !== 3 && parts.length !== 4) return null;
+  const [subject, jti, expiry, actor] = parts;
+  if (
+    actor !== undefined &&
+    (actor.length === 0 ||
+      // deno-lint-ignore no-control-regex
+      /[\u0000-\u001f\u007f-\u009f|]/.test(actor) ||
+      new TextEncoder().encode(actor).length > 255)
+  ) return null;
   if (
     subject.length === 0 ||
     // deno-lint-ignore no-control-regex
@@ -38,7 +46,9 @@ function reference(payload: Uint8Array) {
   if (!Number.isSafeInteger(expiresAt)) return null;
   let issuedAt = 0;
   for (let i = 0; i < 6; i++) issuedAt = issuedAt * 256 + bytes[i];
-  return { subject, jti, issuedAt, expiresAt };
+  return actor === undefined
+    ? { subject, jti, issuedAt, expiresAt }
+    : { subject, jti, issuedAt, expiresAt, actor };
 }
 
 const JTI_CHARS =
@@ -56,6 +66,9 @@ const validIdentity = fc.record({
   issuedAt: fc.integer({ min: 0, max: 2 ** 48 - 1 }),
   random: fc.uint8Array({ minLength: 16, maxLength: 16 }),
   expiresAt: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  actor: fc.option(fc.stringMatching(/^[A-Za-z0-9_-]{1,30}$/), {
+    nil: undefined,
+  }),
 });
 
 Deno.test(`session payload: the one-pass parser agrees with the reference rules on near-valid bytes (${RUNS} cases)`, () => {
@@ -93,6 +106,7 @@ Deno.test(`session payload: the one-pass parser agrees with the reference rules 
           jti,
           issuedAt: id.issuedAt,
           expiresAt: id.expiresAt,
+          ...(id.actor === undefined ? {} : { actor: id.actor }),
         });
         bytes = bytes.slice();
         for (const e of edits) bytes[e.at % bytes.length] = e.byte;
@@ -112,6 +126,7 @@ Deno.test(`session payload: the one-pass parser agrees with the reference rules 
           assert.equal(got!.issuedAt, id.issuedAt);
           assert.equal(got!.jti, jti);
           assert.equal(got!.subject, id.subject);
+          assert.equal(got!.actor, id.actor);
         }
         return true;
       },

@@ -78,6 +78,7 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
       userAgent: null,
       expiresAt: b.identity.expiresAt,
       binding: null,
+      actor: null,
     },
     {
       id: a.identity.jti,
@@ -86,6 +87,7 @@ Deno.test("SessionRegistry lists a subject's sessions newest first with id, time
       userAgent: "Firefox",
       expiresAt: a.identity.expiresAt,
       binding: null,
+      actor: null,
     },
   ]);
   assert.deepEqual((await registry.list("u2")).map((s) => s.id), [

@@ -1,6 +1,7 @@
 /**
  * The sign-in stores on every backend: in memory, libSQL, PGlite, and the
- * shared PostgreSQL and MariaDB when they answer.
+ * shared PostgreSQL and MariaDB when they answer; and the access stores
+ * (API keys, bans, the user directory) on each SQL one.
  *
  * @module
  */
@@ -29,6 +30,7 @@ import {
   testPasskeyStore,
   testTotpStore,
 } from "./_signin_conformance.ts";
+import { testAccessStores } from "./_access_suite.ts";
 
 interface Backend {
   name: string;
@@ -203,6 +205,8 @@ for (const b of backends) {
     },
     { available: b.available },
   );
+  // API keys, bans, the user directory, the events' actor (issue 28).
+  testAccessStores(b.name, b.open, b.available);
 }
 
 Deno.test("sign-in stores: close the databases", async () => {

@@ -69,7 +69,11 @@ function assertBoth(results: ChildResult[]): void {
   );
 }
 
-const JOURNAL = ["0000_v0_2_0", "0001_credential_foreign_keys"];
+const JOURNAL = [
+  "0000_v0_2_0",
+  "0001_credential_foreign_keys",
+  "0002_api_keys_and_bans",
+];
 
 Deno.test({
   name:

@@ -24,6 +24,8 @@ import { scanForPlaintext } from "./sql_scan.ts";
  */
 export function ownedTables(prefix = ""): string[] {
   return [
+    "api_keys",
+    "account_bans",
     "recovery_codes",
     "totp_credentials",
     "passkeys",

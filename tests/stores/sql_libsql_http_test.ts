@@ -107,7 +107,14 @@ withBridge(
       "recovery_codes",
       "totp_credentials",
     ];
+    // Migration 0002 (API keys, bans) adds two tables and an index.
     assert.deepEqual(names, [
+      "account_bans",
+      "api_keys",
+      "api_keys_user_idx",
+      "auth_account_bans",
+      "auth_api_keys",
+      "auth_api_keys_user_idx",
       "auth_auth_events",
       "auth_auth_events_subject_at_idx",
       "auth_events",

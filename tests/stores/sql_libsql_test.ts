@@ -98,7 +98,14 @@ Deno.test("libSQL: migrate() is idempotent and the prefix names the tables", asy
       "recovery_codes",
       "totp_credentials",
     ];
+    // Migration 0002 (API keys, bans) adds two tables and an index.
     assert.deepEqual(names, [
+      "account_bans",
+      "api_keys",
+      "api_keys_user_idx",
+      "auth_account_bans",
+      "auth_api_keys",
+      "auth_api_keys_user_idx",
       "auth_auth_events",
       "auth_auth_events_subject_at_idx",
       "auth_events",
@@ -162,6 +169,7 @@ Deno.test("libSQL: a store over a database nobody migrated throws SQLMigrationEr
     assert.deepEqual(err.migrations, [
       "0000_v0_2_0",
       "0001_credential_foreign_keys",
+      "0002_api_keys_and_bans",
     ]);
     assert.match(err.message, /migrate\(db\)/);
     assert.doesNotMatch(err.message, /who@example\.com|pbkdf2/);

@@ -20,6 +20,7 @@ import {
   passwordCheckLimits,
   REAUTH_REQUIRED,
   recheck,
+  recheckRefusal,
   WRONG_PASSWORD,
 } from "../recheck.ts";
 
@@ -53,6 +54,7 @@ export async function recheckAccountForm(
   if (outcome.kind === "throttled") {
     return tooManyRequests(req, outcome.retryAfterSeconds);
   }
+  if (outcome.kind === "notOwner") return recheckRefusal(req, outcome);
   return await refuseAccountForm(
     ctx,
     body,

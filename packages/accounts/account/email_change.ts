@@ -22,6 +22,7 @@ import {
   tooManyRequests,
 } from "../respond.ts";
 import { WRONG_PASSWORD } from "../recheck.ts";
+import { ownSession } from "../handle.ts";
 import { hasPassword } from "../reauth.ts";
 import { recheckAccountForm, refuseAccountForm } from "./account.ts";
 
@@ -127,7 +128,7 @@ export async function confirmEmailForm(
   const token = new URL(req.url).searchParams.get("token") ?? "";
   const found = await ctx.tokens.peek(token, EMAIL_CHANGE_PURPOSE);
   if (found === null) return strictOrigin(await refusedPage(ctx, req, 400));
-  const user = currentUser(req);
+  const user = ownSession(req);
   const site = req.headers.get("sec-fetch-site");
   const ownNavigation = site === null || site === "none" ||
     site === "same-origin";
@@ -169,7 +170,7 @@ export async function confirmEmail(
   const owner = found === null
     ? null
     : await ctx.credentials.findById(found.subject);
-  if (found !== null && owner !== null && currentUser(req) !== owner.id) {
+  if (found !== null && owner !== null && ownSession(req) !== owner.id) {
     const refusal = await accountHolderRefusal(
       ctx,
       req,

@@ -10,7 +10,7 @@
  */
 import type { ModuleContext } from "../context.ts";
 import type { AppHono } from "../http.ts";
-import { handle, signedIn } from "../handle.ts";
+import { handle, signedIn, signedInOrKey, signedInOwner } from "../handle.ts";
 import { deleteAccount } from "./account.ts";
 import { changeEmail, confirmEmail, confirmEmailForm } from "./email_change.ts";
 import { logout, me } from "./session.ts";
@@ -30,10 +30,12 @@ import {
  */
 export function mountAccount(routes: AppHono, ctx: ModuleContext): void {
   routes.post("/logout", handle(ctx, logout));
-  routes.post("/account/email", signedIn, handle(ctx, changeEmail));
+  // The address and the deletion: the owner in person (no API key, no
+  // operator acting as the user).
+  routes.post("/account/email", signedInOwner, handle(ctx, changeEmail));
   routes.get("/account/email/confirm", handle(ctx, confirmEmailForm));
   routes.post("/account/email/confirm", handle(ctx, confirmEmail));
-  routes.post("/account/delete", signedIn, handle(ctx, deleteAccount));
+  routes.post("/account/delete", signedInOwner, handle(ctx, deleteAccount));
   routes.post(
     "/account/sessions/revoke",
     signedIn,
@@ -44,7 +46,8 @@ export function mountAccount(routes: AppHono, ctx: ModuleContext): void {
     signedIn,
     handle(ctx, revokeOtherSessions),
   );
-  routes.get("/api/me", signedIn, handle(ctx, me));
+  // Who am I answers an API key too (which key, its scopes).
+  routes.get("/api/me", signedInOrKey, handle(ctx, me));
   routes.get("/api/sessions", signedIn, handle(ctx, listSessions));
   routes.delete("/api/sessions/:id", signedIn, handle(ctx, deleteSession));
   routes.get("/api/activity", signedIn, handle(ctx, listActivity));

@@ -8,29 +8,41 @@ import {
   currentIdentity,
   errorResponse,
   requireAuthenticated,
+  requirePerson,
   signOut,
 } from "@portcullis/auth";
 import type { ModuleContext } from "../context.ts";
 import { record } from "../lifecycle.ts";
 import { json, redirect } from "../respond.ts";
-import { signedInUser } from "../pages.ts";
 
-/** `GET /api/me`: 200 `{subject, email, verified}`; 401 anonymous. */
+/**
+ * `GET /api/me`: 200 `{subject, email, verified}`, with `apiKey` (`{id,
+ * scopes}`) for a request an API key authenticated and `actor` for an
+ * operator acting as the user; 401 anonymous.
+ */
 export async function me(ctx: ModuleContext, req: Request): Promise<Response> {
-  const user = await signedInUser(ctx, req);
-  if (user === null) {
+  const identity = currentIdentity(req);
+  const user = identity === null
+    ? null
+    : await ctx.credentials.findById(identity.subject);
+  if (identity === null || user === null) {
     return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
   }
   return json({
-    subject: user.subject,
+    subject: user.id,
     email: user.email,
-    verified: user.verified,
+    verified: user.verifiedAt > 0,
+    ...(identity.apiKey === undefined ? {} : {
+      apiKey: { id: identity.apiKey.id, scopes: identity.apiKey.scopes },
+    }),
+    ...(identity.actor === undefined ? {} : { actor: identity.actor }),
   });
 }
 
 /**
  * `POST /logout`: revokes the session's jti. Bearer → 204; form or cookie →
- * 303 to `/login` with the clearing cookie. When the session store cannot
+ * 303 to `/login` with the clearing cookie; an API key: 403
+ * `api_key_refused`. When the session store cannot
  * be asked (the session could be neither checked nor revoked) the answer is
  * 503 with `Retry-After`, and the cookie is kept: clearing it and saying
  * "signed out" would hide a session that still works.
@@ -40,6 +52,10 @@ export async function logout(
   req: Request,
 ): Promise<Response> {
   const bearer = req.headers.has("authorization");
+  // An API key is no session to sign out: it is revoked where keys are.
+  if (currentIdentity(req)?.apiKey !== undefined) {
+    return requirePerson(req, { allowActor: true })!;
+  }
   const denied = requireAuthenticated(req);
   if (denied !== null && (bearer || denied.status === 503)) return denied;
   let clearCookie: string | null;

@@ -38,6 +38,8 @@ export interface SessionView {
   current: boolean;
   /** Whether it is bound to a device key (DBSC) or a DPoP key. */
   bound: boolean;
+  /** Whether an operator holds it, acting as the user (impersonation). */
+  byOperator: boolean;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function sessionViews(
     userAgent: s.userAgent,
     current: s.id === identity.jti,
     bound: s.binding !== null,
+    byOperator: s.actor !== null,
   }));
 }
 
@@ -67,16 +70,27 @@ export async function sessionViews(
  *
  * @param ctx The app.
  * @param subject The user.
- * @returns `{type, at, userAgent}` each, `at` in ISO 8601.
+ * @returns `{type, at, userAgent, byOperator, detail}` each, `at` in ISO
+ * 8601; `byOperator` when an operator did it (which operator is not said).
  */
 export async function activityViews(
   ctx: ModuleContext,
   subject: string,
-): Promise<{ type: string; at: string; userAgent: string | null }[]> {
+): Promise<
+  {
+    type: string;
+    at: string;
+    userAgent: string | null;
+    byOperator: boolean;
+    detail: string | null;
+  }[]
+> {
   return (await ctx.eventStore.list(subject, 50)).map((e) => ({
     type: e.type,
     at: new Date(e.at).toISOString(),
     userAgent: e.userAgent,
+    byOperator: e.actor !== undefined,
+    detail: e.detail ?? null,
   }));
 }
 

@@ -10,7 +10,7 @@
  */
 import { Hono } from "hono";
 import type { AccountsEnv, AccountsModule } from "../module.ts";
-import { handle, signedIn } from "../handle.ts";
+import { handle, signedInOwner } from "../handle.ts";
 import { render } from "../respond.ts";
 import { changePassword, login, register } from "./auth.ts";
 import { forgot, forgotForm, passwordLink, reset, resetForm } from "./reset.ts";
@@ -36,10 +36,16 @@ export function password(): AccountsModule {
       );
       routes.post("/register", handle(ctx, register));
       routes.post("/login", handle(ctx, login));
-      routes.post("/account/password", signedIn, handle(ctx, changePassword));
+      // Credentials: the owner in person (no API key, no operator acting
+      // as the user).
+      routes.post(
+        "/account/password",
+        signedInOwner,
+        handle(ctx, changePassword),
+      );
       routes.post(
         "/account/password/link",
-        signedIn,
+        signedInOwner,
         handle(ctx, passwordLink),
       );
       routes.get("/password/forgot", handle(ctx, forgotForm));

@@ -25,6 +25,7 @@ import {
   proofWay,
   proveByLink,
 } from "../address_proof.ts";
+import { ownSession } from "../handle.ts";
 import { hasPassword } from "../reauth.ts";
 import { mailResetLink } from "../lifecycle.ts";
 
@@ -90,7 +91,7 @@ export async function confirmVerify(
     : await ctx.credentials.findById(found.subject);
   if (found === null || owner === null) return await refused(ctx, req);
   const user = currentUser(req);
-  if (user !== null && user === found.subject) {
+  if (user !== null && ownSession(req) === found.subject) {
     return await redeemAndStamp(ctx, req, token, "form", owner, "session");
   }
   return strictOrigin(render(

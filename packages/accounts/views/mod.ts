@@ -51,6 +51,13 @@ import {
 } from "./emails/reset_password.ts";
 import { verifyEmail } from "./emails/verify_email.ts";
 import { verificationStatus } from "./auth/verification_status.ts";
+import { apiKeyCreatedPage, apiKeysSection } from "./auth/api_keys.ts";
+import {
+  consoleConfirmPage,
+  consoleUserPage,
+  consoleUsersPage,
+  impersonationBanner,
+} from "./auth/console.ts";
 import { STYLESHEET } from "./style.ts";
 
 export { type Html, html, raw } from "./html.ts";
@@ -58,13 +65,19 @@ export { deviceName } from "./device_name.ts";
 export {
   accountPage,
   accountSections,
+  apiKeyCreatedPage,
+  apiKeysSection,
   changeEmailEmail,
   confirmEmailChangePage,
   confirmMagicLinkPage,
   confirmVerifyPage,
+  consoleConfirmPage,
+  consoleUserPage,
+  consoleUsersPage,
   emailChangedNotice,
   forgotPasswordPage,
   homePage,
+  impersonationBanner,
   layout,
   loginPage,
   magicLinkEmail,
@@ -83,6 +96,18 @@ export {
 export type { FlashMessage, PageContent } from "./auth/layout.ts";
 export type { AccountInput } from "./auth/account.ts";
 export type { ActivityRow, SessionRow } from "./auth/account_sections.ts";
+export type {
+  ApiKeyCreatedInput,
+  ApiKeyRow,
+  ApiKeysSectionInput,
+} from "./auth/api_keys.ts";
+export type {
+  ConsoleConfirmInput,
+  ConsoleUserInput,
+  ConsoleUserRow,
+  ConsoleUsersInput,
+  ImpersonationBannerInput,
+} from "./auth/console.ts";
 export type { ConfirmVerifyInput } from "./auth/confirm_verify.ts";
 export type { HomeInput } from "./auth/home.ts";
 export type { LoginInput } from "./auth/login.ts";
@@ -155,6 +180,21 @@ export interface AccountViews {
   magicLinkRequest: typeof magicLinkRequestPage;
   /** `GET /magic-link/callback`. */
   confirmMagicLink: typeof confirmMagicLinkPage;
+  /** The API keys section of `/account` (the `apiKeys()` module). */
+  apiKeys: typeof apiKeysSection;
+  /** The page that shows a new API key once. */
+  apiKeyCreated: typeof apiKeyCreatedPage;
+  /** The operator's confirmation before the console (`operatorConsole()`). */
+  consoleConfirm: typeof consoleConfirmPage;
+  /** The console's list of users. */
+  consoleUsers: typeof consoleUsersPage;
+  /** One user's page in the console. */
+  consoleUser: typeof consoleUserPage;
+  /**
+   * The banner every page shows while an operator acts as a user (put at
+   * the top of the page's `<body>`), with its end button.
+   */
+  impersonationBanner: typeof impersonationBanner;
   /** The mails. */
   emails: AccountEmails;
 }
@@ -186,6 +226,12 @@ export const defaultViews: AccountViews = {
   magicLinkLogin,
   magicLinkRequest: magicLinkRequestPage,
   confirmMagicLink: confirmMagicLinkPage,
+  apiKeys: apiKeysSection,
+  apiKeyCreated: apiKeyCreatedPage,
+  consoleConfirm: consoleConfirmPage,
+  consoleUsers: consoleUsersPage,
+  consoleUser: consoleUserPage,
+  impersonationBanner,
   emails: {
     verifyEmail,
     resetPassword: resetPasswordEmail,

@@ -202,4 +202,18 @@ details.agent > code {
 .events > li { padding: .25rem 0; }
 details.more > summary { cursor: pointer; color: var(--accent); margin: .25rem 0; }
 #qr { width: 12rem; max-width: 100%; }
+label.check { display: inline-block; margin-right: 1rem; font-weight: 400; }
+fieldset { border: 1px solid var(--line); border-radius: .375rem; margin: .75rem 0; }
+code.secret { display: block; padding: .5rem; background: #fef3c7; word-break: break-all; }
+.impersonation {
+  display: flex;
+  flex-wrap: wrap;
+  gap: .5rem 1rem;
+  align-items: center;
+  padding: .6rem max(1rem, calc((100% - 44rem) / 2));
+  background: #7c2d12;
+  color: #fff;
+}
+.impersonation p { margin: 0; }
+.impersonation button { background: #fff; color: #7c2d12; font-weight: 600; }
 `;

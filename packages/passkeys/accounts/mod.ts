@@ -18,7 +18,7 @@
 import { Hono } from "hono";
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import type { AccountsEnv, AccountsModule } from "@portcullis/accounts";
-import { handleWith, signedIn } from "@portcullis/accounts/plugin";
+import { handleWith, signedInOwner } from "@portcullis/accounts/plugin";
 import { PasskeyAuthenticator } from "../passkey_authenticator.ts";
 import { passkeyLifecyclePart } from "../passkey_lifecycle.ts";
 import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
@@ -95,22 +95,24 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
       const on = handleWith(ctx, settings);
       const app = new Hono<AccountsEnv>();
       app.get("/assets/passkeys.js", on(routes.passkeysScript));
+      // Credentials: the owner in person (no API key, no operator
+      // acting as the user).
       app.post(
         "/passkeys/register/options",
-        signedIn,
+        signedInOwner,
         on(routes.registrationOptions),
       );
-      app.post("/passkeys/register", signedIn, on(routes.register));
+      app.post("/passkeys/register", signedInOwner, on(routes.register));
       app.post("/passkeys/login/options", on(routes.authenticationOptions));
       app.post("/passkeys/login", on(routes.login));
       app.post(
         "/passkeys/reauth/options",
-        signedIn,
+        signedInOwner,
         on(routes.authenticationOptions),
       );
-      app.post("/passkeys/reauth", signedIn, on(routes.reauth));
-      app.post("/account/passkeys/rename", signedIn, on(routes.rename));
-      app.post("/account/passkeys/delete", signedIn, on(routes.remove));
+      app.post("/passkeys/reauth", signedInOwner, on(routes.reauth));
+      app.post("/account/passkeys/rename", signedInOwner, on(routes.rename));
+      app.post("/account/passkeys/delete", signedInOwner, on(routes.remove));
       return {
         routes: app,
         lifecycle: [passkeyLifecyclePart(store)],

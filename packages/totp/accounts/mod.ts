@@ -16,7 +16,7 @@
 import { Hono } from "hono";
 import { SQLTotpStore } from "@portcullis/sql";
 import type { AccountsEnv, AccountsModule } from "@portcullis/accounts";
-import { handleWith, signedIn } from "@portcullis/accounts/plugin";
+import { handleWith, signedInOwner } from "@portcullis/accounts/plugin";
 import { deriveSecretKey } from "../secret_box.ts";
 import { TotpAuthenticator } from "../totp_authenticator.ts";
 import { totpLifecyclePart } from "../totp_lifecycle.ts";
@@ -83,9 +83,11 @@ export function totp(options: TotpModuleOptions = {}): AccountsModule {
       const routes = new Hono<AccountsEnv>();
       routes.get("/login/totp", on(totpForm));
       routes.post("/login/totp", on(loginTotp));
-      routes.post("/account/totp", signedIn, on(startTotp));
-      routes.post("/account/totp/confirm", signedIn, on(confirmTotp));
-      routes.post("/account/totp/disable", signedIn, on(disableTotp));
+      // A credential: the owner in person (no API key, no operator acting
+      // as the user).
+      routes.post("/account/totp", signedInOwner, on(startTotp));
+      routes.post("/account/totp/confirm", signedInOwner, on(confirmTotp));
+      routes.post("/account/totp/disable", signedInOwner, on(disableTotp));
       return {
         routes,
         lifecycle: [totpLifecyclePart(store)],

@@ -7,8 +7,9 @@
  *
  * Times are Unix milliseconds in `BIGINT` columns (read as numbers);
  * `users.verified_at` is `0` until the address is proven. Every credential
- * table (`identities`, `passkeys`, `totp_credentials`, `recovery_codes`) has
- * a foreign key to `users.id` with `ON DELETE CASCADE`. The tables are
+ * table (`identities`, `passkeys`, `totp_credentials`, `recovery_codes`,
+ * `api_keys`) and `account_bans` have a foreign key to `users.id` with
+ * `ON DELETE CASCADE`. The tables are
  * InnoDB, `utf8mb4` with the binary collation `utf8mb4_bin`, so emails
  * compare exactly (the migrations add the table options, which drizzle
  * definitions do not carry): a column of yours that references `users.id`
@@ -120,6 +121,8 @@ export interface MySqlAuthSchema {
     type: VarChar<"type", 32>;
     at: Int<"at">;
     userAgent: MySqlTextBuilderInitial<"user_agent", [string, ...string[]]>;
+    actor: MySqlVarCharBuilderInitial<"actor", [string, ...string[]], 255>;
+    detail: MySqlVarCharBuilderInitial<"detail", [string, ...string[]], 255>;
   }>;
   /** `identities`: OpenID Connect (provider, provider subject) → user. */
   identities: MySqlAuthTable<{
@@ -153,6 +156,24 @@ export interface MySqlAuthSchema {
     userId: VarChar<"user_id", 255>;
     codeHash: VarChar<"code_hash", 64>;
     createdAt: Int<"created_at">;
+  }>;
+  /** `api_keys`: personal access tokens, stored hashed. */
+  apiKeys: MySqlAuthTable<{
+    id: IsPrimaryKey<VarChar<"id", 32>>;
+    userId: VarChar<"user_id", 255>;
+    name: VarChar<"name", 255>;
+    secretHash: VarChar<"secret_hash", 64>;
+    scopes: Text<"scopes">;
+    createdAt: Int<"created_at">;
+    expiresAt: Int<"expires_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `account_bans`: accounts an operator banned. */
+  accountBans: MySqlAuthTable<{
+    userId: IsPrimaryKey<VarChar<"user_id", 255>>;
+    reason: Text<"reason">;
+    bannedBy: VarChar<"banned_by", 255>;
+    bannedAt: Int<"banned_at">;
   }>;
 }
 
@@ -200,6 +221,8 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
     type: varchar("type", { length: 32 }).notNull(),
     at: bigint("at", { mode: "number" }).notNull(),
     userAgent: text("user_agent"),
+    actor: varchar("actor", { length: 255 }),
+    detail: varchar("detail", { length: 255 }),
   }, (t) => [index(`${p}auth_events_subject_at_idx`).on(t.subject, t.at)]);
   const identities = mysqlTable(`${p}identities`, {
     provider: varchar("provider", { length: 64 }).notNull(),
@@ -258,6 +281,35 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
       foreignColumns: [users.id],
     }).onDelete("cascade"),
   ]);
+  const apiKeys = mysqlTable(`${p}api_keys`, {
+    id: varchar("id", { length: 32 }).primaryKey(),
+    userId: varchar("user_id", { length: 255 }).notNull(),
+    name: varchar("name", { length: 255 }).notNull(),
+    secretHash: varchar("secret_hash", { length: 64 }).notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    lastUsedAt: bigint("last_used_at", { mode: "number" }).notNull().default(0),
+  }, (t) => [
+    index(`${p}api_keys_user_idx`).on(t.userId),
+    foreignKey({
+      name: `${p}api_keys_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
+  const accountBans = mysqlTable(`${p}account_bans`, {
+    userId: varchar("user_id", { length: 255 }).primaryKey(),
+    reason: text("reason").notNull(),
+    bannedBy: varchar("banned_by", { length: 255 }).notNull(),
+    bannedAt: bigint("banned_at", { mode: "number" }).notNull(),
+  }, (t) => [
+    foreignKey({
+      name: `${p}account_bans_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
   return {
     users,
     verificationTokens,
@@ -266,6 +318,8 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
     passkeys,
     totpCredentials,
     recoveryCodes,
+    apiKeys,
+    accountBans,
   };
 }
 
@@ -287,3 +341,7 @@ export const totpCredentials: MySqlAuthSchema["totpCredentials"] =
 /** `recovery_codes`, unprefixed. */
 export const recoveryCodes: MySqlAuthSchema["recoveryCodes"] =
   schema.recoveryCodes;
+/** `api_keys`, unprefixed. */
+export const apiKeys: MySqlAuthSchema["apiKeys"] = schema.apiKeys;
+/** `account_bans`, unprefixed. */
+export const accountBans: MySqlAuthSchema["accountBans"] = schema.accountBans;

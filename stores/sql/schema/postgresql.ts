@@ -7,8 +7,9 @@
  *
  * Times are Unix milliseconds in `BIGINT` columns (read as numbers);
  * `users.verified_at` is `0` until the address is proven. Every credential
- * table (`identities`, `passkeys`, `totp_credentials`, `recovery_codes`) has
- * a foreign key to `users.id` with `ON DELETE CASCADE`.
+ * table (`identities`, `passkeys`, `totp_credentials`, `recovery_codes`,
+ * `api_keys`) and `account_bans` have a foreign key to `users.id` with
+ * `ON DELETE CASCADE`.
  *
  * @example Reference the users table
  * ```ts
@@ -93,6 +94,8 @@ export interface PgAuthSchema {
     type: Text<"type">;
     at: Int<"at">;
     userAgent: PgTextBuilderInitial<"user_agent", [string, ...string[]]>;
+    actor: PgTextBuilderInitial<"actor", [string, ...string[]]>;
+    detail: PgTextBuilderInitial<"detail", [string, ...string[]]>;
   }>;
   /** `identities`: OpenID Connect (provider, provider subject) → user. */
   identities: PgAuthTable<{
@@ -126,6 +129,24 @@ export interface PgAuthSchema {
     userId: Text<"user_id">;
     codeHash: Text<"code_hash">;
     createdAt: Int<"created_at">;
+  }>;
+  /** `api_keys`: personal access tokens, stored hashed. */
+  apiKeys: PgAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    userId: Text<"user_id">;
+    name: Text<"name">;
+    secretHash: Text<"secret_hash">;
+    scopes: Text<"scopes">;
+    createdAt: Int<"created_at">;
+    expiresAt: Int<"expires_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `account_bans`: accounts an operator banned. */
+  accountBans: PgAuthTable<{
+    userId: IsPrimaryKey<Text<"user_id">>;
+    reason: Text<"reason">;
+    bannedBy: Text<"banned_by">;
+    bannedAt: Int<"banned_at">;
   }>;
 }
 
@@ -173,6 +194,8 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
     type: text("type").notNull(),
     at: bigint("at", { mode: "number" }).notNull(),
     userAgent: text("user_agent"),
+    actor: text("actor"),
+    detail: text("detail"),
   }, (t) => [index(`${p}auth_events_subject_at_idx`).on(t.subject, t.at)]);
   const identities = pgTable(`${p}identities`, {
     provider: text("provider").notNull(),
@@ -237,6 +260,35 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
       foreignColumns: [users.id],
     }).onDelete("cascade"),
   ]);
+  const apiKeys = pgTable(`${p}api_keys`, {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    secretHash: text("secret_hash").notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    lastUsedAt: bigint("last_used_at", { mode: "number" }).notNull().default(0),
+  }, (t) => [
+    index(`${p}api_keys_user_idx`).on(t.userId),
+    foreignKey({
+      name: `${p}api_keys_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
+  const accountBans = pgTable(`${p}account_bans`, {
+    userId: text("user_id").primaryKey(),
+    reason: text("reason").notNull(),
+    bannedBy: text("banned_by").notNull(),
+    bannedAt: bigint("banned_at", { mode: "number" }).notNull(),
+  }, (t) => [
+    foreignKey({
+      name: `${p}account_bans_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
   return {
     users,
     verificationTokens,
@@ -245,6 +297,8 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
     passkeys,
     totpCredentials,
     recoveryCodes,
+    apiKeys,
+    accountBans,
   };
 }
 
@@ -266,3 +320,7 @@ export const totpCredentials: PgAuthSchema["totpCredentials"] =
 /** `recovery_codes`, unprefixed. */
 export const recoveryCodes: PgAuthSchema["recoveryCodes"] =
   schema.recoveryCodes;
+/** `api_keys`, unprefixed. */
+export const apiKeys: PgAuthSchema["apiKeys"] = schema.apiKeys;
+/** `account_bans`, unprefixed. */
+export const accountBans: PgAuthSchema["accountBans"] = schema.accountBans;

@@ -7,7 +7,8 @@
  *
  * Times are Unix milliseconds in `INTEGER` columns; `users.verified_at` is
  * `0` until the address is proven. Every credential table (`identities`,
- * `passkeys`, `totp_credentials`, `recovery_codes`) has a foreign key to
+ * `passkeys`, `totp_credentials`, `recovery_codes`, `api_keys`) and
+ * `account_bans` has a foreign key to
  * `users.id` with `ON DELETE CASCADE`: SQLite enforces it only on a
  * connection that ran `PRAGMA foreign_keys = ON` (D1 always does).
  *
@@ -98,6 +99,16 @@ export interface SQLiteAuthSchema {
       [string, ...string[]],
       number | undefined
     >;
+    actor: SQLiteTextBuilderInitial<
+      "actor",
+      [string, ...string[]],
+      number | undefined
+    >;
+    detail: SQLiteTextBuilderInitial<
+      "detail",
+      [string, ...string[]],
+      number | undefined
+    >;
   }>;
   /** `identities`: OpenID Connect (provider, provider subject) → user. */
   identities: SQLiteAuthTable<{
@@ -131,6 +142,24 @@ export interface SQLiteAuthSchema {
     userId: Text<"user_id">;
     codeHash: Text<"code_hash">;
     createdAt: Int<"created_at">;
+  }>;
+  /** `api_keys`: personal access tokens, stored hashed. */
+  apiKeys: SQLiteAuthTable<{
+    id: IsPrimaryKey<Text<"id">>;
+    userId: Text<"user_id">;
+    name: Text<"name">;
+    secretHash: Text<"secret_hash">;
+    scopes: Text<"scopes">;
+    createdAt: Int<"created_at">;
+    expiresAt: Int<"expires_at">;
+    lastUsedAt: HasDefault<Int<"last_used_at">>;
+  }>;
+  /** `account_bans`: accounts an operator banned. */
+  accountBans: SQLiteAuthTable<{
+    userId: IsPrimaryKey<Text<"user_id">>;
+    reason: Text<"reason">;
+    bannedBy: Text<"banned_by">;
+    bannedAt: Int<"banned_at">;
   }>;
 }
 
@@ -178,6 +207,8 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
     type: text("type").notNull(),
     at: integer("at").notNull(),
     userAgent: text("user_agent"),
+    actor: text("actor"),
+    detail: text("detail"),
   }, (t) => [index(`${p}auth_events_subject_at_idx`).on(t.subject, t.at)]);
   const identities = sqliteTable(`${p}identities`, {
     provider: text("provider").notNull(),
@@ -236,6 +267,35 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
       foreignColumns: [users.id],
     }).onDelete("cascade"),
   ]);
+  const apiKeys = sqliteTable(`${p}api_keys`, {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    secretHash: text("secret_hash").notNull(),
+    scopes: text("scopes").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    lastUsedAt: integer("last_used_at").notNull().default(0),
+  }, (t) => [
+    index(`${p}api_keys_user_idx`).on(t.userId),
+    foreignKey({
+      name: `${p}api_keys_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
+  const accountBans = sqliteTable(`${p}account_bans`, {
+    userId: text("user_id").primaryKey(),
+    reason: text("reason").notNull(),
+    bannedBy: text("banned_by").notNull(),
+    bannedAt: integer("banned_at").notNull(),
+  }, (t) => [
+    foreignKey({
+      name: `${p}account_bans_user_fk`,
+      columns: [t.userId],
+      foreignColumns: [users.id],
+    }).onDelete("cascade"),
+  ]);
   return {
     users,
     verificationTokens,
@@ -244,6 +304,8 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
     passkeys,
     totpCredentials,
     recoveryCodes,
+    apiKeys,
+    accountBans,
   };
 }
 
@@ -265,3 +327,7 @@ export const totpCredentials: SQLiteAuthSchema["totpCredentials"] =
 /** `recovery_codes`, unprefixed. */
 export const recoveryCodes: SQLiteAuthSchema["recoveryCodes"] =
   schema.recoveryCodes;
+/** `api_keys`, unprefixed. */
+export const apiKeys: SQLiteAuthSchema["apiKeys"] = schema.apiKeys;
+/** `account_bans`, unprefixed. */
+export const accountBans: SQLiteAuthSchema["accountBans"] = schema.accountBans;

@@ -21,6 +21,8 @@ export interface SessionRow {
   userAgent: string | null;
   /** Whether it is this browser's session. */
   current: boolean;
+  /** Whether an operator holds it, acting as the user. */
+  byOperator?: boolean;
 }
 
 /** One activity row. */
@@ -31,6 +33,10 @@ export interface ActivityRow {
   at: string;
   /** The user agent. */
   userAgent: string | null;
+  /** Whether an operator did it (from the console, or acting as the user). */
+  byOperator?: boolean;
+  /** A short note of what was done, or `null`. */
+  detail?: string | null;
 }
 
 const LABELS: Record<string, string> = {
@@ -51,6 +57,13 @@ const LABELS: Record<string, string> = {
   passkey_removed: "Passkey removed",
   totp_enabled: "Two-factor authentication turned on",
   totp_disabled: "Two-factor authentication turned off",
+  api_key_created: "API key created",
+  api_key_revoked: "API key revoked",
+  account_banned: "Account banned",
+  account_unbanned: "Ban lifted",
+  impersonation_started: "An operator started acting as you",
+  impersonation_ended: "An operator stopped acting as you",
+  operator_acted: "An operator acted on your account",
 };
 
 /** How many events show before "Earlier activity" folds the rest. */
@@ -87,6 +100,8 @@ function sessionItem(s: SessionRow): Html {
       <div>
         <div class="device">${device(s.userAgent)}${s.current
           ? html`<span class="badge">This browser</span>`
+          : ""}${s.byOperator
+          ? html`<span class="badge">An operator acting as you</span>`
           : ""}</div>
         <span class="meta">Started ${when(s.createdAt)} · last seen ${when(
           s.lastSeenAt,
@@ -106,7 +121,17 @@ function sessionItem(s: SessionRow): Html {
 }
 
 function eventItem(e: ActivityRow): Html {
-  return html`<li>${LABELS[e.type] ?? e.type}<span class="meta">${when(e.at)}${
+  const byOperator = e.byOperator && !e.type.startsWith("impersonation_") &&
+    e.type !== "operator_acted";
+  return html`<li>${byOperator ? "An operator acted on your account: " : ""}${
+    LABELS[e.type] ?? e.type
+  }${
+    e.detail
+      ? html`
+        <span class="hint">${e.detail}</span>
+      `
+      : ""
+  }<span class="meta">${when(e.at)}${
     e.userAgent
       ? html`
         · ${device(e.userAgent)}

@@ -1,0 +1,393 @@
+/**
+ * Impersonation: an operator acts as a user for a while, in a session of
+ * the user whose identity names the operator as its `actor`.
+ *
+ * - `POST /console/users/:id/impersonate` starts it: a session of the user
+ *   with the operator as actor, ending `impersonationMinutes` from now and
+ *   never renewed. A browser's own session goes aside into the
+ *   `__Host-operator` cookie (a device-bound session is ended and replaced
+ *   by an ordinary one of the same end: a bound cookie cannot wait aside,
+ *   its browser would renew it over the impersonation). A Bearer client
+ *   gets the user's token in the body and keeps its own.
+ * - Every page shows a banner with the operator's name and an end button;
+ *   every write is recorded on the user's side and the operator's.
+ * - `POST /impersonation/end` ends it: the user's session is revoked and
+ *   the browser's own session comes back from `__Host-operator`. When the
+ *   impersonation ended otherwise (its time ran out, or it was signed out),
+ *   the browser's next page brings the operator's session back the same
+ *   way.
+ *
+ * @module
+ */
+import {
+  CookieTransport,
+  currentIdentity,
+  errorResponse,
+  safeNextPath,
+  signOut,
+} from "@portcullis/auth";
+import { wantsHtml } from "@portcullis/auth/http";
+import type { ModuleContext } from "../context.ts";
+import { json, redirect } from "../respond.ts";
+import { ShortCookie } from "../short_cookie.ts";
+import { readBody } from "../request_body.ts";
+import {
+  consoleAction,
+  type ConsoleSettings,
+  mayImpersonate,
+  userView,
+} from "./routes.ts";
+
+/** The session cookie, as the identity middleware names it. */
+function sessionCookie(ctx: ModuleContext): CookieTransport {
+  return new CookieTransport({ secure: ctx.cookieSecure, warn: () => {} });
+}
+
+/** Where a browser's own session waits during an impersonation. */
+function operatorCookie(ctx: ModuleContext): ShortCookie {
+  return new ShortCookie("operator", ctx.cookieSecure);
+}
+
+/** The user's agent, for the session list. */
+function agent(req: Request): string | null {
+  return req.headers.get("user-agent");
+}
+
+/**
+ * `POST /console/users/:id/impersonate`: the operator acts as the user.
+ * A browser (a cookie session): 303 to `/` with the user's session cookie
+ * and the operator's own session aside; a Bearer client: 201
+ * `{token, tokenType: "Bearer", expiresAt, subject, actor}`. 403
+ * `target_is_operator` for an operator's account (or when the predicate
+ * cannot tell), 409 `banned` for a banned one, 409 `impersonation_self`
+ * for one's own; 404 for an unknown user.
+ */
+export async function startImpersonation(
+  ctx: ModuleContext,
+  settings: ConsoleSettings,
+  req: Request,
+  id: string,
+): Promise<Response> {
+  const action = await consoleAction(ctx, settings, req, id);
+  if (action instanceof Response) return action;
+  const { operator, user, body } = action;
+  const view = await userView(ctx, settings, user.id);
+  const may = view === null
+    ? "ok"
+    : await mayImpersonate(ctx, settings, operator, view);
+  if (may === "operator") {
+    return errorResponse(
+      req,
+      403,
+      "target_is_operator",
+      "An operator cannot act as another operator",
+    );
+  }
+  if (may === "banned") {
+    return errorResponse(req, 409, "banned", "The account is banned");
+  }
+  if (may === "self") {
+    return errorResponse(
+      req,
+      409,
+      "impersonation_self",
+      "This is your own account",
+    );
+  }
+  const nowS = Math.floor(ctx.now() / 1000);
+  const held = await ctx.sessions.issueSession(user.id, {
+    actor: operator.subject,
+    notAfter: nowS + settings.impersonationMinutes * 60,
+  });
+  await ctx.registry.add(held.identity, agent(req)).catch((error) =>
+    ctx.log(`session list not updated: ${(error as Error)?.message}`)
+  );
+  await ctx.events.emit("impersonation_started", user.id, req, {
+    actor: operator.subject,
+    detail: `for ${settings.impersonationMinutes} minutes`,
+  });
+  await ctx.events.emit("impersonation_started", operator.subject, req, {
+    actor: null,
+    detail: `as ${user.email}`,
+  });
+  const expiresAt = held.identity.expiresAt;
+  // A Bearer client keeps its own token and gets the user's in the body.
+  if (req.headers.has("authorization")) {
+    return json({
+      token: held.token,
+      tokenType: "Bearer",
+      expiresAt,
+      subject: user.id,
+      actor: operator.subject,
+    }, 201);
+  }
+  const own = await setAside(ctx, req, operator);
+  const cookies = [
+    sessionCookie(ctx).serialize(
+      held.token,
+      ctx.sessions.secondsLeft(held.identity),
+    ),
+    own,
+  ];
+  if (body.kind !== "form") {
+    return withCookies(
+      json({ expiresAt, subject: user.id, actor: operator.subject }, 201),
+      cookies,
+    );
+  }
+  return redirect("/", [
+    ...cookies,
+    await ctx.flash.set({
+      kind: "notice",
+      message:
+        `You are acting as ${user.email} for ${settings.impersonationMinutes} minutes.`,
+    }),
+  ]);
+}
+
+function withCookies(res: Response, cookies: (string | null)[]): Response {
+  const out = new Response(res.body, res);
+  out.headers.delete("set-cookie");
+  for (const c of cookies) if (c) out.headers.append("set-cookie", c);
+  return out;
+}
+
+/**
+ * Puts the browser's own session aside for the end of the impersonation:
+ * the `Set-Cookie` of `__Host-operator`. An ordinary session waits as it
+ * is; a device-bound one is ended (its browser would otherwise renew it
+ * over the impersonation) and an ordinary session with the same end waits
+ * instead.
+ */
+async function setAside(
+  ctx: ModuleContext,
+  req: Request,
+  operator: {
+    subject: string;
+    jti: string;
+    issuedAt: number;
+    expiresAt: number;
+    deviceBound: boolean;
+  },
+): Promise<string> {
+  let token: string | null = operator.deviceBound
+    ? null
+    : sessionCookie(ctx).read(req);
+  let left = Math.max(0, operator.expiresAt - Math.floor(ctx.now() / 1000));
+  if (token === null) {
+    const end = Math.floor(operator.issuedAt / 1000) +
+      ctx.sessions.lifetimeSeconds;
+    await signOut(req);
+    await ctx.registry.remove(operator.subject, operator.jti).catch(() => {});
+    const fresh = await ctx.sessions.issueSession(operator.subject, {
+      notAfter: end,
+    });
+    await ctx.registry.add(fresh.identity, agent(req)).catch(() => {});
+    token = fresh.token;
+    left = ctx.sessions.secondsLeft(fresh.identity);
+  }
+  return operatorCookie(ctx).set(token, left);
+}
+
+/**
+ * The operator's own session waiting in `__Host-operator`, when it is
+ * still live (and, given an actor, theirs): its token and seconds left.
+ */
+async function ownSession(
+  ctx: ModuleContext,
+  req: Request,
+  actor?: string,
+): Promise<{ token: string; left: number; subject: string } | null> {
+  const token = operatorCookie(ctx).read(req);
+  if (token === null) return null;
+  let identity;
+  try {
+    identity = await ctx.sessions.resolve(token);
+  } catch {
+    return null;
+  }
+  if (
+    identity === null || identity.actor !== undefined ||
+    identity.binding !== undefined ||
+    (actor !== undefined && identity.subject !== actor)
+  ) {
+    return null;
+  }
+  return {
+    token,
+    left: ctx.sessions.secondsLeft(identity),
+    subject: identity.subject,
+  };
+}
+
+/**
+ * `POST /impersonation/end`: ends the impersonation (the user's session
+ * revoked) and brings the browser's own session back. A browser: 303 to
+ * the user's page in the console (or `/login` when its own session is
+ * gone too); a Bearer client: 204. Without an impersonation: 409
+ * `not_impersonating` (401 when signed out and nothing waits aside).
+ */
+export async function endImpersonation(
+  ctx: ModuleContext,
+  _settings: ConsoleSettings,
+  req: Request,
+): Promise<Response> {
+  await readBody(req);
+  const identity = currentIdentity(req);
+  const actor = identity?.actor;
+  if (identity !== null && actor === undefined) {
+    return errorResponse(
+      req,
+      409,
+      "not_impersonating",
+      "This session is no impersonation",
+    );
+  }
+  const own = await ownSession(ctx, req, actor);
+  if (identity === null && own === null) {
+    return errorResponse(req, 401, "unauthenticated", "Sign in to continue");
+  }
+  let back = "/console/users";
+  if (identity !== null && actor !== undefined) {
+    await signOut(req);
+    await ctx.registry.remove(identity.subject, identity.jti).catch(() => {});
+    const user = await ctx.credentials.findById(identity.subject);
+    await ctx.events.emit("impersonation_ended", identity.subject, req, {
+      actor,
+    });
+    await ctx.events.emit("impersonation_ended", actor, req, {
+      actor: null,
+      detail: `as ${user?.email ?? identity.subject}`,
+    });
+    back = `/console/users/${encodeURIComponent(identity.subject)}`;
+  } else if (own !== null) {
+    await ctx.events.emit("impersonation_ended", own.subject, req, {
+      detail: "ended after its time limit",
+    });
+  }
+  if (req.headers.has("authorization")) {
+    return new Response(null, { status: 204 });
+  }
+  const cookies = [operatorCookie(ctx).clear()];
+  if (own === null) {
+    cookies.push(sessionCookie(ctx).clear());
+    return redirect("/login", [
+      ...cookies,
+      await ctx.flash.set({
+        kind: "notice",
+        message: "The impersonation ended. Sign in again.",
+      }),
+    ]);
+  }
+  cookies.push(sessionCookie(ctx).serialize(own.token, own.left));
+  return redirect(back, [
+    ...cookies,
+    await ctx.flash.set({
+      kind: "notice",
+      message: "The impersonation ended: you are back in your own session.",
+    }),
+  ]);
+}
+
+/**
+ * A browser's page after its impersonation ended otherwise (its time ran
+ * out, the user's session was signed out): the operator's own session
+ * comes back from `__Host-operator` (303 to the same page), and a stale
+ * one is dropped. `null` for anything else.
+ *
+ * @param ctx The app.
+ * @param req An anonymous request.
+ * @param path Its path.
+ * @returns The redirect, or `null`.
+ */
+export function restoreOperator(
+  ctx: ModuleContext,
+  req: Request,
+  path: string,
+): Promise<Response | null> | null {
+  // A page a browser navigates to, not a fetch of JSON or the stylesheet.
+  if (
+    req.method !== "GET" || path === "/style.css" ||
+    !(wantsHtml(req) || req.headers.get("sec-fetch-mode") === "navigate")
+  ) {
+    return null;
+  }
+  const cookie = operatorCookie(ctx);
+  const header = req.headers.get("cookie");
+  if (header === null || !header.includes(`${cookie.name}=`)) return null;
+  return (async () => {
+    const own = await ownSession(ctx, req);
+    const url = new URL(req.url);
+    const here = safeNextPath(url.pathname + url.search);
+    if (own === null) return redirect(here, [cookie.clear()]);
+    await ctx.events.emit("impersonation_ended", own.subject, req, {
+      detail: "ended after its time limit",
+    });
+    return redirect(here, [
+      cookie.clear(),
+      sessionCookie(ctx).serialize(own.token, own.left),
+      await ctx.flash.set({
+        kind: "notice",
+        message: "The impersonation ended: you are back in your own session.",
+      }),
+    ]);
+  })();
+}
+
+/**
+ * After a request of an impersonation: a write is recorded on the user's
+ * side ("an operator acted on your account") and on the operator's, and a
+ * page gets the banner with the operator's name and the end button.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param res Its answer.
+ * @param acting The user and the operator, as the request began.
+ * @returns The answer to send.
+ */
+export async function afterImpersonatedRequest(
+  ctx: ModuleContext,
+  req: Request,
+  res: Response,
+  acting: { subject: string; actor: string; expiresAt: number },
+): Promise<Response> {
+  const method = req.method;
+  const path = new URL(req.url).pathname;
+  const [user, operator] = await Promise.all([
+    ctx.credentials.findById(acting.subject),
+    ctx.credentials.findById(acting.actor),
+  ]);
+  const userEmail = user?.email ?? acting.subject;
+  if (
+    method !== "GET" && method !== "HEAD" && method !== "OPTIONS" &&
+    path !== "/impersonation/end"
+  ) {
+    const what = `${method} ${path} → ${res.status}`;
+    await ctx.events.emit("operator_acted", acting.subject, req, {
+      actor: acting.actor,
+      detail: what,
+    });
+    await ctx.events.emit("operator_acted", acting.actor, req, {
+      actor: null,
+      detail: `as ${userEmail}: ${what}`,
+    });
+  }
+  const still = currentIdentity(req);
+  if (
+    still?.actor === undefined ||
+    !(res.headers.get("content-type") ?? "").startsWith("text/html")
+  ) {
+    return res;
+  }
+  const banner = String(ctx.views.impersonationBanner({
+    operator: operator?.email ?? acting.actor,
+    user: userEmail,
+    endsAt: new Date(still.expiresAt * 1000).toISOString(),
+  }));
+  const page = await res.text();
+  const open = /<body[^>]*>/i.exec(page);
+  const at = open === null ? 0 : open.index + open[0].length;
+  const out = new Response(page.slice(0, at) + banner + page.slice(at), res);
+  out.headers.delete("content-length");
+  return out;
+}
