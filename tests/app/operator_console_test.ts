@@ -577,7 +577,7 @@ Deno.test("impersonation: the session is the user's with the operator as its act
   assert.match(missing.body, /id="impersonation-banner"/);
   // The user sees it in their sessions (an operator's) and activity.
   const account = await b.page("/account");
-  assert.match(account.body, /an operator acting as you/);
+  assert.match(account.body, /an operator acting as you/i);
   const ended = await b.post("/impersonation/end", {});
   assert.equal(ended.status, 303);
   assert.equal(

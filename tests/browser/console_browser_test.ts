@@ -97,6 +97,7 @@ Deno.test({
       await user.fill("#password", PASSWORD);
       await submit(user, "main button[type=submit]");
       await user.goto(`${app.origin}/account#api-keys`);
+      await user.click("#api-keys summary");
       await user.fill("#key-name", "Nightly export");
       await user.check("input[name='scope:notes:view']");
       await user.fill("#key-password", PASSWORD);
@@ -158,6 +159,8 @@ Deno.test({
       await shot(page, dir, "07-impersonation-account");
       // The password change form is there (it is the user's page), and
       // refused.
+      // The form is behind its action's name, as every account form is.
+      await page.click("summary:has-text('Change password')");
       await page.fill("#current", PASSWORD);
       await page.fill("#new", "the operator's new password");
       const refused = await Promise.all([

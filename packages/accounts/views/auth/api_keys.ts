@@ -58,26 +58,28 @@ function when(iso: string | null): Html | string {
  * @returns The markup.
  */
 export function apiKeysSection(input: ApiKeysSectionInput): Html {
-  const rows = input.keys.map((k) =>
+  const items = input.keys.map((k) =>
     html`
-      <tr>
-        <td>${k.name} <code class="hint">${k.id}</code></td>
-        <td>${k.scopes.length > 0 ? k.scopes.join(", ") : "none"}</td>
-        <td>${when(k.createdAt)}</td>
-        <td>${when(k.lastUsedAt)}</td>
-        <td>${k.expired
-          ? html`
-            <strong>expired</strong>
-          `
-          : ""}${when(k.expiresAt)}</td>
-        <td>
-          <form method="post" action="/account/keys/revoke" class="inline">
-            <input type="hidden" name="id" value="${k.id}">
-            <button type="submit" class="secondary"
-              aria-label="Revoke the key ${k.name}">Revoke</button>
-          </form>
-        </td>
-      </tr>
+      <li>
+        <div>
+          <div
+            class="device">${k.name} <code class="hint">${k.id}</code>${k
+                .expired
+              ? html`<span class="badge">Expired</span>`
+              : ""}</div>
+          <span
+            class="meta">Scopes: ${k.scopes.length > 0
+              ? k.scopes.join(", ")
+              : "none"} · created ${when(k.createdAt)} · last used ${when(
+                k.lastUsedAt,
+              )} · expires ${when(k.expiresAt)}</span>
+        </div>
+        <form method="post" action="/account/keys/revoke">
+          <input type="hidden" name="id" value="${k.id}">
+          <button type="submit" class="secondary"
+            aria-label="Revoke the key ${k.name}">Revoke</button>
+        </form>
+      </li>
     `
   );
   const scopes = input.scopes.map((s) =>
@@ -86,48 +88,38 @@ export function apiKeysSection(input: ApiKeysSectionInput): Html {
         value="on"> ${s}</label>
     `
   );
+  const create = html`
+    <p class="hint">A key keeps working when you sign out everywhere: revoke it
+      here when it is no longer needed.</p>
+    <form method="post" action="/account/keys">
+      <label for="key-name">Name</label>
+      <input id="key-name" name="name" type="text" required
+        maxlength="100" autocomplete="off">
+      <label for="key-days">Expires in (days, at most ${input.maxDays})</label>
+      <input id="key-days" name="expiresInDays" type="number" min="1"
+        max="${input.maxDays}" value="${input.defaultDays}" required>
+      <fieldset>
+        <legend>Scopes</legend>
+        ${scopes}
+      </fieldset>
+      ${currentPasswordField("key-password", input.passwordless)}
+      <p><button type="submit">Create key</button></p>
+    </form>
+  `;
   return html`
-    <section id="api-keys" aria-labelledby="api-keys-h">
-      <h2 id="api-keys-h">API keys</h2>
-      <p>A key lets a script or a CI job call this app's API as you, limited to
-        the scopes you give it. It cannot change your password, your address,
-        your sign-in methods or other keys. Signing out everywhere does not stop
-        keys: revoke them here.</p>
+    <section id="api-keys" class="item" aria-labelledby="api-keys-h">
+      <h3 id="api-keys-h">API keys</h3>
+      <p class="state">For a script or a CI job: a key calls the API as you,
+        within its scopes, and never changes how you sign in.</p>
       ${input.keys.length > 0
-        ? html`
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col"><span hidden>Action</span></th>
-              </tr>
-            </thead>
-            <tbody>${rows}</tbody>
-          </table>
-        `
-        : html`<p>No keys yet.</p>`}
+        ? html`<ul id="key-list" class="list">${items}</ul>`
+        : ""}
       ${input.canCreate
         ? html`
-          <h3>Create a key</h3>
-          <form method="post" action="/account/keys">
-            <label for="key-name">Name</label>
-            <input id="key-name" name="name" type="text" required
-              maxlength="100" autocomplete="off">
-            <label for="key-days">Expires in (days, at most ${input
-              .maxDays})</label>
-            <input id="key-days" name="expiresInDays" type="number" min="1"
-              max="${input.maxDays}" value="${input.defaultDays}" required>
-            <fieldset>
-              <legend>Scopes</legend>
-              ${scopes}
-            </fieldset>
-            ${currentPasswordField("key-password", input.passwordless)}
-            <p><button type="submit">Create key</button></p>
-          </form>
+          <details class="action">
+            <summary>Create a key</summary>
+            ${create}
+          </details>
         `
         : html`<p>Verify your email address to create keys.</p>`}
     </section>
