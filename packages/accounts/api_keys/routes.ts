@@ -22,8 +22,8 @@ const MAX_NAME = 100;
 // A name with control characters, or with the invisible and direction-changing
 // ones a list could be spoofed with (zero-width, bidirectional overrides and
 // isolates, the byte-order mark), is refused.
-// deno-lint-ignore no-control-regex -- control characters are what it finds
 const CONTROL =
+  // deno-lint-ignore no-control-regex -- control characters are what it finds
   /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 /** The module's settings, checked once. */
