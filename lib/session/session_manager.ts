@@ -67,7 +67,7 @@ export const SESSION_PURPOSE = "session";
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * import assert from "node:assert/strict";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const token = await sessions.issue("user_1");
@@ -120,7 +120,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const token = await sessions.issue("user_1");
@@ -204,7 +204,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const first = await sessions.issueSession("user_1");

@@ -86,7 +86,7 @@ export const MIN_REVOCATION_TTL_SECONDS = 60;
  * ```ts
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * ```

@@ -36,7 +36,7 @@ const encoder = new TextEncoder();
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
- * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
+ * const keys = await SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))).keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("hello"));
  * await verifyToken(keys, "flash", token); // the payload bytes
  * ```
@@ -70,7 +70,7 @@ export async function signToken(
  * import assert from "node:assert/strict";
  * import { SecretProvider } from "@portcullis/auth";
  * import { verifyToken } from "@portcullis/auth/tokens";
- * const keys = await SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=").keys("flash");
+ * const keys = await SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))).keys("flash");
  * assert.equal(await verifyToken(keys, "flash", "v1.garbage"), null);
  * ```
  */

@@ -60,6 +60,7 @@ import {
 } from "@portcullis/sql";
 import type { ModuleContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
+import { HashingGate, type HashingGateOptions } from "./hashing_gate.ts";
 import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
@@ -166,6 +167,15 @@ export interface AccountsOptions {
   forwardedHeader?: string;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * The bound on password hashing for sign-in and registration: at most
+   * `concurrency` hashes at once (default: the CPUs the runtime reports, at
+   * least 2), `reserved` of them (default 1) kept for browsers holding a
+   * trusted-device token, and a queue of `queue` (default 16) per kind; past
+   * it the answer is 503 with `Retry-After`. A {@linkcode HashingGate} to
+   * share one between apps; `false` for no bound.
+   */
+  hashing?: HashingGateOptions | HashingGate | false;
   /** Also receives every security event (an audit log, alerts). */
   onSecurityEvent?: SecurityEventHook;
   /**
@@ -388,6 +398,15 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    hashing: deps.hashing instanceof HashingGate
+      ? deps.hashing
+      : deps.hashing === false
+      ? new HashingGate({
+        concurrency: Number.MAX_SAFE_INTEGER,
+        reserved: 0,
+        queue: 0,
+      })
+      : new HashingGate(deps.hashing),
     events,
     eventStore,
     registry,
