@@ -199,9 +199,12 @@ async function lengthenAdvice(
   subject: string,
   password: string,
 ): Promise<string | null> {
+  const length = [...password].length;
+  // Most passwords meet the stricter rule: no question to the modules.
+  if (length >= ctx.passwords.minPasswordLength()) return null;
   const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
   const min = ctx.passwords.minPasswordLength({ secondFactor });
-  if ([...password].length >= min) return null;
+  if (length >= min) return null;
   return `Your password is shorter than ${min} characters, the length we now ask for: please choose a longer one under Security on your account page`;
 }
 
