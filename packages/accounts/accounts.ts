@@ -129,6 +129,19 @@ export interface AccountsOptions {
    * `@portcullis/common-passwords`.
    */
   isCompromised?: (password: string) => boolean | Promise<boolean>;
+  /**
+   * The fewest characters of a new password that is the account's only
+   * factor (registration, and a change or reset on an account without a
+   * second factor); default 15 (NIST SP 800-63B-4 §3.1.1.2). Passwords set
+   * before keep signing in; the app asks their owners to lengthen them.
+   */
+  minPasswordLength?: number;
+  /**
+   * The fewest characters of a new password on an account with a second
+   * factor (TOTP on, a passkey: each module answers); default 8 (NIST SP
+   * 800-63B-4 §3.1.1.2), at most `minPasswordLength`.
+   */
+  minPasswordLengthWithSecondFactor?: number;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
   /** Where operational messages go; default `console.log`. */
@@ -240,6 +253,7 @@ export const DEFAULT_LIMITS: RateLimits = {
   resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
   resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
   totpConsecutiveFailures: { max: 100, windowSeconds: 30 * 24 * 3600 },
+  recheckConsecutiveFailures: { max: 100, windowSeconds: 30 * 24 * 3600 },
 };
 
 /**
@@ -272,6 +286,20 @@ export function accounts(options: AccountsOptions): Accounts {
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  for (const name of ["recheckConsecutiveFailures"] as const) {
+    if (!(limits[name].max <= 100)) {
+      throw new RangeError(
+        `limits.${name}.max must be at most 100 consecutive failures (NIST SP 800-63B): received ${
+          limits[name].max
+        }`,
+      );
+    }
+  }
+  if (!(limits.loginPerAccount.hardStop <= 100)) {
+    throw new RangeError(
+      `limits.loginPerAccount.hardStop must be at most 100 consecutive failures (NIST SP 800-63B): received ${limits.loginPerAccount.hardStop}`,
+    );
+  }
   if (!(limits.totpConsecutiveFailures.max <= 100)) {
     throw new RangeError(
       `limits.totpConsecutiveFailures.max must be at most 100 consecutive failures (NIST SP 800-63B): received ${limits.totpConsecutiveFailures.max}`,
@@ -370,6 +398,8 @@ export function accounts(options: AccountsOptions): Accounts {
       // New passwords are checked against ~49,000 common and breached
       // passwords (NIST SP 800-63B's blocklist); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
+      minPasswordLength: deps.minPasswordLength,
+      minPasswordLengthWithSecondFactor: deps.minPasswordLengthWithSecondFactor,
       now,
       throttle,
       // Every password write revokes the user's sessions before it writes

@@ -20,6 +20,7 @@ import {
 import { json, redirect, render, tooManyRequests } from "../respond.ts";
 import { accountPageWithError, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
+import { recheckStreak } from "../recheck.ts";
 import { passwordAdvice } from "./password_advice.ts";
 import {
   HASHING_BUSY_RETRY_SECONDS,
@@ -52,9 +53,14 @@ export async function register(
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
+  const minPasswordLength = ctx.passwords.minPasswordLength();
   const refuse = (status: number, code: string, message: string) =>
     form
-      ? render(ctx, ctx.views.register({ email, error: message }), status)
+      ? render(
+        ctx,
+        ctx.views.register({ email, error: message, minPasswordLength }),
+        status,
+      )
       : json({ error: code, message }, status);
 
   const perAddress = [
@@ -84,7 +90,7 @@ export async function register(
     return refuse(
       422,
       result.reason === "emailInvalid" ? "invalid_email" : "invalid_password",
-      advice(result.reason),
+      advice(result.reason, minPasswordLength),
     );
   }
   if (result.kind === "emailTaken") {
@@ -197,13 +203,38 @@ export async function login(
     );
   }
   await record(ctx, "login", session.identity.subject, req);
+  // A password set before the rule of NIST SP 800-63B-4 (15 characters as
+  // the only factor) keeps working; its owner is asked to lengthen it.
+  const advice = await lengthenAdvice(ctx, session.identity.subject, password);
   // The sign-in is complete: a browser's form is trusted for the account
   // from now (an API client keeps its cookie-free answer).
   if (form) {
     const device = await trustThisDevice(ctx, req, email);
-    return redirect(next, [session.setCookie, device]);
+    const notice = advice === null
+      ? []
+      : [await ctx.flash.set({ kind: "notice", message: advice })];
+    return redirect(next, [session.setCookie, device, ...notice]);
   }
-  return sessionJson(session);
+  return sessionJson(session, advice === null ? {} : { notice: advice });
+}
+
+/**
+ * The notice for a password shorter than the account's rule asks today
+ * (set under an older rule, or before the account's last second factor
+ * went), or `null`.
+ */
+async function lengthenAdvice(
+  ctx: ModuleContext,
+  subject: string,
+  password: string,
+): Promise<string | null> {
+  const length = [...password].length;
+  // Most passwords meet the stricter rule: no question to the modules.
+  if (length >= ctx.passwords.minPasswordLength()) return null;
+  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
+  const min = ctx.passwords.minPasswordLength({ secondFactor });
+  if (length >= min) return null;
+  return `Your password is shorter than ${min} characters, the length we now ask for: please choose a longer one under Security on your account page`;
 }
 
 /**
@@ -250,18 +281,33 @@ export async function changePassword(
     ),
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
+  // At most 100 wrong current passwords in a row (NIST SP 800-63B-4
+  // §3.2.2), shared with the re-check; a new password starts it afresh.
+  if (user !== null) {
+    const stop = await ctx.limiter.take([
+      await recheckStreak(ctx, subject, user.passwordHash),
+    ]);
+    if (stop > 0) return tooManyRequests(req, stop);
+  }
   let changed: boolean;
+  // NIST SP 800-63B-4: 15 characters when the password is the account's
+  // only factor, 8 with a second factor (a module answers that).
+  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
   try {
     changed = await ctx.passwords.changePasswordWithCurrent(subject, {
       currentPassword: body.fields.currentPassword ?? "",
       newPassword: body.fields.newPassword ?? "",
+      secondFactor,
     });
   } catch (error) {
     if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
       return refuse(
         422,
         "invalid_password",
-        advice(error.reason as RegisterRejectionReason | undefined),
+        advice(
+          error.reason as RegisterRejectionReason | undefined,
+          ctx.passwords.minPasswordLength({ secondFactor }),
+        ),
       );
     }
     throw error;
@@ -298,8 +344,11 @@ export async function changePassword(
 }
 
 /** What to tell a user whose email or new password was refused. */
-function advice(reason: RegisterRejectionReason | undefined): string {
+function advice(
+  reason: RegisterRejectionReason | undefined,
+  minPasswordLength: number,
+): string {
   return reason === "emailInvalid"
     ? "Enter a valid email address"
-    : passwordAdvice(reason);
+    : passwordAdvice(reason, minPasswordLength);
 }
