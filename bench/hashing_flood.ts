@@ -6,7 +6,7 @@
  * Run:
  *
  * ```sh
- * deno run -A --import-map=bench/import_map.json --lock=bench/deno.lock bench/hashing_flood.ts [--logins 30] [--flood 64]
+ * deno run -A --import-map=bench/import_map.json --lock=bench/deno.lock bench/hashing_flood.ts [--logins 30] [--flood 64] [--pause 0] [--only bound|none]
  * ```
  *
  * The app runs as a child process (`bench/_app_server.ts`: memory stores,
@@ -16,7 +16,8 @@
  * cookie; then `--logins` sequential JSON sign-ins carrying that cookie are
  * timed idle, then again while `--flood` clients, each from its own
  * address, send anonymous sign-ins (an unknown email, a wrong password)
- * back to back. Target: the trusted p50 under the flood within 1.5× of
+ * back to back (`--pause` milliseconds apart on each connection; wrk, its
+ * own process). Target: the trusted p50 under the flood within 1.5× of
  * idle. The same run without the bound shows what it prevents.
  *
  * @module
@@ -27,12 +28,16 @@ import type { HashingGateOptions } from "../packages/accounts/mod.ts";
 const args = flags(Deno.args);
 const logins = Number(args.logins ?? 30);
 const floodSize = Number(args.flood ?? 64);
+// Milliseconds each flood connection waits between its sign-ins; 0 sends
+// the next as soon as the answer arrives (wrk at full speed on the same
+// cores as the server).
+const pause = Number(args.pause ?? 0);
 
 interface Run {
   label: string;
   idle: number[];
   flooded: number[];
-  statuses: Map<number, number>;
+  statuses: string;
 }
 
 async function measure(
@@ -89,34 +94,62 @@ async function measure(
     const idle: number[] = [];
     for (let i = 0; i < logins; i++) idle.push(await trustedLogin());
 
-    const statuses = new Map<number, number>();
-    let stop = false;
-    const flood = Array.from({ length: floodSize }, async (_, i) => {
-      const address = `198.18.${i >> 8}.${(i & 255) + 1}`;
-      let n = 0;
-      while (!stop) {
-        const res = await fetch(`${app.origin}/login`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json",
-            "x-forwarded-for": address,
-          },
-          body: JSON.stringify({
-            email: `nobody-${i}-${n++}@example.com`,
-            password: "a wrong password, long enough",
-          }),
-        });
-        await res.body?.cancel();
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      }
-    });
+    // The flood: wrk (one C thread, its own process, so the timing client
+    // below shares no event loop with it), each request from the next of
+    // `--flood` addresses, an unknown email and a wrong password.
+    const script = await Deno.makeTempFile({ suffix: ".lua" });
+    await Deno.writeTextFile(
+      script,
+      `local threads = {}
+function setup(thread) table.insert(threads, thread) end
+busy = 0
+response = function(status) if status == 503 then busy = busy + 1 end end
+function done()
+  local n = 0
+  for _, t in ipairs(threads) do n = n + t:get("busy") end
+  io.write("busy: " .. n .. "\\n")
+end
+${pause > 0 ? `delay = function() return ${pause} end` : ""}
+local i = 0
+request = function()
+  i = i + 1
+  local address = "198.18." .. math.floor((i % ${floodSize}) / 250) .. "." .. ((i % ${floodSize}) % 250 + 1)
+  local body = '{"email":"nobody-' .. i .. '@example.com","password":"a wrong password, long enough"}'
+  return wrk.format("POST", "/login", {
+    ["content-type"] = "application/json",
+    ["accept"] = "application/json",
+    ["x-forwarded-for"] = address,
+  }, body)
+end
+`,
+    );
+    const wrk = new Deno.Command("wrk", {
+      args: [
+        "-t1",
+        `-c${floodSize}`,
+        "-d600s",
+        "--timeout",
+        "60s",
+        "-s",
+        script,
+        app.origin,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
     // Let the flood fill the server before timing.
     await new Promise((r) => setTimeout(r, 1500));
     const flooded: number[] = [];
     for (let i = 0; i < logins; i++) flooded.push(await trustedLogin());
-    stop = true;
-    await Promise.all(flood);
+    wrk.kill("SIGINT");
+    const out = new TextDecoder().decode((await wrk.output()).stdout);
+    await Deno.remove(script);
+    const total = Number(out.match(/(\d+) requests in/)?.[1] ?? NaN);
+    const non2xx = Number(
+      out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0,
+    );
+    const busy = Number(out.match(/busy: (\d+)/)?.[1] ?? NaN);
+    const statuses = `${total} sign-ins: ${busy}× 503, ${non2xx - busy}× 401`;
     return { label, idle, flooded, statuses };
   } finally {
     await app.stop();
@@ -140,8 +173,7 @@ for (
   const run = await measure(label, hashing);
   const idle = percentile(run.idle, 50);
   const flooded = percentile(run.flooded, 50);
-  const answers = [...run.statuses].sort(([a], [b]) => a - b)
-    .map(([status, count]) => `${count}× ${status}`).join(", ");
+  const answers = run.statuses;
   console.log(
     `| ${run.label} | ${fmt(idle)} | ${fmt(flooded)} | ${
       (flooded / idle).toFixed(2)
