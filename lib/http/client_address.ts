@@ -112,6 +112,11 @@ export class TrustedProxies {
           `${name} must list IPv4/IPv6 addresses or CIDR ranges (for example 10.0.0.0/8, ::1), the names loopback or private, or be a hop count: "${entry}" is none of these`,
         );
       }
+      if (range.prefix === 0) {
+        throw new TypeError(
+          `${name} must not trust every address ("${entry}"): any client could then choose its own address. List your proxies' addresses or ranges, or give a hop count`,
+        );
+      }
       ranges.push(range);
     }
     return ranges.length === 0
@@ -211,7 +216,19 @@ export interface ClientAddressOptions {
   header?: string;
 }
 
-const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
+/**
+ * The forwarding headers proxies and platforms write. Any other name is
+ * refused, so that a typo (`x-forwaded-for`) cannot turn the setting into
+ * a header every client writes itself.
+ */
+const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
+  "x-forwarded-for",
+  "forwarded",
+  "x-real-ip",
+  "cf-connecting-ip",
+  "fly-client-ip",
+  "true-client-ip",
+]);
 
 /**
  * The client's address for rate limits and logs: the socket's address,
@@ -262,9 +279,11 @@ export function clientAddress(
     ? TrustedProxies.parse(options.trustedProxies, "trustedProxies")
     : options.trustedProxies ?? TrustedProxies.none;
   const header = options.header ?? "x-forwarded-for";
-  if (!HEADER_NAME.test(header)) {
+  if (!FORWARDING_HEADERS.has(header)) {
     throw new TypeError(
-      `The forwarding header must be a lower-case header name such as x-forwarded-for: received "${header}"`,
+      `The forwarding header must be one a proxy or platform writes, in lower case (${
+        [...FORWARDING_HEADERS].join(", ")
+      }): received "${header}"`,
     );
   }
   const remoteText = options.remote ?? null;
@@ -291,7 +310,17 @@ function parseChain(
   header: string,
   value: string,
 ): (IpBytes | null)[] | null {
-  if (value.length > MAX_HEADER) return null;
+  if (value.length > MAX_HEADER) {
+    // The proxies' part is on the right: a client that pads the header
+    // past the bound must not fall back to the proxy's own address (a
+    // second bucket for it). Only the last entries of X-Forwarded-For
+    // are read; the cut first one is dropped.
+    if (header !== "x-forwarded-for") return null;
+    const tail = value.slice(-MAX_HEADER);
+    const comma = tail.indexOf(",");
+    if (comma < 0) return null;
+    value = tail.slice(comma + 1);
+  }
   if (header === "forwarded") return parseForwarded(value);
   const entries = value.split(",").map((entry) => parseNode(entry.trim()));
   // A one-address header holds exactly one.

@@ -35,11 +35,28 @@ export interface HashingGateOptions {
 export type Release = () => void;
 
 interface Waiter {
-  resolve: (release: Release) => void;
+  resolve: (release: Release | null) => void;
+  /** The account of a trusted request ("" for an anonymous one). */
+  account: string;
+  /** When its account was last served (-1: not lately): lower goes first. */
+  rank: number;
 }
+
+/** Accounts whose last trusted hash the gate remembers. */
+const REMEMBERED_ACCOUNTS = 10_000;
 
 /**
  * Bounds concurrent password hashing, trusted-device requests first.
+ *
+ * A trusted-device token is cheap for anyone to hold for an account of
+ * their own, so the trusted lane is fair between accounts: an account has
+ * at most one trusted hash running or waiting (more go in the anonymous
+ * lane), and the waiting ones are served by how long ago their account was
+ * last served, oldest first. When the trusted queue is full, a request of
+ * an account served longer ago takes the place of the one served most
+ * lately. A flood of sign-ins to the attacker's own accounts then keeps
+ * going to the back, and the owner who signs in now and then is served
+ * next.
  *
  * @example Usage
  * ```ts
@@ -52,7 +69,7 @@ interface Waiter {
  * // Anonymous requests have one slot and no queue: refused.
  * assert.equal(await gate.acquire(false), null);
  * // A trusted-device request takes the reserved slot.
- * const trusted = await gate.acquire(true);
+ * const trusted = await gate.acquire(true, "owner@example.com");
  * assert.ok(trusted);
  * anonymous();
  * trusted();
@@ -65,6 +82,11 @@ export class HashingGate {
   #running = 0;
   #trusted: Waiter[] = [];
   #anonymous: Waiter[] = [];
+  /** Accounts with a trusted hash running or waiting. */
+  #active = new Set<string>();
+  /** Each account's last trusted service, in the gate's own sequence. */
+  #served = new Map<string, number>();
+  #sequence = 0;
 
   /**
    * Checks the settings once.
@@ -119,11 +141,16 @@ export class HashingGate {
    * queue now (a cheap check before any other work).
    *
    * @param trusted Whether the request carries a trusted-device token.
+   * @param account The account it signs in to (trusted requests).
    * @returns `false` when {@linkcode HashingGate.acquire} would refuse.
    */
-  admits(trusted: boolean): boolean {
-    if (this.#canStart(trusted)) return true;
-    return (trusted ? this.#trusted : this.#anonymous).length < this.#queue;
+  admits(trusted: boolean, account = ""): boolean {
+    const lane = this.#lane(trusted, account);
+    if (this.#canStart(lane)) return true;
+    if (!lane) return this.#anonymous.length < this.#queue;
+    if (this.#trusted.length < this.#queue) return true;
+    const last = this.#trusted.at(-1);
+    return last !== undefined && last.rank > this.#rank(account);
   }
 
   /**
@@ -131,13 +158,49 @@ export class HashingGate {
    * busy. Call the answer once the hash is done (in a `finally`).
    *
    * @param trusted Whether the request carries a valid trusted-device token.
+   * @param account The account it signs in to: a trusted request's place
+   * in the fair lane (an account already running or waiting there goes in
+   * the anonymous lane). Without it, the request is not tracked.
    * @returns The release, or `null` when the queue is full (answer 503).
    */
-  acquire(trusted: boolean): Promise<Release | null> {
-    if (this.#canStart(trusted)) return Promise.resolve(this.#start());
-    const queue = trusted ? this.#trusted : this.#anonymous;
-    if (queue.length >= this.#queue) return Promise.resolve(null);
-    return new Promise((resolve) => queue.push({ resolve }));
+  acquire(trusted: boolean, account = ""): Promise<Release | null> {
+    const lane = this.#lane(trusted, account);
+    if (this.#canStart(lane)) {
+      return Promise.resolve(this.#start(lane ? account : null));
+    }
+    if (!lane) {
+      if (this.#anonymous.length >= this.#queue) return Promise.resolve(null);
+      return new Promise((resolve) =>
+        this.#anonymous.push({ resolve, account: "", rank: 0 })
+      );
+    }
+    const rank = this.#rank(account);
+    if (this.#trusted.length >= this.#queue) {
+      // The waiter served most lately gives its place to one served
+      // longer ago, or this request is refused.
+      const last = this.#trusted.at(-1);
+      if (last === undefined || last.rank <= rank) return Promise.resolve(null);
+      this.#trusted.pop();
+      this.#active.delete(last.account);
+      last.resolve(null);
+    }
+    if (account !== "") this.#active.add(account);
+    return new Promise((resolve) => {
+      const at = this.#trusted.findIndex((w) => w.rank > rank);
+      const waiter = { resolve, account, rank };
+      if (at < 0) this.#trusted.push(waiter);
+      else this.#trusted.splice(at, 0, waiter);
+    });
+  }
+
+  /** Whether a request goes in the trusted lane. */
+  #lane(trusted: boolean, account: string): boolean {
+    return trusted && (account === "" || !this.#active.has(account));
+  }
+
+  /** A trusted request's place: "" (no account named) is never tracked. */
+  #rank(account: string): number {
+    return account === "" ? -1 : this.#served.get(account) ?? -1;
   }
 
   #canStart(trusted: boolean): boolean {
@@ -147,26 +210,37 @@ export class HashingGate {
       this.#running < this.#anonymousLimit;
   }
 
-  #start(): Release {
+  /** Starts a hash; `account` for a trusted one. */
+  #start(account: string | null): Release {
     this.#running++;
+    if (account !== null && account !== "") {
+      this.#active.add(account);
+      this.#served.delete(account);
+      this.#served.set(account, this.#sequence++);
+      if (this.#served.size > REMEMBERED_ACCOUNTS) {
+        this.#served.delete(this.#served.keys().next().value!);
+      }
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.#running--;
+      if (account !== null) this.#active.delete(account);
       this.#dispatch();
     };
   }
 
   #dispatch(): void {
     while (this.#trusted.length > 0 && this.#running < this.#concurrency) {
-      this.#trusted.shift()!.resolve(this.#start());
+      const next = this.#trusted.shift()!;
+      next.resolve(this.#start(next.account));
     }
     while (
       this.#trusted.length === 0 && this.#anonymous.length > 0 &&
       this.#running < this.#anonymousLimit
     ) {
-      this.#anonymous.shift()!.resolve(this.#start());
+      this.#anonymous.shift()!.resolve(this.#start(null));
     }
   }
 }

@@ -82,7 +82,7 @@ export async function passwordLogin(
   // Hashing is saturated and the queue full: refuse before the throttle
   // counts anything (a browser with a device cookie goes on to have it
   // checked, and may take a reserved slot).
-  if (!ctx.hashing.admits(device !== null)) return busy;
+  if (!ctx.hashing.admits(device !== null, account)) return busy;
   const decision = await ctx.throttle.attempt(account, address, device);
   if (!decision.allowed) {
     return {
@@ -91,8 +91,12 @@ export async function passwordLogin(
       reason: decision.reason,
     };
   }
-  // A browser the account trusts goes first and may use the reserve.
-  const release = await ctx.hashing.acquire(decision.trustedDevice === true);
+  // A browser the account trusts goes first and may use the reserve, in a
+  // lane fair between accounts.
+  const release = await ctx.hashing.acquire(
+    decision.trustedDevice === true,
+    account,
+  );
   if (release === null) return busy;
   let result: LoginResult;
   try {

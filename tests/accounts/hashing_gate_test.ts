@@ -78,3 +78,43 @@ Deno.test("HashingGate refuses settings that make no sense, naming them", () => 
   const gate = new HashingGate();
   assert.ok(gate.admits(false));
 });
+
+Deno.test("HashingGate's trusted lane is fair between accounts: one place per account, the account served longest ago first, and a full queue makes room for it (outside review: five attacker accounts with their own device cookies shut the owner out)", async () => {
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 2 });
+  // Two attacker accounts signed in with their own device cookies.
+  const r1 = await gate.acquire(true, "a1");
+  const r2 = await gate.acquire(true, "a2");
+  assert.ok(r1 && r2);
+  r1();
+  r2();
+  // Two more hold both slots; a1 and a2, served lately, wait again.
+  const h1 = await gate.acquire(true, "x1");
+  const h2 = await gate.acquire(true, "x2");
+  assert.ok(h1 && h2);
+  const w1 = gate.acquire(true, "a1");
+  const w2 = gate.acquire(true, "a2");
+  // A second request of a1 takes no second trusted place: it waits in
+  // the anonymous lane, behind every trusted request.
+  const extra = gate.acquire(true, "a1");
+  assert.equal(gate.waiting, 3);
+  // The trusted queue is full, and a1 cannot push anyone out.
+  assert.equal(gate.admits(true, "x1"), true, "x1 goes anonymous: room");
+  // The owner, not served lately, takes the place of the account served
+  // last (a2), which is refused at once.
+  assert.equal(gate.admits(true, "owner"), true);
+  const owner = gate.acquire(true, "owner");
+  assert.equal(await w2, null);
+  h1();
+  const served = await owner;
+  assert.ok(served, "the owner is served first");
+  h2();
+  const a1 = await w1;
+  assert.ok(a1, "then the account served longest ago");
+  served();
+  a1();
+  const last = await extra;
+  assert.ok(last, "the anonymous lane last");
+  last();
+  assert.equal(gate.running, 0);
+  assert.equal(gate.waiting, 0);
+});

@@ -38,8 +38,8 @@ Deno.test("TrustedProxies.parse() reads addresses, CIDRs, names and hop counts",
     assert.equal(named.trusts(a), false, a);
   }
   assert.equal(TrustedProxies.parse("fc00::/7").trusts("fd12::1"), true);
-  assert.equal(TrustedProxies.parse("0.0.0.0/0").trusts("8.8.8.8"), true);
-  assert.equal(TrustedProxies.parse("0.0.0.0/0").trusts("::8"), false);
+  assert.equal(TrustedProxies.parse("0.0.0.0/1").trusts("8.8.8.8"), true);
+  assert.equal(TrustedProxies.parse("0.0.0.0/1").trusts("::8"), false);
   assert.equal(
     TrustedProxies.parse("::ffff:10.0.0.0/104").trusts("10.9.9.9"),
     true,
@@ -376,5 +376,64 @@ Deno.test("clientAddress() property: no header value throws", () => {
       },
     ),
     { numRuns: 1000 },
+  );
+});
+
+Deno.test("outside review: a forwarding header no proxy writes is refused (a typo would make it one every client writes), and so is a range that trusts every address", () => {
+  const r = req({ "x-forwarded-for": "198.51.100.4" });
+  for (
+    const header of [
+      "x-forwaded-for",
+      "x-forwarded-fro",
+      "cookie",
+      "authorization",
+      "x-forwarded-host",
+    ]
+  ) {
+    assert.throws(
+      () =>
+        clientAddress(r, {
+          remote: "127.0.0.1",
+          trustedProxies: NGINX,
+          header,
+        }),
+      TypeError,
+      header,
+    );
+  }
+  for (
+    const header of [
+      "x-forwarded-for",
+      "forwarded",
+      "x-real-ip",
+      "cf-connecting-ip",
+      "fly-client-ip",
+      "true-client-ip",
+    ]
+  ) {
+    clientAddress(r, { remote: "127.0.0.1", trustedProxies: NGINX, header });
+  }
+  for (const all of ["0.0.0.0/0", "::/0", "::ffff:0:0/96", "10.0.0.1, ::/0"]) {
+    assert.throws(() => TrustedProxies.parse(all), /every address/, all);
+  }
+});
+
+Deno.test("outside review: an X-Forwarded-For padded past 8 KiB by the client still yields the address the proxy appended, never the proxy's own", () => {
+  const padding = Array.from(
+    { length: 1200 },
+    (_, i) => `10.9.${i >> 8}.${i & 255}`,
+  )
+    .join(", ");
+  assert.ok(padding.length > 8192);
+  const r = req({ "x-forwarded-for": `${padding}, 198.51.100.77` });
+  assert.equal(
+    clientAddress(r, { remote: "127.0.0.1", trustedProxies: NGINX }),
+    "198.51.100.77",
+  );
+  // A single entry longer than the bound is malformed: the peer.
+  const huge = req({ "x-forwarded-for": "1".repeat(9000) });
+  assert.equal(
+    clientAddress(huge, { remote: "127.0.0.1", trustedProxies: NGINX }),
+    "127.0.0.1",
   );
 });
