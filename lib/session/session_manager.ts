@@ -265,30 +265,37 @@ export class SessionManager {
     return this.#resolveCold(token);
   }
 
-  // One async function (fewer microtasks than chained thens); memory first.
-  async #resolveCold(token: string): Promise<Identity | null> {
+  // One `then` on the MAC's promise, no async frame: the payload, expiry and
+  // (from memory when the store can tell) revocation in one callback.
+  #resolveCold(token: string): Promise<Identity | null> {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
-      return null;
+      return NO_IDENTITY;
     }
-    // verifyTokenText and the payload's checks inline (#verify's steps without
-    // its async frame: one promise hop less on the cold path).
-    const payload = await verifyTokenText(
-      this.#keys ?? await this.#sessionKeys(),
-      SESSION_PURPOSE,
-      token,
-    );
-    if (payload === null) return null;
-    const id = this.#identityOf(payload);
-    if (id === null) return null;
-    this.#cache.set(token, id);
-    if (this.#o.now() >= id.expiresAt * 1000) return null;
-    const store = this.#store;
-    if (store === null) return id;
-    return liveUnless(
-      store.peek(id.subject, id.jti, id.issuedAt) ??
-        await store.isRevoked(id.subject, id.jti, id.issuedAt),
-      id,
-    );
+    const keys = this.#keys;
+    if (keys === undefined) {
+      return this.#sessionKeys().then(() => this.#resolveCold(token));
+    }
+    let verified: Promise<string | null>;
+    try {
+      verified = verifyTokenText(keys, SESSION_PURPOSE, token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return verified.then((payload) => {
+      if (payload === null) return null;
+      const id = this.#identityOf(payload);
+      if (id === null) return null;
+      this.#cache.set(token, id);
+      if (this.#o.now() >= id.expiresAt * 1000) return null;
+      const store = this.#store;
+      if (store === null) return id;
+      const known = store.peek(id.subject, id.jti, id.issuedAt);
+      return known !== undefined
+        ? liveUnless(known, id)
+        : store.isRevoked(id.subject, id.jti, id.issuedAt).then((revoked) =>
+          liveUnless(revoked, id)
+        );
+    });
   }
 
   /** Expiry, then one store round trip for revocation. */
@@ -415,6 +422,8 @@ export class SessionManager {
     return this.#store;
   }
 }
+
+const NO_IDENTITY: Promise<null> = Promise.resolve(null);
 
 /**
  * The identity when the store answered a strict `false`; `null` for

@@ -31,6 +31,9 @@ interface Entry {
  * comparison only by guessing 30 bits of a stored token's MAC.
  */
 function slotOf(token: string): number {
+  // A caller in plain JavaScript may pass anything: no slot, as a `Map`
+  // keyed by the token had no entry for it.
+  if (typeof token !== "string") return -1;
   const n = token.length;
   if (n < 6) return -1;
   let slot = 0;
