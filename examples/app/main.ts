@@ -35,6 +35,7 @@ import {
 import { migrate, type SQLDatabase } from "@portcullis/sql";
 import { accounts, envFlag, mailerFromEnv } from "@portcullis/accounts";
 import { modules } from "./modules.ts";
+import { views } from "./views/mod.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
 
@@ -161,6 +162,7 @@ const app = accounts({
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
   modules: list,
+  views,
 });
 
 Deno.serve({

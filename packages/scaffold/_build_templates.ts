@@ -1,9 +1,69 @@
-// Regenerates packages/scaffold/_templates.ts from examples/app/ (the app is the
-// template). Run after changing the app:
+// Regenerates examples/app/views/ from the packages' default views (the
+// copies a project owns), then packages/scaffold/_templates.ts from
+// examples/app/ (the app is the template). Run after changing the app or a
+// default view:
 //   deno run -A packages/scaffold/_build_templates.ts
-// tests/app/scaffold_test.ts fails when this file is stale.
+// tests/app/scaffold_test.ts fails when either is stale.
+import {
+  copyView,
+  VIEW_COPIES,
+  type ViewEntry,
+  VIEWS_DIR,
+  VIEWS_INDEX,
+  viewsIndex,
+} from "./_views.ts";
+import { defaultViews } from "../accounts/views/mod.ts";
+
 const root = new URL("../../", import.meta.url);
 const appDir = new URL("examples/app/", root);
+const config = JSON.parse(
+  await Deno.readTextFile(new URL("deno.json", root)),
+);
+
+// The views: each default copied, and the registry's entries (key, export,
+// file) read from the package's `defaultViews`.
+await Deno.remove(new URL(VIEWS_DIR, appDir), { recursive: true }).catch(
+  (error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  },
+);
+const copies = new Map<string, string>();
+for (const copy of VIEW_COPIES) {
+  const source = await Deno.readTextFile(new URL(copy.source, root));
+  copies.set(copy.path, copyView(source, copy, config.version));
+}
+const exporter = (name: string): string => {
+  const pattern = new RegExp(`^export (?:function|const) ${name}\\b`, "m");
+  const found = [...copies].filter(([, text]) => pattern.test(text));
+  if (found.length !== 1) {
+    throw new Error(`${name} is exported by ${found.length} copied views`);
+  }
+  return found[0][0];
+};
+const entries: ViewEntry[] = [];
+for (const [key, value] of Object.entries(defaultViews)) {
+  if (key === "emails") {
+    for (const [mail, view] of Object.entries(value)) {
+      const name = (view as { name: string }).name;
+      entries.push({ key: `emails.${mail}`, name, path: exporter(name) });
+    }
+  } else if (typeof value === "function") {
+    entries.push({ key, name: value.name, path: exporter(value.name) });
+  } else if (key === "stylesheet") {
+    entries.push({ key, name: "STYLESHEET", path: exporter("STYLESHEET") });
+  } else {
+    throw new Error(`defaultViews.${key} is no view and not the stylesheet`);
+  }
+}
+copies.set(
+  VIEWS_INDEX,
+  viewsIndex(entries, new Set(copies.keys()), config.version),
+);
+for (const [path, text] of copies) {
+  const file = new URL(path, appDir);
+  await Deno.mkdir(new URL(".", file), { recursive: true });
+  await Deno.writeTextFile(file, text);
+}
 
 async function collect(dir: URL, prefix = ""): Promise<string[]> {
   const out: string[] = [];
@@ -22,9 +82,6 @@ const templates: Record<string, string> = {};
 for (const f of files) {
   templates[f] = await Deno.readTextFile(new URL(f, appDir));
 }
-const config = JSON.parse(
-  await Deno.readTextFile(new URL("deno.json", root)),
-);
 // Every export of every package, for projects that point at a local
 // checkout instead of JSR (`--package /path/to/portcullis`).
 const exportsByPackage: Record<string, Record<string, string>> = {};
@@ -55,6 +112,13 @@ export const TEMPLATES: Readonly<Record<string, string>> = ${
 export const PACKAGE_EXPORTS: Readonly<
   Record<string, Readonly<Record<string, string>>>
 > = ${JSON.stringify(exportsByPackage, null, 2)};
+
+/** The views' registry: each key of \`AccountViews\`, its export and its copy. */
+export const VIEW_ENTRIES: readonly {
+  key: string;
+  name: string;
+  path: string;
+}[] = ${JSON.stringify(entries, null, 2)};
 
 /** The version of portcullis the templates belong to. */
 export const VERSION = ${JSON.stringify(config.version)};

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { PACKAGE_EXPORTS, TEMPLATES, VERSION } from "./_templates.ts";
+import {
+  PACKAGE_EXPORTS,
+  TEMPLATES,
+  VERSION,
+  VIEW_ENTRIES,
+} from "./_templates.ts";
+import { VIEW_COPIES, VIEWS_INDEX, viewsIndex } from "./_views.ts";
 import {
   moduleOf,
   MODULES_FILE,
@@ -41,6 +47,11 @@ const SOURCES: ReadonlyMap<string, string> = new Map(
   Object.entries(TEMPLATES).filter(([path]) => path !== "deno.json"),
 );
 
+/** The module each copied view belongs to, by the project's path. */
+const VIEW_MODULE: ReadonlyMap<string, string | null> = new Map(
+  VIEW_COPIES.map((c) => [c.path, c.module]),
+);
+
 /**
  * The modules a project may leave out: every file under `modules/` that
  * no other part of the app imports. The password and DPoP-bound API
@@ -63,7 +74,9 @@ export function modules(): string[] {
 
 /**
  * The app's files for a new project, by relative path: every template but
- * the files of the modules left out, and `modules.ts` listing the rest.
+ * the files of the modules left out (their code under `modules/` and their
+ * views under `views/`), `modules.ts` listing the rest and `views/mod.ts`
+ * the views the project has.
  *
  * @param options Which modules to leave out.
  * @returns Path → content, sorted by path.
@@ -82,12 +95,18 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
   const without = leftOut(options);
   const out = new Map<string, string>();
   for (const path of [...SOURCES.keys()].sort()) {
-    const name = moduleOf(path);
+    const name = moduleOf(path) ?? VIEW_MODULE.get(path) ?? null;
     if (name !== null && without.has(name)) continue;
     const source = SOURCES.get(path)!;
     out.set(
       path,
       path === MODULES_FILE ? withoutModules(source, without) : source,
+    );
+  }
+  if (without.size > 0 && out.has(VIEWS_INDEX)) {
+    out.set(
+      VIEWS_INDEX,
+      viewsIndex(VIEW_ENTRIES, new Set(out.keys()), VERSION),
     );
   }
   return out;

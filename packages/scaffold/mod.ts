@@ -18,7 +18,9 @@
  * imports only it used leave `deno.json`): `--no-verification`,
  * `--no-magic-link`, `--no-totp`, `--no-oidc`, `--no-passkeys`,
  * `--no-device-bound`, as {@linkcode modules} lists them (a `_` in a
- * file's name is a `-` in its flag). `--force` overwrites existing files;
+ * file's name is a `-` in its flag). A file that exists is never
+ * overwritten: `--force` keeps each one that differs and writes the
+ * scaffold's version beside it as `<file>.new`;
  * `--package <spec>` changes where `@portcullis/auth` comes from (a `jsr:`
  * specifier, or the path of a local checkout).
  *
@@ -50,63 +52,86 @@ export {
 
 /** Options of {@linkcode scaffold}. */
 export interface ScaffoldOptions extends RenderOptions, ProjectOptions {
-  /** Overwrite files that exist; default `false`. */
+  /**
+   * Go on when files exist and differ from what the scaffold would write:
+   * each such file is kept as it is, and the scaffold's version is written
+   * beside it as `<file>.new`, to compare and merge by hand. Default
+   * `false`: nothing is written then. Never overwrites a file.
+   */
   force?: boolean;
 }
 
+/** What {@linkcode scaffold} did, by path relative to the project. */
+export interface ScaffoldResult {
+  /** The files written (they did not exist). */
+  written: string[];
+  /** The files that exist with the very content the scaffold writes: left alone. */
+  unchanged: string[];
+  /**
+   * The files that exist with another content (an edit of yours, or an
+   * older scaffold's): kept, and the scaffold's version written to
+   * `<file>.new` beside each (with `force`).
+   */
+  proposed: string[];
+}
+
 /**
- * Writes the app into `dir` (created if needed), plus a `deno.json` when
- * the directory has none.
+ * Writes the app and its `deno.json` into `dir` (created if needed). A
+ * file that exists is never overwritten: one with the same content is left
+ * alone; one that differs stops the scaffold before it writes anything, or,
+ * with `force`, is kept while the scaffold's version goes to `<file>.new`
+ * beside it.
  *
  * @param dir The project directory.
  * @param options The modules left out, the package and `force`.
- * @returns The paths written, relative to `dir`.
- * @throws {Error} When a file exists and `force` is not set (nothing is
- * written then).
+ * @returns What was written, left alone and proposed.
+ * @throws {Error} When a file exists with other content and `force` is not
+ * set (nothing is written then; the message names the files).
  */
 export async function scaffold(
   dir: string,
   options: ScaffoldOptions = {},
-): Promise<string[]> {
+): Promise<ScaffoldResult> {
   const files = renderApp(options);
   const root = dir.replace(/\/+$/, "") || ".";
-  const configPath = `${root}/deno.json`;
-  const writeConfig = !(await exists(configPath));
-  if (!options.force) {
-    const clashes: string[] = [];
-    for (const path of files.keys()) {
-      if (await exists(`${root}/${path}`)) clashes.push(path);
-    }
-    if (clashes.length > 0) {
-      throw new Error(
-        `Refusing to overwrite existing files (use --force): ${
-          clashes.join(", ")
-        }`,
-      );
+  const config = projectConfig(options);
+  const result: ScaffoldResult = { written: [], unchanged: [], proposed: [] };
+  const plan: [string, string][] = [];
+  const differing: string[] = [];
+  for (const [path, content] of [...files, ["deno.json", config] as const]) {
+    const existing = await readIfExists(`${root}/${path}`);
+    if (existing === null) plan.push([path, content]);
+    else if (existing === content) result.unchanged.push(path);
+    else {
+      differing.push(path);
+      plan.push([`${path}.new`, content]);
     }
   }
-  const written: string[] = [];
-  for (const [path, content] of files) {
+  if (differing.length > 0 && !options.force) {
+    throw new Error(
+      `These files exist and differ from what the scaffold writes, so nothing was written: ${
+        differing.join(", ")
+      }. Run again with --force to keep them and write the scaffold's version of each beside it as <file>.new`,
+    );
+  }
+  for (const [path, content] of plan) {
     const target = `${root}/${path}`;
     await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), {
       recursive: true,
     });
     await Deno.writeTextFile(target, content);
-    written.push(path);
+    if (path.endsWith(".new") && differing.includes(path.slice(0, -4))) {
+      result.proposed.push(path.slice(0, -4));
+    } else result.written.push(path);
   }
-  if (writeConfig) {
-    await Deno.writeTextFile(configPath, projectConfig(options));
-    written.push("deno.json");
-  }
-  return written;
+  return result;
 }
 
-async function exists(path: string): Promise<boolean> {
+async function readIfExists(path: string): Promise<string | null> {
   try {
-    await Deno.lstat(path);
-    return true;
+    return await Deno.readTextFile(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
 }
@@ -142,8 +167,21 @@ async function main(args: string[]): Promise<void> {
   if (dir === undefined) usage();
   options.without = without;
   try {
-    const written = await scaffold(dir, options);
-    console.log(`Wrote ${written.length} files to ${dir}.`);
+    const { written, unchanged, proposed } = await scaffold(dir, options);
+    console.log(
+      `Wrote ${written.length} files to ${dir}${
+        unchanged.length > 0
+          ? ` (${unchanged.length} already there, unchanged)`
+          : ""
+      }.`,
+    );
+    if (proposed.length > 0) {
+      console.log(
+        `These files differ from the scaffold's and were kept; its version of each is beside it as <file>.new, to compare and merge:\n${
+          proposed.map((p) => `  ${p} -> ${p}.new`).join("\n")
+        }`,
+      );
+    }
     console.log(
       `Next: cd ${dir} && deno task start   (tests: deno task test; package: ${
         options.package ?? DEFAULT_PACKAGE
