@@ -22,7 +22,9 @@
  * overwritten: `--force` keeps each one that differs and writes the
  * scaffold's version beside it as `<file>.new`;
  * `--package <spec>` changes where `@portcullis/auth` comes from (a `jsr:`
- * specifier, or the path of a local checkout).
+ * specifier, or the path of a local checkout). `--runtime <name>` writes
+ * another runtime's entry and configuration instead of Deno's
+ * (`bun`, `node`, `vercel_edge`, `cloudflare_workers`: {@linkcode RUNTIMES}).
  *
  * @example Usage
  * ```ts ignore
@@ -39,6 +41,8 @@ import {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
+  type Runtime,
+  RUNTIMES,
 } from "./generate.ts";
 
 export {
@@ -48,6 +52,8 @@ export {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
+  type Runtime,
+  RUNTIMES,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */
@@ -93,12 +99,18 @@ export async function scaffold(
   options: ScaffoldOptions = {},
 ): Promise<ScaffoldResult> {
   const files = renderApp(options);
+  const deno = (options.runtime ?? "deno") === "deno";
+  if (!deno && options.package !== undefined) {
+    throw new Error(
+      "--package applies to the Deno runtime: an npm runtime's package.json names JSR's npm packages",
+    );
+  }
+  if (deno) files.set("deno.json", projectConfig(options));
   const root = dir.replace(/\/+$/, "") || ".";
-  const config = projectConfig(options);
   const result: ScaffoldResult = { written: [], unchanged: [], proposed: [] };
   const plan: [string, string][] = [];
   const differing: string[] = [];
-  for (const [path, content] of [...files, ["deno.json", config] as const]) {
+  for (const [path, content] of files) {
     const existing = await readIfExists(`${root}/${path}`);
     if (existing === null) plan.push([path, content]);
     else if (existing === content) result.unchanged.push(path);
@@ -139,7 +151,9 @@ async function readIfExists(path: string): Promise<string | null> {
 function usage(): never {
   const flags = modules().map((name) => `[--no-${flagOf(name)}]`).join(" ");
   console.error(
-    `Usage: deno run -A jsr:@portcullis/scaffold <dir> ${flags} [--force] [--package <jsr: specifier or local path>]`,
+    `Usage: deno run -A jsr:@portcullis/scaffold <dir> ${flags} [--runtime <${
+      RUNTIMES.join("|")
+    }>] [--force] [--package <jsr: specifier or local path>]`,
   );
   Deno.exit(2);
 }
@@ -159,7 +173,11 @@ async function main(args: string[]): Promise<void> {
     const module = a.startsWith("--no-") ? optional.get(a.slice(5)) : null;
     if (module) without.push(module);
     else if (a === "--force") options.force = true;
-    else if (a === "--package") options.package = args[++i] ?? usage();
+    else if (a === "--runtime" || a.startsWith("--runtime=")) {
+      const value = a === "--runtime" ? args[++i] : a.slice(10);
+      if (!RUNTIMES.includes(value as Runtime)) usage();
+      options.runtime = value as Runtime;
+    } else if (a === "--package") options.package = args[++i] ?? usage();
     else if (a.startsWith("--package=")) options.package = a.slice(10);
     else if (a.startsWith("-") || dir !== undefined) usage();
     else dir = a;
@@ -182,10 +200,13 @@ async function main(args: string[]): Promise<void> {
         }`,
       );
     }
+    const runtime = options.runtime ?? "deno";
     console.log(
-      `Next: cd ${dir} && deno task start   (tests: deno task test; package: ${
-        options.package ?? DEFAULT_PACKAGE
-      })`,
+      runtime === "deno"
+        ? `Next: cd ${dir} && deno task start   (tests: deno task test; package: ${
+          options.package ?? DEFAULT_PACKAGE
+        })`
+        : `Next: cd ${dir}, then see README.md to install and run it on ${runtime}`,
     );
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);

@@ -10,8 +10,10 @@ import {
   modules,
   projectConfig,
   renderApp,
+  RUNTIMES,
   scaffold,
 } from "../../packages/scaffold/mod.ts";
+import { exampleFiles, EXAMPLES } from "../../packages/scaffold/_examples.ts";
 import { TEMPLATES, VERSION } from "../../packages/scaffold/_templates.ts";
 import {
   copyView,
@@ -334,6 +336,111 @@ Deno.test("--force never overwrites an edited file: the scaffold's version goes 
     const result = await scaffold(dir, { force: true });
     assert.deepEqual(result.proposed.sort(), ["deno.json", "main.ts"]);
     assert.deepEqual(result.written, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("examples/{bun,node,deno_deploy,vercel_edge,cloudflare_workers} are the generator's output for their runtime (run packages/scaffold/_build_templates.ts after changing the scaffold)", async () => {
+  assert.deepEqual(
+    [...new Set(Object.values(EXAMPLES))].sort(),
+    [...RUNTIMES].sort(),
+    "every runtime has an example",
+  );
+  for (const name of Object.keys(EXAMPLES)) {
+    const tree = await readTree(new URL(`examples/${name}/`, root));
+    for (const generated of ["data", "node_modules", "dist"]) {
+      for (const path of tree.keys()) {
+        assert.ok(!path.startsWith(`${generated}/`), `${name}/${path}`);
+      }
+    }
+    const expected = exampleFiles(name);
+    assert.deepEqual(
+      [...tree.keys()].sort(),
+      [...expected.keys()].sort(),
+      `examples/${name}: the files differ from the generator's`,
+    );
+    for (const [path, content] of expected) {
+      assert.equal(tree.get(path), content, `examples/${name}/${path}`);
+    }
+  }
+});
+
+Deno.test("--runtime writes that runtime's entry and configuration, with a package.json naming every package the files import, and no Deno-only file", () => {
+  const entries: Record<string, string> = {
+    bun: "server.ts",
+    node: "server.ts",
+    vercel_edge: "api/index.ts",
+    cloudflare_workers: "worker.ts",
+  };
+  for (const [runtime, entry] of Object.entries(entries)) {
+    for (const without of [[], modules()]) {
+      const files = renderApp({
+        runtime: runtime as typeof RUNTIMES[number],
+        without,
+      });
+      assert.ok(files.has(entry), `${runtime}: ${entry}`);
+      for (const deno of ["main.ts", "deno.json", "deno.lock", "testing.ts"]) {
+        assert.ok(!files.has(deno), `${runtime} has no ${deno}`);
+      }
+      assert.ok(![...files.keys()].some((p) => p.endsWith("_test.ts")));
+      assert.ok(files.has("views/mod.ts") && files.has("modules.ts"));
+      const deps = JSON.parse(files.get("package.json")!).dependencies;
+      assert.equal(
+        deps["@portcullis/accounts"],
+        `npm:@jsr/portcullis__accounts@^${VERSION}`,
+      );
+      assert.equal(
+        deps.hono,
+        JSON.parse(TEMPLATES["deno.json"]).imports.hono
+          .replace(/^npm:hono@/, ""),
+      );
+      // A left-out method's package is not installed.
+      assert.equal("@portcullis/totp" in deps, without.length === 0, runtime);
+      const imported = new Set<string>();
+      for (const [path, text] of files) {
+        if (!path.endsWith(".ts")) continue;
+        for (const m of text.matchAll(/from "(@?[^".][^"]*)"/g)) {
+          if (m[1].startsWith("node:")) continue;
+          const parts = m[1].split("/");
+          imported.add(
+            m[1].startsWith("@") ? parts.slice(0, 2).join("/") : parts[0],
+          );
+        }
+      }
+      assert.deepEqual(Object.keys(deps).sort(), [...imported].sort(), runtime);
+    }
+  }
+  assert.throws(
+    // deno-lint-ignore no-explicit-any
+    () => renderApp({ runtime: "lambda" as any }),
+    /No runtime "lambda": the runtimes are deno, bun/,
+  );
+});
+
+Deno.test("the CLI takes --runtime and refuses an unknown one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "portcullis-scaffold-" });
+  const mod = new URL("packages/scaffold/mod.ts", root).pathname;
+  try {
+    const r = await run(
+      ["run", "-A", mod, dir, "--runtime", "cloudflare_workers", "--no-oidc"],
+      root.pathname,
+    );
+    assert.equal(r.code, 0, r.text);
+    const written = await readTree(new URL(`file://${dir}/`));
+    assert.ok(written.has("worker.ts") && written.has("wrangler.toml"));
+    assert.ok(!written.has("deno.json") && !written.has("main.ts"));
+    assert.ok(!written.has("modules/oidc.ts"));
+    assert.match(r.text, /README\.md/);
+    const bad = await run(
+      ["run", "-A", mod, `${dir}/x`, "--runtime", "lambda"],
+      root.pathname,
+    );
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.text,
+      /--runtime <deno\|bun\|node\|vercel_edge\|cloudflare_workers>/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
