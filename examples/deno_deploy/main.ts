@@ -14,6 +14,9 @@
  *   origin or mail binding stops the start;
  * - `COOKIE_SECURE=false` to try the app over plain HTTP on another host
  *   than localhost;
+ * - behind a reverse proxy, `TRUSTED_PROXIES` (its addresses, CIDR ranges
+ *   or a hop count) and `FORWARDED_HEADER` (default `x-forwarded-for`);
+ *   without them every rate limit reads the socket's address;
  * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see `modules.ts`.
  *
  * @module

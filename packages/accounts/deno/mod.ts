@@ -22,7 +22,16 @@
  *   `./data/dev-secret`. With `DENO_ENV=production` a missing secret, a
  *   missing `APP_ORIGIN` or a missing mail binding stops the start;
  * - cookies marked `Secure` (`COOKIE_SECURE=false` to try the app over
- *   plain HTTP on a host other than localhost).
+ *   plain HTTP on a host other than localhost);
+ * - the client's address for every rate limit is the socket's, and
+ *   forwarding headers are ignored. Behind a reverse proxy set
+ *   `TRUSTED_PROXIES` to the proxies' addresses or CIDR ranges (nginx on
+ *   the same host: `127.0.0.1`; Docker: its network, for example
+ *   `172.16.0.0/12`) or to a hop count (`1` where a platform always stands
+ *   in front and sets the header), and `FORWARDED_HEADER` to the header
+ *   they write: `x-forwarded-for` (default), `forwarded`,
+ *   `cf-connecting-ip`, `fly-client-ip` or `x-real-ip`. Without it, behind
+ *   a proxy every client shares the proxy's limits.
  *
  * @example A project's main.ts
  * ```ts ignore
@@ -41,6 +50,7 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
+import { TrustedProxies } from "@portcullis/auth/http";
 import { migrate, type SQLDatabase } from "@portcullis/sql";
 import { openLocalSQLite } from "@portcullis/sql/node-sqlite";
 import { type Accounts, accounts } from "../accounts.ts";
@@ -96,6 +106,15 @@ export async function serveAccounts(
   const appOrigin = env.APP_ORIGIN ?? `http://localhost:${port}`;
   // `COOKIE_SECURE=false` for plain-HTTP development only; a typo stops here.
   const cookieSecure = envFlag(env, "COOKIE_SECURE", true);
+  // `TRUSTED_PROXIES` behind a reverse proxy; a typo stops here.
+  const trustedProxies = TrustedProxies.parse(env.TRUSTED_PROXIES ?? "");
+  const forwardedHeader = env.FORWARDED_HEADER?.trim().toLowerCase() ||
+    "x-forwarded-for";
+  if (!/^[a-z0-9-]+$/.test(forwardedHeader)) {
+    throw new TypeError(
+      `FORWARDED_HEADER must be a header name such as x-forwarded-for, forwarded or cf-connecting-ip: received "${env.FORWARDED_HEADER}"`,
+    );
+  }
   // Password hashes, the KV file and the dev secret: 0700 folder, 0600 files.
   if (!deploy) await privateDir(dataDir);
   const secret = await loadSecret(env, production, dataDir, log);
@@ -130,6 +149,8 @@ export async function serveAccounts(
     clientAddress: (_req, info) =>
       (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
         ?.hostname ?? null,
+    trustedProxies,
+    forwardedHeader,
     modules: list,
     views: options.views,
   });
