@@ -112,7 +112,6 @@ export const PACKAGE_EXPORTS: Readonly<
     "./schema/sqlite": "stores/sql/schema/sqlite.ts",
     "./schema/postgresql": "stores/sql/schema/postgresql.ts",
     "./schema/mysql": "stores/sql/schema/mysql.ts",
-    "./node-sqlite": "stores/sql/node_sqlite.ts",
   },
   "@portcullis/upstash": {
     ".": "stores/upstash/mod.ts",

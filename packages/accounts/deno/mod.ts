@@ -52,7 +52,7 @@ import {
 } from "@portcullis/auth";
 import { TrustedProxies } from "@portcullis/auth/http";
 import { migrate, type SQLDatabase } from "@portcullis/sql";
-import { openLocalSQLite } from "@portcullis/sql/node-sqlite";
+import { openLocalSQLite } from "./_node_sqlite.ts";
 import { type Accounts, accounts } from "../accounts.ts";
 import type { AccountsModule } from "../module.ts";
 import { envFlag } from "../config.ts";

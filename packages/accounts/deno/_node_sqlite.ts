@@ -1,8 +1,8 @@
 /**
  * A drizzle database over a local SQLite file (or `:memory:`) through the
  * runtime's built-in `node:sqlite`, with each distinct statement prepared
- * once and reused, for Deno and Node (`@portcullis/accounts/deno` opens
- * `file:` and `:memory:` database URLs with it).
+ * once and reused: `serveAccounts` (`./mod.ts`) opens `file:` and
+ * `:memory:` database URLs with it.
  *
  * Why not `@libsql/client` for local files: it prepares a new native
  * statement for every query, and on Deno 2.9 each of those native objects
@@ -63,7 +63,7 @@ function toRow(record: Record<string, unknown>): unknown[] {
  * @example Usage
  * ```ts ignore
  * import { migrate, SQLCredentialStore } from "@portcullis/sql";
- * import { openLocalSQLite } from "@portcullis/sql/node-sqlite";
+ * import { openLocalSQLite } from "./_node_sqlite.ts";
  * const { db, close } = openLocalSQLite("./data/app.db");
  * await migrate(db);
  * const credentials = new SQLCredentialStore(db);
