@@ -31,12 +31,12 @@ Deno.test("register, log in, read /api/me, log out", async () => {
   const { call, close } = await startTestApp();
   const created = await call("POST", "/register", {
     email: "a@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(created.res.status, 201);
   const taken = await call("POST", "/register", {
     email: "A@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(taken.res.status, 409);
   const bad = await call("POST", "/register", { email: "nope", password: "x" });
@@ -55,7 +55,7 @@ Deno.test("register, log in, read /api/me, log out", async () => {
 
   const login = await call("POST", "/login", {
     email: "a@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(login.res.status, 200);
   assert.equal(login.json.tokenType, "Bearer");
@@ -76,8 +76,8 @@ Deno.test("register, log in, read /api/me, log out", async () => {
 
 Deno.test("notes: the owner edits, another user may only read", async () => {
   const { call, verifiedUser, close } = await startTestApp();
-  const owner = await verifiedUser("o@example.com", "correct horse");
-  const other = await verifiedUser("p@example.com", "correct horse");
+  const owner = await verifiedUser("o@example.com", "correct horse battery");
+  const other = await verifiedUser("p@example.com", "correct horse battery");
   const note = await call("POST", "/api/notes", { text: "hello" }, owner.token);
   assert.equal(note.res.status, 201);
   const path = `/api/notes/${note.json.id}`;
@@ -104,7 +104,7 @@ Deno.test("a cross-site post is refused", async () => {
     "/login",
     {
       email: "a@example.com",
-      password: "correct horse",
+      password: "correct horse battery",
     },
     undefined,
     { headers: { "sec-fetch-site": "cross-site" } },
@@ -128,7 +128,7 @@ async function mailedToken(mail: string[], to: string, count: number) {
 
 Deno.test("the account lifecycle: reset a password, list and end sessions, read the activity, change the email, delete the account", async () => {
   const { call, mail, close } = await startTestApp();
-  const password = "correct horse";
+  const password = "correct horse battery";
   const first = await call("POST", "/register", {
     email: "life@example.com",
     password,

@@ -116,6 +116,7 @@ export {
   WRONG_PASSWORD,
 } from "./recheck.ts";
 export { hasPassword, NO_PASSWORD } from "./reauth.ts";
+export { type SoleFactorInput, soleFactorRefusal } from "./sole_factor.ts";
 export { ShortCookie } from "./short_cookie.ts";
 export { Flash } from "./flash.ts";
 export { Reauth, type ReauthSigner } from "./reauth.ts";

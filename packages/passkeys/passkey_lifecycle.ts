@@ -43,5 +43,8 @@ export function passkeyLifecyclePart(
     addressProven: (event) =>
       isFirstProof(event) ? removeAll(event.subject) : Promise.resolve(0),
     accountDeleted: removeAll,
+    // Any passkey is a second factor beside a password.
+    hasSecondFactor: async (subject) =>
+      (await store.listFor(subject)).length > 0,
   };
 }

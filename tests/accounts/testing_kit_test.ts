@@ -151,6 +151,22 @@ Deno.test("the kit fails against an app whose forgotten-password answer tells a 
   assert.equal(statusOf(report, "password reset ends"), "passed");
 });
 
+Deno.test("the kit fails against an app that keeps the old 8-character minimum, and passes when told the app's own minimum", async () => {
+  await using app = await startApp({ minPasswordLength: 8 });
+  const strict = await runAccountsKit({
+    baseUrl: app.origin,
+    mail: logMailReader(app.mail),
+  });
+  assert.equal(statusOf(strict, "15 by default"), "failed");
+  await using other = await startApp({ minPasswordLength: 8 });
+  const told = await runAccountsKit({
+    baseUrl: other.origin,
+    mail: logMailReader(other.mail),
+    minPasswordLength: 8,
+  });
+  assert.equal(statusOf(told, "15 by default"), "passed");
+});
+
 Deno.test("logMailReader answers the latest link to an address and skips other lines", async () => {
   const lines: string[] = ["Listening on http://localhost:8000/"];
   const mailer = new LogMailer((line) => lines.push(`app | ${line}`));

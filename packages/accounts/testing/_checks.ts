@@ -5,7 +5,7 @@
  * guarantee. Checks that need a module the app leaves out declare it, and
  * the kit reports them as not applicable.
  *
- * The kit registers few accounts (six, and three refused registrations),
+ * The kit registers few accounts (six, and four refused registrations),
  * within the package's default limit of ten registrations per client
  * address an hour, and spends no more than a handful of password hashes
  * per check.
@@ -42,6 +42,8 @@ export interface KitContext {
   mailTimeoutMs: number;
   /** The body cap the app enforces, in bytes. */
   bodyCapBytes: number;
+  /** The fewest characters of a password that is an account's only factor. */
+  minPasswordLength: number;
   /** Whether the app is served over https (where `Secure` is required). */
   https: boolean;
   /** The modules on, as detected or given. */
@@ -236,6 +238,29 @@ export const CHECKS: readonly KitCheck[] = [
         taken.json?.token === undefined && taken.json?.subject === undefined &&
           sessionCookie(taken) === null,
         `a taken address gets no session: ${brief(taken)}`,
+      );
+    },
+  },
+  {
+    name:
+      "registration with a password alone refuses one shorter than the minimum for a sole factor (15 by default, NIST SP 800-63B-4)",
+    async run(ctx) {
+      const short = "x".repeat(ctx.minPasswordLength - 1);
+      const r = await ctx.client.call("POST", "/register", {
+        json: { email: ctx.email("short"), password: short },
+      });
+      expectStatus(
+        r,
+        422,
+        `POST /register with a ${short.length}-character password`,
+      );
+      expect(
+        r.json?.error === "invalid_password",
+        `the refusal says invalid_password: ${brief(r)}`,
+      );
+      expect(
+        sessionCookie(r) === null,
+        "a refused registration opens no session",
       );
     },
   },

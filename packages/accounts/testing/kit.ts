@@ -43,6 +43,11 @@ export interface AccountsKitOptions {
   mailTimeoutMs?: number;
   /** The body cap the app enforces, in bytes; default 16384 (the package's). */
   bodyCapBytes?: number;
+  /**
+   * The fewest characters the app asks of a password that is an account's
+   * only factor (its `minPasswordLength`); default 15, NIST SP 800-63B-4's.
+   */
+  minPasswordLength?: number;
   /** The fetch to use; default the global one. */
   fetch?: typeof fetch;
 }
@@ -161,6 +166,7 @@ async function prepare(options: AccountsKitOptions): Promise<Prepared> {
     email: (who) => `kit-${who}-${run}@${domain}`,
     mailTimeoutMs: options.mailTimeoutMs ?? 5000,
     bodyCapBytes: options.bodyCapBytes ?? 16 * 1024,
+    minPasswordLength: options.minPasswordLength ?? 15,
     https: options.baseUrl.startsWith("https:"),
     modules: { totp: totp.on, verification: verification.on },
     accounts: new Map(),

@@ -1,7 +1,7 @@
 /**
  * `@portcullis/accounts/testing`: the security test kit. The guarantees of
  * the accounts package's HTTP contract (answers that do not reveal which
- * addresses exist, single-use links, a reset that ends every session, an
+ * addresses exist, the 15-character minimum of a password alone, single-use links, a reset that ends every session, an
  * email change that waits for the new address, a deletion that asks for
  * the password again, cross-site refusal, cookie attributes, sign-out,
  * body caps, throttling, JSON and HTML answers, the TOTP step) as checks
@@ -17,7 +17,7 @@
  * (TOTP, email verification) is reported as not applicable, never passed.
  *
  * Run it against an app started for the test (a fresh database): it
- * registers six accounts and tries three refused registrations, within the
+ * registers six accounts and tries four refused registrations, within the
  * default ten registrations per client address an hour.
  *
  * @example In a generated project's `app_test.ts`
