@@ -19,7 +19,7 @@
  *
  * Users (`users`): `memory`, `libsql-file`, `libsql-memory` (both through
  * `@libsql/client`, as main.ts did before), `sqlite-file` and
- * `sqlite-memory` (`openLocalSQLite` from `examples/app/local_sqlite.ts`:
+ * `sqlite-memory` (`openLocalSQLite` from `packages/accounts/deno/_node_sqlite.ts`:
  * `node:sqlite`, statements prepared once, as main.ts now), `pglite`, `postgres` (127.0.0.1:5432, a schema of its
  * own, dropped on SIGTERM), `mariadb` (127.0.0.1:3306, tables with a prefix
  * of their own, dropped on SIGTERM).
@@ -138,7 +138,7 @@ async function openUsers(config: ServerConfig): Promise<Opened> {
     case "sqlite-file":
     case "sqlite-memory": {
       const { openLocalSQLite } = await import(
-        "../examples/app/local_sqlite.ts"
+        "../packages/accounts/deno/_node_sqlite.ts"
       );
       const opened = openLocalSQLite(
         config.users === "sqlite-file"

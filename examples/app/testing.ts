@@ -19,6 +19,7 @@ import {
 import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { accounts, LogMailer } from "@portcullis/accounts";
 import { modules } from "./modules.ts";
+import { views } from "./views/mod.ts";
 
 /** The origin the test app answers as. */
 export const ORIGIN = "http://localhost:8000";
@@ -108,6 +109,7 @@ export async function startTestApp(
     now,
     log: (line) => logs.push(line),
     modules: modules(env),
+    views,
   });
   const call: TestApp["call"] = async (method, path, body, token, options) => {
     const headers = new Headers(options?.headers);
