@@ -167,6 +167,20 @@ Deno.test("the kit fails against an app that keeps the old 8-character minimum, 
   assert.equal(statusOf(told, "15 by default"), "passed");
 });
 
+Deno.test("without the verification module, its check is not applicable, and the TOTP check proves the address with a reset first", async () => {
+  await using app = await startApp({ now: Date.now }, {
+    signInEnv: { TOTP: "on", PASSKEYS: "off" },
+    wrapModules: (modules) => modules.filter((m) => m.name !== "verification"),
+  });
+  const report = await runAccountsKit({
+    baseUrl: app.origin,
+    mail: logMailReader(app.mail),
+  });
+  assert.equal(report.failed, 0, formatKitReport(report));
+  assert.equal(statusOf(report, "verification link"), "not_applicable");
+  assert.equal(statusOf(report, "TOTP"), "passed");
+});
+
 Deno.test("logMailReader answers the latest link to an address and skips other lines", async () => {
   const lines: string[] = ["Listening on http://localhost:8000/"];
   const mailer = new LogMailer((line) => lines.push(`app | ${line}`));
