@@ -1,6 +1,6 @@
 /**
  * What every framework test needs: this checkout's packages as npm
- * tarballs (`deno pack`, once per run), an example copied out and its
+ * tarballs (`deno task npm`, once per run), an example copied out and its
  * dependencies installed from its lockfile plus those tarballs, a server started by the
  * framework's own command on a free port and stopped by its PID, and the
  * shared HTTP scenario every integration passes ({@linkcode runAuthScenario}).
@@ -55,23 +55,18 @@ export async function run(
   };
 }
 
-/** The packages a framework example can install: member folder → tarball. */
-const PACKABLE: Record<string, string> = {
-  ".": "portcullis-auth.tgz",
-  "packages/next": "portcullis-next.tgz",
-};
-
-let packed: Promise<Record<string, string>> | undefined;
+let built: Promise<Record<string, string>> | undefined;
 
 /**
- * Packs the core and the framework glue packages into npm tarballs, once
- * per test process.
+ * Builds this checkout's packages for npm (`deno task npm`, as they are
+ * published), once per test process.
  *
- * @returns Member folder (`"."`, `"packages/next"`) → tarball path.
- * @throws {Error} When `deno pack` fails.
+ * @returns Package name without the scope (`auth`, `accounts`, `next`, …)
+ * → its tarball.
+ * @throws {Error} When the build fails.
  */
 export function packPortcullis(): Promise<Record<string, string>> {
-  packed ??= (async () => {
+  built ??= (async () => {
     const dir = await Deno.makeTempDir({ prefix: "portcullis-frameworks-" });
     addEventListener("unload", () => {
       try {
@@ -80,21 +75,30 @@ export function packPortcullis(): Promise<Record<string, string>> {
         // already gone
       }
     });
+    const r = await run(Deno.execPath(), ["task", "npm", "--out", dir]);
+    if (!r.ok) throw new Error(`deno task npm failed: ${r.out.slice(-3000)}`);
     const out: Record<string, string> = {};
-    for (const [member, file] of Object.entries(PACKABLE)) {
-      const r = await run(Deno.execPath(), [
-        "pack",
-        "--allow-dirty",
-        "--output",
-        `${dir}/${file}`,
-      ], { cwd: `${ROOT}/${member}` });
-      if (!r.ok) throw new Error(`deno pack failed in ${member}: ${r.out}`);
-      out[member] = `${dir}/${file}`;
+    for await (const entry of Deno.readDir(dir)) {
+      const name = entry.name.match(/^portcullis-(.+)-\d+\.\d+\.\d+.*\.tgz$/)
+        ?.[1];
+      if (entry.isFile && name) out[name] = `${dir}/${entry.name}`;
     }
     return out;
   })();
-  return packed;
+  return built;
 }
+
+/** What an example that mounts `@portcullis/accounts` installs. */
+export const ACCOUNTS_PACKAGES: string[] = [
+  "auth",
+  "bytes",
+  "common-passwords",
+  "sql",
+  "libsql-kv",
+  "accounts",
+  "totp",
+  "passkeys",
+];
 
 /** An example copied out of the checkout with its dependencies installed. */
 export interface PreparedExample {
@@ -123,25 +127,61 @@ async function copyTree(from: string, to: string): Promise<void> {
 }
 
 /**
+ * The files a framework guide spells out whole: each fenced block whose
+ * info string names a `file=<path>` (relative to the example's folder),
+ * such as ` ```js ignore file=server.mjs `. A path given twice is refused.
+ *
+ * @param path The guide's Markdown file.
+ * @returns Path → the block's text.
+ * @throws {Error} When a path appears twice.
+ */
+export async function guideFiles(path: string): Promise<Map<string, string>> {
+  const text = await Deno.readTextFile(path);
+  const files = new Map<string, string>();
+  const fence = /^```[^\n]*\bfile=(\S+)[^\n]*\n([\s\S]*?)^```$/gm;
+  for (const m of text.matchAll(fence)) {
+    if (files.has(m[1])) throw new Error(`${path} gives ${m[1]} twice`);
+    files.set(m[1], m[2]);
+  }
+  return files;
+}
+
+/**
  * Copies `examples/<name>` out of the checkout (as a user would copy it;
  * no `node_modules`, no build output), installs its pinned dependencies
  * with `npm ci` from its committed lockfile, then this checkout's tarballs
- * without saving them. A failed install fails the test under `CI=true`;
+ * without saving them. With `guide`, the guide's files
+ * ({@linkcode guideFiles}) are written over the copy first, so the build
+ * runs the guide as written. A failed install fails the test under `CI=true`;
  * elsewhere it prints `SKIPPED:` and answers `ok: false`.
  *
  * @param name The example's folder under `examples/`.
- * @param members The packages to add (keys of the packed tarballs).
+ * @param members The packages to add, by name without the scope (`auth`,
+ * `accounts`, …; see {@linkcode ACCOUNTS_PACKAGES}).
  * @returns The prepared copy.
  */
 export async function prepareExample(
   name: string,
   members: string[],
+  options: { guide?: string } = {},
 ): Promise<PreparedExample> {
   const tarballs = await packPortcullis();
   const started = performance.now();
   const dir = await Deno.makeTempDir({ prefix: `portcullis-${name}-` });
   const remove = () => Deno.remove(dir, { recursive: true }).catch(() => {});
   await copyTree(`${ROOT}/examples/${name}`, dir);
+  if (options.guide) {
+    // The guide runs as written: its files are what gets built and served.
+    const files = await guideFiles(`${ROOT}/${options.guide}`);
+    assert.ok(files.size > 0, `${options.guide} has no file= blocks`);
+    for (const [path, text] of files) {
+      const target = `${dir}/${path}`;
+      await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), {
+        recursive: true,
+      });
+      await Deno.writeTextFile(target, text);
+    }
+  }
   const npm = async (args: string[]) => {
     // --prefer-offline: what the lockfile pins and the cache holds is
     // taken from the cache without asking the registry again.
@@ -171,7 +211,11 @@ export async function prepareExample(
   ok &&= await npm([
     "install",
     "--no-save",
-    ...members.map((m) => tarballs[m]),
+    ...members.map((m) => {
+      const tarball = tarballs[m];
+      if (tarball === undefined) throw new Error(`no npm package "${m}"`);
+      return tarball;
+    }),
   ]);
   return { ok, dir, ms: Math.round(performance.now() - started), remove };
 }
