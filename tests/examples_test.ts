@@ -9,7 +9,7 @@
  * `jsr:@portcullis/…` and `npm:@jsr/portcullis__…` names point) is not
  * reachable from the build machines:
  *
- * - Deno examples (deno_deploy, hono, magic_link): the copy's deno.json with
+ * - Deno examples (deno_deploy, magic_link; hono in tests/frameworks): the copy's deno.json with
  *   its `@portcullis/*` entries replaced by this checkout's files, every
  *   other entry kept; then the copy's own `deno task start`.
  * - npm examples (bun, node, vercel_edge, cloudflare_workers): type-checked
@@ -297,7 +297,7 @@ function denoEnv(port: number): Record<string, string> {
   };
 }
 
-for (const name of ["deno_deploy", "hono"]) {
+for (const name of ["deno_deploy"]) {
   Deno.test(`examples/${name} runs as copied: deno task start, then register, login, /me, logout`, async () => {
     const dir = await Deno.makeTempDir({ prefix: `portcullis-${name}-` });
     try {

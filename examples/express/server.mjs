@@ -13,7 +13,10 @@ app.disable("x-powered-by");
 // The app's own pages: identity first (403 for an unsafe cross-site request),
 // then the gate (303 to /login for a browser, 401 for an API client).
 const identify = portcullis(
-  identityMiddleware(sessions, { crossOrigin: { appOrigin: origin } }),
+  identityMiddleware(sessions, {
+    cookie: { secure: origin.startsWith("https:") },
+    crossOrigin: { appOrigin: origin },
+  }),
   { origin },
 );
 const signedIn = portcullis(requireAuth(), { origin });

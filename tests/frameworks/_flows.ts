@@ -301,15 +301,17 @@ export async function runFlows(
       try {
         const statuses: number[] = [];
         for (let i = 0; i < 100; i += 5) {
-          const batch = await Promise.all([0, 1, 2, 3, 4].map((j) =>
-            call("POST", "/login", {
-              client: stranger,
-              json: {
-                email: `nobody-${suffix}-${i + j}@example.com`,
-                password: "guessing a password",
-              },
-            })
-          ));
+          const batch = await Promise.all(
+            [0, 1, 2, 3, 4].map((j) =>
+              call("POST", "/login", {
+                client: stranger,
+                json: {
+                  email: `nobody-${suffix}-${i + j}@example.com`,
+                  password: "guessing a password",
+                },
+              })
+            ),
+          );
           statuses.push(...batch.map((a) => a.status));
         }
         assert.ok(
