@@ -10,6 +10,7 @@ const GUIDES: Record<string, string> = {
   "docs/frameworks/express.md": "examples/express",
   "docs/frameworks/hono.md": "examples/hono",
   "docs/frameworks/nextjs.md": "examples/nextjs",
+  "docs/frameworks/sveltekit.md": "examples/sveltekit",
 };
 
 for (const [guide, example] of Object.entries(GUIDES)) {
