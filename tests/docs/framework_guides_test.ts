@@ -11,6 +11,8 @@ const GUIDES: Record<string, string> = {
   "docs/frameworks/hono.md": "examples/hono",
   "docs/frameworks/nextjs.md": "examples/nextjs",
   "docs/frameworks/sveltekit.md": "examples/sveltekit",
+  "docs/frameworks/astro.md": "examples/astro",
+  "docs/frameworks/elysia.md": "examples/elysia",
 };
 
 for (const [guide, example] of Object.entries(GUIDES)) {
