@@ -6,7 +6,26 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { accountsKit, logMailReader } from "@portcullis/accounts/testing";
 import { startTestApp } from "./testing.ts";
+
+Deno.test("the security kit of @portcullis/accounts: this app keeps every guarantee over HTTP", async (t) => {
+  const app = await startTestApp();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    app.fetch,
+  );
+  try {
+    const report = await accountsKit({
+      baseUrl: `http://127.0.0.1:${server.addr.port}`,
+      mail: logMailReader(app.mail),
+    }, t);
+    assert.equal(report.failed, 0);
+  } finally {
+    await server.shutdown();
+    app.close();
+  }
+});
 
 Deno.test("register, log in, read /api/me, log out", async () => {
   const { call, close } = await startTestApp();

@@ -18,6 +18,15 @@
  *   missing `APP_ORIGIN` or a missing mail binding stops the start;
  * - cookies marked `Secure` (`COOKIE_SECURE=false` to try the app over
  *   plain HTTP on a host other than localhost);
+ * - the client's address for every rate limit is the socket's, and
+ *   forwarding headers are ignored. Behind a reverse proxy set
+ *   `TRUSTED_PROXIES` to the proxies' addresses or CIDR ranges (nginx on
+ *   the same host: `127.0.0.1`; Docker: its network, for example
+ *   `172.16.0.0/12`) or to a hop count (`1` where a platform always stands
+ *   in front and sets the header), and `FORWARDED_HEADER` to the header
+ *   they write: `x-forwarded-for` (default), `forwarded`,
+ *   `cf-connecting-ip`, `fly-client-ip` or `x-real-ip`. Without it, behind
+ *   a proxy every client shares the proxy's limits;
  * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see
  *   `modules.ts`.
  *
@@ -33,6 +42,7 @@ import {
   SessionManager,
 } from "@portcullis/auth";
 import { migrate, type SQLDatabase } from "@portcullis/sql";
+import { TrustedProxies } from "@portcullis/auth/http";
 import { accounts, envFlag, mailerFromEnv } from "@portcullis/accounts";
 import { modules } from "./modules.ts";
 import { openLocalSQLite } from "./local_sqlite.ts";
@@ -63,6 +73,20 @@ try {
   cookieSecure = envFlag(env, "COOKIE_SECURE", true);
 } catch (error) {
   fail((error as TypeError).message);
+}
+// `TRUSTED_PROXIES` behind a reverse proxy; a typo stops here.
+let trustedProxies = TrustedProxies.none;
+try {
+  trustedProxies = TrustedProxies.parse(env.TRUSTED_PROXIES ?? "");
+} catch (error) {
+  fail((error as TypeError).message);
+}
+const forwardedHeader = env.FORWARDED_HEADER?.trim().toLowerCase() ||
+  "x-forwarded-for";
+if (!/^[a-z0-9-]+$/.test(forwardedHeader)) {
+  fail(
+    `FORWARDED_HEADER must be a header name such as x-forwarded-for, forwarded or cf-connecting-ip: received "${env.FORWARDED_HEADER}"`,
+  );
 }
 
 /** Reads AUTH_SECRET, or in development creates `data/dev-secret` once. */
@@ -160,6 +184,8 @@ const app = accounts({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
+  trustedProxies,
+  forwardedHeader,
   modules: list,
 });
 

@@ -47,6 +47,11 @@ export interface TestApp {
     token?: string,
     options?: { form?: boolean; headers?: HeadersInit },
   ): Promise<Answer>;
+  /**
+   * The app's handler, to serve over HTTP (`Deno.serve`), as the security
+   * test kit needs.
+   */
+  fetch(req: Request, ...rest: unknown[]): Promise<Response>;
   /** Lines the mailer wrote. */
   mail: string[];
   /** Lines the app logged. */
@@ -126,6 +131,7 @@ export async function startTestApp(
   };
   return {
     call,
+    fetch: app.fetch,
     mail,
     logs,
     credentials,

@@ -43,9 +43,11 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
-import type {
-  DeviceBoundOptions,
-  IdentityOptions,
+import {
+  clientAddress,
+  type DeviceBoundOptions,
+  type IdentityOptions,
+  TrustedProxies,
 } from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
@@ -136,14 +138,31 @@ export interface AccountsOptions {
    */
   cookieSecure?: boolean;
   /**
-   * The client's address for per-address rate limits, given the request and
-   * the arguments the runtime passed beside it. Default: Deno's
-   * `info.remoteAddr.hostname` when the runtime passes it, else one shared
-   * bucket for every client (logged once when this is not given). Behind a
-   * proxy, read the header your platform sets (for example
-   * `cf-connecting-ip` on Workers); never trust a header a client can set.
+   * The peer's address (the socket's), given the request and the arguments
+   * the runtime passed beside it. Default: Deno's and the Node adapter's
+   * `info.remoteAddr.hostname`, Bun's `server.requestIP(req)`, else one
+   * shared bucket for every client (logged once when neither this nor a
+   * hop-count `trustedProxies` is given). Behind a proxy, set
+   * `trustedProxies` rather than reading a forwarding header here: a header
+   * read here is believed from anyone.
    */
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
+  /**
+   * The reverse proxies in front of the app, whose forwarding header
+   * (`forwardedHeader`) is believed: addresses and CIDR ranges
+   * (`"127.0.0.1"`, `"10.0.0.0/8, fd00::/8"`), or a hop count (`"1"`), as
+   * {@linkcode TrustedProxies.parse} reads them (`TRUSTED_PROXIES` in the
+   * reference app). The client's address for every rate limit is then the
+   * rightmost address in the header that is not a trusted proxy. Default:
+   * none, so headers are ignored and the peer's address is used.
+   */
+  trustedProxies?: TrustedProxies | string;
+  /**
+   * The header the trusted proxies write: `x-forwarded-for` (default),
+   * `forwarded`, or a platform's one-address header (`cf-connecting-ip`,
+   * `fly-client-ip`, `x-real-ip`).
+   */
+  forwardedHeader?: string;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
   /** Also receives every security event (an audit log, alerts). */
@@ -386,10 +405,27 @@ export function accounts(options: AccountsOptions): Accounts {
     // The account record and its password: last, after every module's part.
     passwordLifecyclePart(credentials),
   ]);
-  const readAddress = deps.clientAddress ?? defaultClientAddress;
-  if (deps.clientAddress === undefined) {
+  const readPeer = deps.clientAddress ?? defaultClientAddress;
+  const trustedProxies = typeof deps.trustedProxies === "string"
+    ? TrustedProxies.parse(deps.trustedProxies, "trustedProxies")
+    : deps.trustedProxies ?? TrustedProxies.none;
+  const forwardedHeader = deps.forwardedHeader ?? "x-forwarded-for";
+  // A bad header name throws here, at start, not on a request.
+  clientAddress(new Request(appOrigin), { header: forwardedHeader });
+  const readAddress = (req: Request, ...rest: unknown[]) =>
+    clientAddress(req, {
+      remote: readPeer(req, ...rest),
+      trustedProxies,
+      header: forwardedHeader,
+    });
+  if (deps.clientAddress === undefined && trustedProxies.hops === undefined) {
     log(
-      "warning: clientAddress is not set: per-address rate limits use Deno's remote address when the runtime passes it, and otherwise put every client in one shared bucket (one client can then throttle everyone). Pass clientAddress, reading the address your platform sets.",
+      "warning: clientAddress is not set: per-address rate limits use the runtime's remote address (Deno, Bun, the Node adapter) when it passes one, and otherwise put every client in one shared bucket (one client can then throttle everyone). Behind a proxy, set trustedProxies; on a platform without a socket address, a hop count and its header.",
+    );
+  }
+  if (!trustedProxies.isNone) {
+    log(
+      `Trusted proxies: ${trustedProxies}; the client's address comes from ${forwardedHeader}`,
     );
   }
 
@@ -493,10 +529,21 @@ export function accounts(options: AccountsOptions): Accounts {
 }
 
 function defaultClientAddress(
-  _req: Request,
+  req: Request,
   ...rest: unknown[]
 ): string | null {
-  const info = rest[0] as { remoteAddr?: { hostname?: unknown } } | undefined;
+  const info = rest[0] as
+    | {
+      remoteAddr?: { hostname?: unknown };
+      requestIP?: (req: Request) => { address?: unknown } | null;
+    }
+    | undefined;
   const host = info?.remoteAddr?.hostname;
-  return typeof host === "string" ? host : null;
+  if (typeof host === "string") return host;
+  // Bun's `fetch(req, server)`.
+  if (typeof info?.requestIP === "function") {
+    const address = info.requestIP(req)?.address;
+    if (typeof address === "string") return address;
+  }
+  return null;
 }
