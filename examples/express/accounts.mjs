@@ -47,10 +47,13 @@ export const flows = accounts({
   mailer: mailerFromEnv(env), // RESEND_API_KEY, or each link logged
   appOrigin: origin,
   cookieSecure: origin.startsWith("https:"),
-  // The Node adapter passes the socket's address (see README.md behind a proxy).
+  // The Node adapter passes the socket's address; behind a proxy, its
+  // addresses in TRUSTED_PROXIES (see the guide).
   clientAddress: (_req, info) =>
     /** @type {{ remoteAddr?: { hostname?: string } } | undefined} */ (info)
       ?.remoteAddr?.hostname ?? null,
+  trustedProxies: env.TRUSTED_PROXIES,
+  forwardedHeader: env.FORWARDED_HEADER,
   modules: [
     password(),
     verification(),

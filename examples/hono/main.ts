@@ -64,6 +64,9 @@ const flows = accounts({
   clientAddress: (_req, info) =>
     (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
       ?.hostname ?? null,
+  // Behind a reverse proxy: its addresses (see the guide).
+  trustedProxies: env.TRUSTED_PROXIES,
+  forwardedHeader: env.FORWARDED_HEADER,
   modules: [
     password(),
     verification(),

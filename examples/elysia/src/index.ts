@@ -51,9 +51,12 @@ const flows = accounts({
   mailer: mailerFromEnv(env), // RESEND_API_KEY, or each link logged
   appOrigin,
   cookieSecure: secure,
-  // The catch-all below passes Bun's address of the connection.
+  // The catch-all below passes Bun's address of the connection; behind a
+  // proxy, its addresses in TRUSTED_PROXIES (see the guide).
   clientAddress: (_req, address) =>
     typeof address === "string" ? address : null,
+  trustedProxies: env.TRUSTED_PROXIES,
+  forwardedHeader: env.FORWARDED_HEADER,
   modules: [
     password(),
     verification(),

@@ -49,11 +49,12 @@ async function build() {
     mailer: mailerFromEnv(env), // RESEND_API_KEY, or each link logged
     appOrigin,
     cookieSecure: secure,
-    // `next start` sets X-Forwarded-For to the socket's address when the
-    // request has none; Vercel and a proxy that sets it overwrite it (see
-    // the guide: never expose `next start` itself to clients).
-    clientAddress: (req) =>
-      req.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim() || null,
+    // A route handler gets no socket: the client's address is the last
+    // entry of X-Forwarded-For, which `next start` sets to the socket's
+    // address when the request has none, and Vercel or a proxy overwrites
+    // (see the guide: never let clients reach `next start` itself).
+    trustedProxies: env.TRUSTED_PROXIES ?? "1",
+    forwardedHeader: env.FORWARDED_HEADER,
     modules: [
       password(),
       verification(),

@@ -46,9 +46,11 @@ async function build() {
     mailer: mailerFromEnv(env), // RESEND_API_KEY, or each link logged
     appOrigin,
     cookieSecure: secure,
-    // The hook passes the event: SvelteKit's own client address (the
-    // socket's with adapter-node, unless ADDRESS_HEADER names a proxy's).
+    // The hook passes the event: SvelteKit's client address (the socket's
+    // with adapter-node); behind a proxy, its addresses in TRUSTED_PROXIES.
     clientAddress: (_req, event) => (event as RequestEvent).getClientAddress(),
+    trustedProxies: env.TRUSTED_PROXIES,
+    forwardedHeader: env.FORWARDED_HEADER,
     modules: [
       password(),
       verification(),
