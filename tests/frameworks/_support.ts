@@ -57,9 +57,44 @@ export async function run(
 
 let built: Promise<Record<string, string>> | undefined;
 
+/** A digest of everything the npm build reads, so test files share one build. */
+async function sourceDigest(): Promise<string> {
+  const parts: string[] = [];
+  const walk = async (dir: string) => {
+    const entries = [...Deno.readDirSync(dir)].sort((a, b) =>
+      a.name < b.name ? -1 : 1
+    );
+    for (const entry of entries) {
+      if (["node_modules", "dist", "data", ".git"].includes(entry.name)) {
+        continue;
+      }
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (/\.(ts|json|md|wasm|txt)$|^LICENSE$/.test(entry.name)) {
+        parts.push(path, await Deno.readTextFile(path));
+      }
+    }
+  };
+  for (const dir of ["lib", "packages", "stores", "tools"]) {
+    await walk(`${ROOT}/${dir}`);
+  }
+  for (const file of ["mod.ts", "deno.json", "LICENSE"]) {
+    parts.push(file, await Deno.readTextFile(`${ROOT}/${file}`));
+  }
+  const hash = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(parts.join("\0")),
+  );
+  return [...new Uint8Array(hash).slice(0, 8)]
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /**
  * Builds this checkout's packages for npm (`deno task npm`, as they are
- * published), once per test process.
+ * published), once per change of their sources: the build lands in a
+ * folder of the system's temporary directory named by a digest of the
+ * sources, which every framework test file (each in an isolate of its own)
+ * then shares.
  *
  * @returns Package name without the scope (`auth`, `accounts`, `next`, …)
  * → its tarball.
@@ -67,16 +102,28 @@ let built: Promise<Record<string, string>> | undefined;
  */
 export function packPortcullis(): Promise<Record<string, string>> {
   built ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "portcullis-frameworks-" });
-    addEventListener("unload", () => {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch {
-        // already gone
+    const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
+    const dir = `${tmp}/portcullis-npm-${await sourceDigest()}`;
+    let done = false;
+    try {
+      await Deno.stat(`${dir}/.done`);
+      done = true;
+    } catch {
+      // not built yet
+    }
+    if (!done) {
+      const scratch = await Deno.makeTempDir({ prefix: "portcullis-npm-" });
+      const r = await run(Deno.execPath(), ["task", "npm", "--out", scratch]);
+      if (!r.ok) {
+        await Deno.remove(scratch, { recursive: true }).catch(() => {});
+        throw new Error(`deno task npm failed: ${r.out.slice(-3000)}`);
       }
-    });
-    const r = await run(Deno.execPath(), ["task", "npm", "--out", dir]);
-    if (!r.ok) throw new Error(`deno task npm failed: ${r.out.slice(-3000)}`);
+      await Deno.writeTextFile(`${scratch}/.done`, "");
+      // Another test file may have finished first: either copy serves.
+      await Deno.rename(scratch, dir).catch(async () => {
+        await Deno.remove(scratch, { recursive: true }).catch(() => {});
+      });
+    }
     const out: Record<string, string> = {};
     for await (const entry of Deno.readDir(dir)) {
       const name = entry.name.match(/^portcullis-(.+)-\d+\.\d+\.\d+.*\.tgz$/)
