@@ -87,7 +87,7 @@ export async function startTestApp(
   const now = () => Date.now() + offset;
   const kv = new MemoryKV({ now });
   const secret = SecretProvider.fromValue(
-    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+    crypto.getRandomValues(new Uint8Array(32)),
   );
   const credentials = new SQLCredentialStore(db);
   const mail: string[] = [];

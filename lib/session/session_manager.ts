@@ -14,7 +14,7 @@ import {
   type Identity,
   type IssuedSession,
   newJti,
-  parseSessionPayload,
+  parseSessionPayloadText,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
@@ -29,7 +29,7 @@ import {
 import {
   MAX_TOKEN_LENGTH,
   signToken,
-  verifyToken,
+  verifyTokenText,
 } from "../tokens/signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
@@ -67,7 +67,7 @@ export const SESSION_PURPOSE = "session";
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * import assert from "node:assert/strict";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const token = await sessions.issue("user_1");
@@ -120,7 +120,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const token = await sessions.issue("user_1");
@@ -204,7 +204,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const first = await sessions.issueSession("user_1");
@@ -270,9 +270,9 @@ export class SessionManager {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
       return null;
     }
-    // verifyToken and the payload's checks inline (#verify's steps without
+    // verifyTokenText and the payload's checks inline (#verify's steps without
     // its async frame: one promise hop less on the cold path).
-    const payload = await verifyToken(
+    const payload = await verifyTokenText(
       this.#keys ?? await this.#sessionKeys(),
       SESSION_PURPOSE,
       token,
@@ -394,13 +394,13 @@ export class SessionManager {
 
   async #verify(token: string): Promise<Identity | null> {
     const keys = this.#keys ?? await this.#sessionKeys();
-    const payload = await verifyToken(keys, SESSION_PURPOSE, token);
+    const payload = await verifyTokenText(keys, SESSION_PURPOSE, token);
     return payload === null ? null : this.#identityOf(payload);
   }
 
   /** A verified payload's identity, if well formed and within the times. */
-  #identityOf(payload: Uint8Array): Identity | null {
-    const identity = parseSessionPayload(payload);
+  #identityOf(payload: string): Identity | null {
+    const identity = parseSessionPayloadText(payload);
     return identity !== null && withinTimes(identity, this.#o)
       ? identity
       : null;

@@ -15,6 +15,7 @@
  */
 import { Hono } from "hono";
 import {
+  CookieTransport,
   type CredentialStore,
   currentIdentity,
   errorResponse,
@@ -59,6 +60,7 @@ import {
 } from "@portcullis/sql";
 import type { ModuleContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
+import { HashingGate, type HashingGateOptions } from "./hashing_gate.ts";
 import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
@@ -165,6 +167,15 @@ export interface AccountsOptions {
   forwardedHeader?: string;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * The bound on password hashing for sign-in and registration: at most
+   * `concurrency` hashes at once (default: the CPUs the runtime reports, at
+   * least 2), `reserved` of them (default 1) kept for browsers holding a
+   * trusted-device token, and a queue of `queue` (default 16) per kind; past
+   * it the answer is 503 with `Retry-After`. A {@linkcode HashingGate} to
+   * share one between apps; `false` for no bound.
+   */
+  hashing?: HashingGateOptions | HashingGate | false;
   /** Also receives every security event (an audit log, alerts). */
   onSecurityEvent?: SecurityEventHook;
   /**
@@ -334,7 +345,11 @@ export function accounts(options: AccountsOptions): Accounts {
     onError: log,
     // An operator acting as the user (impersonation): every event of the
     // request names them.
-    actorOf: (req) => currentIdentity(req)?.actor,
+    // Before the identity is known (a device-bound registration refused
+    // inside the identity middleware), the presented token's actor, when
+    // this process has already verified it.
+    actorOf: (req) =>
+      currentIdentity(req)?.actor ?? presentedActor(deps.sessions, req, secure),
   });
   const registry = new SessionRegistry({
     kv: deps.kv,
@@ -383,6 +398,15 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    hashing: deps.hashing instanceof HashingGate
+      ? deps.hashing
+      : deps.hashing === false
+      ? new HashingGate({
+        concurrency: Number.MAX_SAFE_INTEGER,
+        reserved: 0,
+        queue: 0,
+      })
+      : new HashingGate(deps.hashing),
     events,
     eventStore,
     registry,
@@ -436,6 +460,23 @@ export function accounts(options: AccountsOptions): Accounts {
     await record(ctx, "login_failed", error.subject, req);
     return refusedSignIn(ctx, req);
   });
+  // The modules that see every answer, refused ones included (an audit):
+  // outside everything but the error handler.
+  const answered = setUp.flatMap(({ parts }) =>
+    parts.answered ? [parts.answered.bind(parts)] : []
+  );
+  if (answered.length > 0) {
+    app.use(async (c, next) => {
+      await next();
+      for (const hook of answered) {
+        try {
+          await hook(c.req.raw, c.res);
+        } catch (error) {
+          log(`a module's answered hook failed: ${(error as Error)?.message}`);
+        }
+      }
+    });
+  }
   app.use(...securityHeaders(hsts));
   // Every body passes the caps before any route sees it.
   app.use(...bodyCaps());
@@ -505,11 +546,16 @@ export function accounts(options: AccountsOptions): Accounts {
       await next();
       for (const hook of after) {
         const answer = await hook(req, c.res);
-        if (answer && answer !== c.res) c.res = answer;
+        if (answer && answer !== c.res) {
+          // The module's answer replaces the route's whole: Hono's setter
+          // would otherwise copy the old answer's headers (its cookies
+          // among them) over the new one's.
+          c.res = undefined;
+          c.res = answer;
+        }
       }
     });
   }
-  app.use(acceptedBodies);
   const routes: AppHono = new Hono();
   mountPages(routes, ctx);
   mountAccount(routes, ctx);
@@ -519,6 +565,7 @@ export function accounts(options: AccountsOptions): Accounts {
     if (parts.routes) routes.route("/", parts.routes as AppHono);
   }
   const list = appRoutes(routes);
+  app.use(acceptedBodies(list));
   app.use(methodNotAllowed(list));
   app.route("/", routes);
   return {
@@ -526,6 +573,24 @@ export function accounts(options: AccountsOptions): Accounts {
     routes: list,
     context: ctx,
   };
+}
+
+/**
+ * The actor of the session token a request presents (its session cookie or
+ * its Bearer token), when this process has verified that token already;
+ * `undefined` otherwise. Never verifies: it only names who acted.
+ */
+function presentedActor(
+  sessions: SessionManager,
+  req: Request,
+  secure: boolean,
+): string | undefined {
+  const bearer = /^bearer +(\S+)$/i.exec(
+    req.headers.get("authorization") ?? "",
+  )?.[1];
+  const token = bearer ??
+    new CookieTransport({ secure, warn: () => {} }).read(req);
+  return token === null ? undefined : sessions.peek(token)?.actor;
 }
 
 function defaultClientAddress(

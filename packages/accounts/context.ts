@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { HashingGate } from "./hashing_gate.ts";
 import type {
   CredentialStore,
   KeyValueStore,
@@ -194,6 +195,11 @@ export interface ModuleContext {
   log: (line: string) => void;
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
+  /**
+   * The bound on password hashing (sign-in, registration): take a slot
+   * around each hash; no slot means answer 503 with `Retry-After`.
+   */
+  hashing: HashingGate;
   /** Security events: the one hook, and where the activity page reads them. */
   events: SecurityEvents;
   /** The stored security events. */

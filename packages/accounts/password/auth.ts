@@ -21,7 +21,11 @@ import { json, redirect, render, tooManyRequests } from "../respond.ts";
 import { accountPageWithError, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
 import { passwordAdvice } from "./password_advice.ts";
-import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import {
+  HASHING_BUSY_RETRY_SECONDS,
+  passwordLogin,
+  trustThisDevice,
+} from "../password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 /**
@@ -32,6 +36,9 @@ const INVALID_CREDENTIALS = "Email or password is incorrect";
 const LOGIN_PAUSED =
   "Too many failed sign-ins with this email address: signing in with its password is paused. If an account uses this address, resetting its password opens it again at once";
 const TOO_MANY = "Too many attempts, try again later";
+/** The 503 of the password-hashing bound (`hashing` of `accounts()`). */
+const HASHING_BUSY =
+  "Too many passwords are being checked right now: try again in a few seconds";
 const NO_PASSWORD_YET =
   "This account has no password yet: ask for a link to set one on your account page";
 
@@ -60,7 +67,19 @@ export async function register(
   const wait = await ctx.limiter.take(perAddress);
   if (wait > 0) return tooManyRequests(req, wait);
 
-  const result = await ctx.passwords.register(email, password);
+  // One slow hash: within the app's bound on hashing, or 503.
+  const release = await ctx.hashing.acquire(false);
+  if (release === null) {
+    const res = refuse(503, "busy", HASHING_BUSY);
+    res.headers.set("retry-after", String(HASHING_BUSY_RETRY_SECONDS));
+    return res;
+  }
+  let result: Awaited<ReturnType<typeof ctx.passwords.register>>;
+  try {
+    result = await ctx.passwords.register(email, password);
+  } finally {
+    release();
+  }
   if (result.kind === "rejected") {
     return refuse(
       422,
@@ -130,6 +149,16 @@ export async function login(
       status,
     );
   const result = await passwordLogin(ctx, req, email, password);
+  if (result.kind === "busy") {
+    // Hashing is at its bound: the password was not checked.
+    const headers = { "retry-after": String(result.retryAfterSeconds) };
+    if (form) {
+      const res = loginAgain(HASHING_BUSY, 503);
+      res.headers.set("retry-after", headers["retry-after"]);
+      return res;
+    }
+    return json({ error: "busy", message: HASHING_BUSY }, 503, headers);
+  }
   if (result.kind === "throttled") {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     const message = result.reason === "hardStop" ? LOGIN_PAUSED : TOO_MANY;
