@@ -11,9 +11,9 @@ export default defineConfig({
   adapter: node({ mode: "standalone" }),
   security: {
     // Astro's own origin check (on by default) refuses cross-site form posts
-    // to on-demand pages. portcullis checks every unsafe request in
-    // src/middleware.ts regardless (JSON and other bodies included), so
-    // turning this off would not turn that check off.
+    // to on-demand pages. The flows and src/middleware.ts check every unsafe
+    // request regardless (JSON and other bodies included), so turning this
+    // off would not turn that check off.
     checkOrigin: true,
     allowedDomains: [{
       protocol: origin.protocol.slice(0, -1),

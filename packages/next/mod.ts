@@ -41,6 +41,7 @@ export {
   nextAuth,
   type NextAuthOptions,
   type RouteHandler,
+  type SignedInUser,
 } from "./next_auth.ts";
 // The core's types these signatures name, so that this entry's
 // documentation is whole.

@@ -6,6 +6,7 @@
  */
 import {
   compose,
+  type CredentialStore,
   currentIdentity,
   type Identity,
   type Middleware,
@@ -24,6 +25,23 @@ export interface NextAuthOptions {
    * made on it.
    */
   appOrigin: string;
+  /**
+   * Where {@linkcode NextAuth.user} finds the signed-in user: a credential
+   * store, such as `flows.context.credentials` of `@portcullis/accounts`.
+   */
+  users?: Pick<CredentialStore, "findById">;
+}
+
+/** The signed-in user, as {@linkcode NextAuth.user} answers it (no password hash). */
+export interface SignedInUser {
+  /** The subject id. */
+  id: string;
+  /** The account's email address. */
+  email: string;
+  /** Whether the address is verified. */
+  verified: boolean;
+  /** The session's identity (its expiry, the operator of an impersonation). */
+  identity: Identity;
 }
 
 /** A route handler: Next passes the request and `{ params }`. */
@@ -78,6 +96,16 @@ export interface NextAuth {
    * origin.
    */
   action(): Promise<Identity | null>;
+  /**
+   * The signed-in user of the request being rendered, for server
+   * components: the identity of {@linkcode NextAuth.identity}, then the user
+   * record from `users`. `null` when anonymous, signed out, or when the
+   * account is gone.
+   *
+   * @returns The user, or `null`.
+   * @throws {TypeError} When `nextAuth` was built without `users`.
+   */
+  user(): Promise<SignedInUser | null>;
 }
 
 /**
@@ -105,6 +133,9 @@ export interface NextAuth {
  * // app/dashboard/page.tsx
  * const me = await auth.identity();
  * if (me === null) redirect("/login");
+ *
+ * // With `users: flows.context.credentials` in the options:
+ * const user = await auth.user(); // { id, email, verified, identity } or null
  * ```
  */
 export function nextAuth(
@@ -146,5 +177,21 @@ export function nextAuth(
     },
     identity: () => lookup("GET"),
     action: () => lookup("POST"),
+    async user() {
+      if (options.users === undefined) {
+        throw new TypeError(
+          "nextAuth() needs users to answer user(): pass users, for example flows.context.credentials",
+        );
+      }
+      const identity = await lookup("GET");
+      if (identity === null) return null;
+      const record = await options.users.findById(identity.subject);
+      return record === null ? null : {
+        id: record.id,
+        email: record.email,
+        verified: record.verifiedAt > 0,
+        identity,
+      };
+    },
   };
 }

@@ -78,7 +78,8 @@ Deno.test("getting started: the page's app runs and does what the page says", as
   const base = `http://127.0.0.1:${port}`;
   try {
     let up = false;
-    for (let i = 0; i < 300 && !up; i++) {
+    // Up to 90 s: `--check` type-checks first, slow on a loaded machine.
+    for (let i = 0; i < 900 && !up; i++) {
       try {
         await (await fetch(`${base}/nothing`)).body?.cancel();
         up = true;
@@ -154,7 +155,40 @@ Deno.test("getting started: the page's app runs and does what the page says", as
       redirect: "manual",
     });
     assert.equal(browser.status, 303);
-    assert.match(browser.headers.get("location") ?? "", /^\/login\?next=/);
+    const sentTo = browser.headers.get("location") ?? "";
+    assert.match(sentTo, /^\/login\?next=/);
+    await browser.body?.cancel();
+
+    // The page it sends the browser to exists, and its form signs in and
+    // goes back (issue 31: it was a 404).
+    const page = await fetch(`${base}${sentTo}`, {
+      headers: { accept: "text/html" },
+    });
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<form method="post">/);
+    const posted = await fetch(`${base}${sentTo}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin: base, "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams(alice),
+    });
+    await posted.body?.cancel();
+    assert.equal(posted.status, 303);
+    assert.equal(posted.headers.get("location"), "/me");
+    const formCookie = (posted.headers.get("set-cookie") ?? "").split(";")[0];
+    const viaForm = await fetch(`${base}/me`, {
+      headers: { cookie: formCookie },
+    });
+    assert.equal(viaForm.status, 200);
+    await viaForm.body?.cancel();
+    const offSite = await fetch(`${base}/login?next=//evil.example/`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin: base, "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams(alice),
+    });
+    await offSite.body?.cancel();
+    assert.equal(offSite.headers.get("location"), "/", "never off-site");
 
     // A form posted from another site never reaches a route.
     const forged = await fetch(`${base}/notes`, {

@@ -1,9 +1,9 @@
 /**
  * What every framework test needs: this checkout's packages as npm
- * tarballs (`deno pack`, once per run), an example copied out and its
+ * tarballs (`deno task npm`, once per run), an example copied out and its
  * dependencies installed from its lockfile plus those tarballs, a server started by the
- * framework's own command on a free port and stopped by its PID, and the
- * shared HTTP scenario every integration passes ({@linkcode runAuthScenario}).
+ * framework's own command on a free port and stopped by its PID. The HTTP
+ * scenario every mount passes is in `_flows.ts`.
  *
  * @module
  */
@@ -55,46 +55,97 @@ export async function run(
   };
 }
 
-/** The packages a framework example can install: member folder → tarball. */
-const PACKABLE: Record<string, string> = {
-  ".": "portcullis-auth.tgz",
-  "packages/next": "portcullis-next.tgz",
-};
+let built: Promise<Record<string, string>> | undefined;
 
-let packed: Promise<Record<string, string>> | undefined;
+/** A digest of everything the npm build reads, so test files share one build. */
+async function sourceDigest(): Promise<string> {
+  const parts: string[] = [];
+  const walk = async (dir: string) => {
+    const entries = [...Deno.readDirSync(dir)].sort((a, b) =>
+      a.name < b.name ? -1 : 1
+    );
+    for (const entry of entries) {
+      if (["node_modules", "dist", "data", ".git"].includes(entry.name)) {
+        continue;
+      }
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (/\.(ts|json|md|wasm|txt)$|^LICENSE$/.test(entry.name)) {
+        parts.push(path, await Deno.readTextFile(path));
+      }
+    }
+  };
+  for (const dir of ["lib", "packages", "stores", "tools"]) {
+    await walk(`${ROOT}/${dir}`);
+  }
+  for (const file of ["mod.ts", "deno.json", "LICENSE"]) {
+    parts.push(file, await Deno.readTextFile(`${ROOT}/${file}`));
+  }
+  const hash = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(parts.join("\0")),
+  );
+  return [...new Uint8Array(hash).slice(0, 8)]
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /**
- * Packs the core and the framework glue packages into npm tarballs, once
- * per test process.
+ * Builds this checkout's packages for npm (`deno task npm`, as they are
+ * published), once per change of their sources: the build lands in a
+ * folder of the system's temporary directory named by a digest of the
+ * sources, which every framework test file (each in an isolate of its own)
+ * then shares.
  *
- * @returns Member folder (`"."`, `"packages/next"`) → tarball path.
- * @throws {Error} When `deno pack` fails.
+ * @returns Package name without the scope (`auth`, `accounts`, `next`, …)
+ * → its tarball.
+ * @throws {Error} When the build fails.
  */
 export function packPortcullis(): Promise<Record<string, string>> {
-  packed ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "portcullis-frameworks-" });
-    addEventListener("unload", () => {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch {
-        // already gone
+  built ??= (async () => {
+    const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
+    const dir = `${tmp}/portcullis-npm-${await sourceDigest()}`;
+    let done = false;
+    try {
+      await Deno.stat(`${dir}/.done`);
+      done = true;
+    } catch {
+      // not built yet
+    }
+    if (!done) {
+      const scratch = await Deno.makeTempDir({ prefix: "portcullis-npm-" });
+      const r = await run(Deno.execPath(), ["task", "npm", "--out", scratch]);
+      if (!r.ok) {
+        await Deno.remove(scratch, { recursive: true }).catch(() => {});
+        throw new Error(`deno task npm failed: ${r.out.slice(-3000)}`);
       }
-    });
+      await Deno.writeTextFile(`${scratch}/.done`, "");
+      // Another test file may have finished first: either copy serves.
+      await Deno.rename(scratch, dir).catch(async () => {
+        await Deno.remove(scratch, { recursive: true }).catch(() => {});
+      });
+    }
     const out: Record<string, string> = {};
-    for (const [member, file] of Object.entries(PACKABLE)) {
-      const r = await run(Deno.execPath(), [
-        "pack",
-        "--allow-dirty",
-        "--output",
-        `${dir}/${file}`,
-      ], { cwd: `${ROOT}/${member}` });
-      if (!r.ok) throw new Error(`deno pack failed in ${member}: ${r.out}`);
-      out[member] = `${dir}/${file}`;
+    for await (const entry of Deno.readDir(dir)) {
+      const name = entry.name.match(/^portcullis-(.+)-\d+\.\d+\.\d+.*\.tgz$/)
+        ?.[1];
+      if (entry.isFile && name) out[name] = `${dir}/${entry.name}`;
     }
     return out;
   })();
-  return packed;
+  return built;
 }
+
+/** What an example that mounts `@portcullis/accounts` installs. */
+export const ACCOUNTS_PACKAGES: string[] = [
+  "auth",
+  "bytes",
+  "common-passwords",
+  "sql",
+  "libsql-kv",
+  "accounts",
+  "totp",
+  "passkeys",
+];
 
 /** An example copied out of the checkout with its dependencies installed. */
 export interface PreparedExample {
@@ -123,25 +174,61 @@ async function copyTree(from: string, to: string): Promise<void> {
 }
 
 /**
+ * The files a framework guide spells out whole: each fenced block whose
+ * info string names a `file=<path>` (relative to the example's folder),
+ * such as ` ```js ignore file=server.mjs `. A path given twice is refused.
+ *
+ * @param path The guide's Markdown file.
+ * @returns Path → the block's text.
+ * @throws {Error} When a path appears twice.
+ */
+export async function guideFiles(path: string): Promise<Map<string, string>> {
+  const text = await Deno.readTextFile(path);
+  const files = new Map<string, string>();
+  const fence = /^```[^\n]*\bfile=(\S+)[^\n]*\n([\s\S]*?)^```$/gm;
+  for (const m of text.matchAll(fence)) {
+    if (files.has(m[1])) throw new Error(`${path} gives ${m[1]} twice`);
+    files.set(m[1], m[2]);
+  }
+  return files;
+}
+
+/**
  * Copies `examples/<name>` out of the checkout (as a user would copy it;
  * no `node_modules`, no build output), installs its pinned dependencies
  * with `npm ci` from its committed lockfile, then this checkout's tarballs
- * without saving them. A failed install fails the test under `CI=true`;
+ * without saving them. With `guide`, the guide's files
+ * ({@linkcode guideFiles}) are written over the copy first, so the build
+ * runs the guide as written. A failed install fails the test under `CI=true`;
  * elsewhere it prints `SKIPPED:` and answers `ok: false`.
  *
  * @param name The example's folder under `examples/`.
- * @param members The packages to add (keys of the packed tarballs).
+ * @param members The packages to add, by name without the scope (`auth`,
+ * `accounts`, …; see {@linkcode ACCOUNTS_PACKAGES}).
  * @returns The prepared copy.
  */
 export async function prepareExample(
   name: string,
   members: string[],
+  options: { guide?: string } = {},
 ): Promise<PreparedExample> {
   const tarballs = await packPortcullis();
   const started = performance.now();
   const dir = await Deno.makeTempDir({ prefix: `portcullis-${name}-` });
   const remove = () => Deno.remove(dir, { recursive: true }).catch(() => {});
   await copyTree(`${ROOT}/examples/${name}`, dir);
+  if (options.guide) {
+    // The guide runs as written: its files are what gets built and served.
+    const files = await guideFiles(`${ROOT}/${options.guide}`);
+    assert.ok(files.size > 0, `${options.guide} has no file= blocks`);
+    for (const [path, text] of files) {
+      const target = `${dir}/${path}`;
+      await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), {
+        recursive: true,
+      });
+      await Deno.writeTextFile(target, text);
+    }
+  }
   const npm = async (args: string[]) => {
     // --prefer-offline: what the lockfile pins and the cache holds is
     // taken from the cache without asking the registry again.
@@ -171,7 +258,11 @@ export async function prepareExample(
   ok &&= await npm([
     "install",
     "--no-save",
-    ...members.map((m) => tarballs[m]),
+    ...members.map((m) => {
+      const tarball = tarballs[m];
+      if (tarball === undefined) throw new Error(`no npm package "${m}"`);
+      return tarball;
+    }),
   ]);
   return { ok, dir, ms: Math.round(performance.now() - started), remove };
 }
@@ -316,314 +407,4 @@ export async function startServer(
   throw new Error(
     `${cmd.join(" ")} did not answer ${options.url}: ${text.slice(-2000)}`,
   );
-}
-
-/** Where the scenario finds each route of an example. */
-export interface ScenarioRoutes {
-  /** `POST {email, password}` (JSON → 201 `{token}`; form → 303). */
-  register: string;
-  /** `POST {email, password}` (JSON → 200 `{subject, token, expiresAt}`; form → 303), both with the cookie. */
-  login: string;
-  /** `POST`, signed in: the session revoked (JSON → 204). */
-  logout: string;
-  /** A protected HTML page: 200 signed in, else a redirect to `/login`. */
-  page: string;
-  /** A protected JSON route answering `{subject}`; 401 when anonymous. */
-  me: string;
-  /** `POST {text}` → 201 `{id}`; `GET <notes>/<id>` → 200 for its owner, 403 for anyone else. */
-  notes: string;
-}
-
-/** Options of {@linkcode runAuthScenario}. */
-export interface ScenarioOptions {
-  /** The server's origin, such as `http://127.0.0.1:4000` (its `APP_ORIGIN`). */
-  origin: string;
-  /** The routes; see {@linkcode ScenarioRoutes}. */
-  routes: ScenarioRoutes;
-  /**
-   * Statuses a signed-out page may redirect with: default 303 (a
-   * framework's own redirect from inside a page may use 307).
-   */
-  pageRedirects?: number[];
-}
-
-/** A signed-in client of the scenario. */
-export interface ScenarioUser {
-  /** The subject id. */
-  subject: string;
-  /** `name=value` of the session cookie. */
-  cookie: string;
-  /** The same session's token, for `Authorization: Bearer`. */
-  token: string;
-}
-
-/** The `name=value` of the first `Set-Cookie` with a value, or `null`. */
-export function sessionCookie(res: Response): string | null {
-  for (const line of res.headers.getSetCookie()) {
-    const pair = line.split(";")[0].trim();
-    if (/^[^=]+=.+/.test(pair)) return pair;
-  }
-  return null;
-}
-
-/**
- * The HTTP scenario every framework integration passes, as test steps:
- * register (JSON and form), log in (JSON and form, a wrong password
- * refused), a protected page (browser → 303 to `/login`) and API route
- * (401), that route by cookie and by Bearer, a policy (`authorize` → 403
- * for a non-owner), a cross-site POST refused (403), and logout, after
- * which the old cookie is refused on the page and on the API route.
- *
- * @param t The test context; each part is a step.
- * @param options See {@linkcode ScenarioOptions}.
- * @returns The two users it made, for a framework's own extra steps.
- */
-export async function runAuthScenario(
-  t: Deno.TestContext,
-  options: ScenarioOptions,
-): Promise<{ alice: ScenarioUser; bob: ScenarioUser }> {
-  const { origin, routes } = options;
-  const url = (path: string) => `${origin}${path}`;
-  const redirects = options.pageRedirects ?? [303];
-  const suffix = crypto.randomUUID().slice(0, 8);
-  const password = "correct horse battery staple";
-  const emails = {
-    alice: `alice-${suffix}@example.com`,
-    bob: `bob-${suffix}@example.com`,
-  };
-  const sameOrigin = { origin, "sec-fetch-site": "same-origin" };
-  const json = (body: unknown, headers: Record<string, string> = {}) => ({
-    method: "POST",
-    redirect: "manual" as const,
-    headers: { "content-type": "application/json", ...sameOrigin, ...headers },
-    body: JSON.stringify(body),
-  });
-  const form = (body: Record<string, string>) => ({
-    method: "POST",
-    redirect: "manual" as const,
-    headers: sameOrigin,
-    body: new URLSearchParams(body),
-  });
-  const browser = (cookie?: string) => ({
-    redirect: "manual" as const,
-    headers: {
-      accept: "text/html",
-      "sec-fetch-mode": "navigate",
-      ...(cookie ? { cookie } : {}),
-    },
-  });
-  const get = (path: string, headers: Record<string, string> = {}) =>
-    fetch(url(path), { redirect: "manual", headers });
-  const loginJson = async (email: string) => {
-    const res = await fetch(url(routes.login), json({ email, password }));
-    const body = await res.json();
-    assert.equal(res.status, 200, JSON.stringify(body));
-    assert.equal(typeof body.token, "string");
-    assert.equal(typeof body.expiresAt, "number");
-    const cookie = sessionCookie(res);
-    assert.ok(cookie, "the JSON login sets the session cookie too");
-    return {
-      subject: body.subject as string,
-      cookie,
-      token: body.token as string,
-    };
-  };
-
-  let alice!: ScenarioUser, bob!: ScenarioUser;
-
-  await t.step(
-    "register: JSON answers 201 with a token and the cookie; form answers 303",
-    async () => {
-      const res = await fetch(
-        url(routes.register),
-        json({ email: emails.alice, password }),
-      );
-      const body = await res.json();
-      assert.equal(res.status, 201, JSON.stringify(body));
-      assert.equal(typeof body.token, "string");
-      assert.ok(sessionCookie(res));
-      const viaForm = await fetch(
-        url(routes.register),
-        form({ email: emails.bob, password }),
-      );
-      await viaForm.body?.cancel();
-      assert.equal(viaForm.status, 303);
-      assert.ok(sessionCookie(viaForm), "the form registration signs in");
-      const again = await fetch(
-        url(routes.register),
-        json({ email: emails.alice, password }),
-      );
-      await again.body?.cancel();
-      assert.equal(again.status, 409, "a taken email");
-    },
-  );
-
-  await t.step(
-    "log in: JSON answers {subject, token, expiresAt}; form answers 303 with the cookie; a wrong password is 401",
-    async () => {
-      alice = await loginJson(emails.alice);
-      bob = await loginJson(emails.bob);
-      assert.notEqual(alice.subject, bob.subject);
-      const viaForm = await fetch(
-        url(routes.login),
-        form({ email: emails.alice, password }),
-      );
-      await viaForm.body?.cancel();
-      assert.equal(viaForm.status, 303);
-      const cookie = sessionCookie(viaForm);
-      assert.ok(cookie);
-      const me = await get(routes.me, { cookie });
-      assert.equal(me.status, 200);
-      assert.equal((await me.json()).subject, alice.subject);
-      const wrong = await fetch(
-        url(routes.login),
-        json({ email: emails.alice, password: "wrong password here" }),
-      );
-      await wrong.body?.cancel();
-      assert.equal(wrong.status, 401);
-    },
-  );
-
-  await t.step(
-    "a protected page: a browser without a session gets 303 to /login; with the cookie 200",
-    async () => {
-      const anonymous = await fetch(url(routes.page), browser());
-      await anonymous.body?.cancel();
-      assert.equal(anonymous.status, 303);
-      assert.match(
-        anonymous.headers.get("location") ?? "",
-        /^(https?:\/\/[^/]+)?\/login\b/,
-      );
-      const signedIn = await fetch(url(routes.page), browser(alice.cookie));
-      const html = await signedIn.text();
-      assert.equal(signedIn.status, 200);
-      assert.match(html, /<html/i);
-    },
-  );
-
-  await t.step(
-    "a protected API route: 401 anonymous or with a forged token; 200 by cookie and by Bearer",
-    async () => {
-      const anonymous = await get(routes.me, { accept: "application/json" });
-      await anonymous.body?.cancel();
-      assert.equal(anonymous.status, 401);
-      const forged = await get(routes.me, {
-        authorization: `Bearer ${alice.token}x`,
-      });
-      await forged.body?.cancel();
-      assert.equal(forged.status, 401);
-      const byCookie = await get(routes.me, { cookie: alice.cookie });
-      assert.equal(byCookie.status, 200);
-      assert.equal((await byCookie.json()).subject, alice.subject);
-      const byBearer = await get(routes.me, {
-        authorization: `Bearer ${bob.token}`,
-      });
-      assert.equal(byBearer.status, 200);
-      assert.equal((await byBearer.json()).subject, bob.subject);
-    },
-  );
-
-  await t.step(
-    "a policy: the owner reads a note, anyone else gets 403",
-    async () => {
-      const made = await fetch(
-        url(routes.notes),
-        json({ text: "alice's" }, { cookie: alice.cookie }),
-      );
-      const note = await made.json();
-      assert.equal(made.status, 201, JSON.stringify(note));
-      const own = await get(`${routes.notes}/${note.id}`, {
-        cookie: alice.cookie,
-      });
-      assert.equal(own.status, 200);
-      assert.equal((await own.json()).text, "alice's");
-      const other = await get(`${routes.notes}/${note.id}`, {
-        authorization: `Bearer ${bob.token}`,
-      });
-      await other.body?.cancel();
-      assert.equal(other.status, 403);
-    },
-  );
-
-  await t.step(
-    "a cross-site POST with the session cookie is refused with 403 and changes nothing",
-    async () => {
-      const forged = await fetch(
-        url(routes.notes),
-        json({ text: "forged" }, {
-          cookie: alice.cookie,
-          origin: "https://evil.example",
-          "sec-fetch-site": "cross-site",
-        }),
-      );
-      await forged.body?.cancel();
-      assert.equal(forged.status, 403);
-      const login = await fetch(
-        url(routes.login),
-        json({ email: emails.alice, password }, {
-          origin: "https://evil.example",
-          "sec-fetch-site": "cross-site",
-        }),
-      );
-      await login.body?.cancel();
-      assert.equal(login.status, 403, "login CSRF");
-      const list = await get(routes.notes, { cookie: alice.cookie });
-      if (list.status === 200) {
-        const notes = await list.json() as { text: string }[];
-        assert.ok(
-          Array.isArray(notes) && !notes.some((n) => n.text === "forged"),
-        );
-      } else {
-        await list.body?.cancel();
-      }
-    },
-  );
-
-  await t.step(
-    "logout revokes the session: the old cookie is refused on the page and the API route",
-    async () => {
-      const session = await loginJson(emails.alice);
-      const before = await get(routes.me, { cookie: session.cookie });
-      await before.body?.cancel();
-      assert.equal(before.status, 200);
-      const out = await fetch(url(routes.logout), {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          ...sameOrigin,
-          cookie: session.cookie,
-          accept: "application/json",
-        },
-      });
-      await out.body?.cancel();
-      assert.equal(out.status, 204);
-      const api = await get(routes.me, { cookie: session.cookie });
-      await api.body?.cancel();
-      assert.equal(api.status, 401);
-      const page = await fetch(url(routes.page), browser(session.cookie));
-      await page.body?.cancel();
-      assert.ok(
-        redirects.includes(page.status),
-        `page answered ${page.status}`,
-      );
-      assert.match(
-        page.headers.get("location") ?? "",
-        /^(https?:\/\/[^/]+)?\/login\b/,
-      );
-      const bearer = await get(routes.me, {
-        authorization: `Bearer ${session.token}`,
-      });
-      await bearer.body?.cancel();
-      assert.equal(bearer.status, 401, "the same session by Bearer");
-      const others = await get(routes.me, { cookie: alice.cookie });
-      await others.body?.cancel();
-      assert.equal(
-        others.status,
-        200,
-        "another session of the same user stays",
-      );
-    },
-  );
-
-  return { alice, bob };
 }

@@ -1,23 +1,27 @@
-// examples/express as a user runs it: `npm ci`, this checkout's
-// @portcullis/auth tarball, `node server.mjs` (JavaScript with JSDoc types:
-// no build step), then the shared scenario and a malformed body.
+// examples/express as a user runs it: `npm ci`, this checkout's packages
+// from their npm build, `node server.mjs` (JavaScript with JSDoc types: no
+// build step), then every account flow over HTTP and the app's own page.
 import assert from "node:assert/strict";
 import {
+  ACCOUNTS_PACKAGES,
   freePort,
   prepareExample,
   randomSecret,
-  runAuthScenario,
   startServer,
 } from "./_support.ts";
+import { runFlows, startMailSink } from "./_flows.ts";
 
 Deno.test({
-  name: "examples/express: node server.mjs, then the auth scenario over HTTP",
+  name: "examples/express: node server.mjs, then every account flow over HTTP",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const install = await prepareExample("express", ["."]);
+    const install = await prepareExample("express", ACCOUNTS_PACKAGES, {
+      guide: "docs/frameworks/express.md",
+    });
     if (!install.ok) return;
     const DIR = install.dir;
+    const mail = startMailSink();
     try {
       const port = freePort();
       const origin = `http://127.0.0.1:${port}`;
@@ -28,25 +32,17 @@ Deno.test({
           AUTH_SECRET: randomSecret(),
           APP_ORIGIN: origin,
           PORT: String(port),
+          RESEND_API_KEY: mail.apiKey,
+          RESEND_BASE_URL: mail.url,
         },
         url: `${origin}/login`,
       });
       try {
-        await runAuthScenario(t, {
-          origin,
-          routes: {
-            register: "/api/register",
-            login: "/api/login",
-            logout: "/api/logout",
-            page: "/dashboard",
-            me: "/api/me",
-            notes: "/api/notes",
-          },
-        });
+        await runFlows(t, { origin, mail, page: "/dashboard" });
         await t.step(
           "a malformed JSON body is a 400 without a stack trace",
           async () => {
-            const res = await fetch(`${origin}/api/login`, {
+            const res = await fetch(`${origin}/login`, {
               method: "POST",
               headers: { "content-type": "application/json", origin },
               body: "{not json",
@@ -56,6 +52,18 @@ Deno.test({
             assert.doesNotMatch(text, /at .*\.m?js:\d+/);
           },
         );
+        await t.step(
+          "the app's own form route: express.urlencoded after the gate",
+          async () => {
+            const anonymous = await fetch(`${origin}/feedback`, {
+              method: "POST",
+              headers: { origin, accept: "application/json" },
+              body: new URLSearchParams({ text: "hi" }),
+            });
+            await anonymous.body?.cancel();
+            assert.equal(anonymous.status, 401);
+          },
+        );
       } catch (error) {
         console.log(server.output().slice(-3000));
         throw error;
@@ -63,11 +71,12 @@ Deno.test({
         await server.stop();
       }
       console.log(
-        `express: npm install ${install.ms} ms, start and scenario ${
+        `express: npm install ${install.ms} ms, start and flows ${
           Math.round(performance.now() - started)
         } ms`,
       );
     } finally {
+      await mail.close();
       await install.remove();
     }
   },

@@ -6,6 +6,7 @@ import {
   currentUser,
   identityMiddleware,
   KVSessionStore,
+  MemoryCredentialStore,
   MemoryKV,
   requireAuth,
   SecretProvider,
@@ -180,4 +181,40 @@ Deno.test("nextAuth: appOrigin must be an origin", () => {
       appOrigin,
     );
   }
+});
+
+Deno.test("nextAuth: user() answers the signed-in user's record without its hash, null when signed out or gone", async () => {
+  const { sessions } = setup();
+  const users = new MemoryCredentialStore();
+  const id = "user_ada";
+  await users.create({
+    id,
+    email: "ada@example.com",
+    passwordHash: "$pbkdf2-sha256$secret-hash",
+    createdAt: 0,
+  });
+  const token = await sessions.issue(id);
+  let incoming = new Headers({ cookie: `__Host-session=${token}` });
+  const auth = nextAuth(identityMiddleware(sessions, quiet), {
+    headers: () => Promise.resolve(incoming),
+    appOrigin: ORIGIN,
+    users,
+  });
+  const user = await auth.user();
+  assert.equal(user?.id, id);
+  assert.equal(user?.email, "ada@example.com");
+  assert.equal(user?.verified, false);
+  assert.equal(user?.identity.subject, id);
+  assert.ok(!JSON.stringify(user).includes("secret-hash"), "no hash");
+  await sessions.revoke(token);
+  assert.equal(await auth.user(), null);
+  incoming = new Headers({
+    cookie: `__Host-session=${await sessions.issue("gone")}`,
+  });
+  assert.equal(await auth.user(), null, "an account that is gone");
+  const without = nextAuth(identityMiddleware(sessions, quiet), {
+    headers: () => Promise.resolve(incoming),
+    appOrigin: ORIGIN,
+  });
+  await assert.rejects(() => without.user(), TypeError);
 });

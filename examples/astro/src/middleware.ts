@@ -1,5 +1,19 @@
-import { authMiddleware } from "./lib/auth.ts";
+import { defineMiddleware } from "astro:middleware";
+import { currentUser } from "@portcullis/auth";
+import { portcullis } from "./lib/auth";
 
-// With more middleware, combine them: `sequence(authMiddleware, other)` from
-// astro:middleware (authMiddleware first, so the others see locals.user).
-export const onRequest = authMiddleware;
+export const onRequest = defineMiddleware(async (context, next) => {
+  const { flows, identify } = await portcullis();
+  // The flows' catch-all reads the session itself.
+  if (context.routePattern === "/[...path]") return next();
+  // The app's own pages: the signed-in user on `locals`, and 403 for an
+  // unsafe cross-site request.
+  return identify(context.request, async () => {
+    const subject = currentUser(context.request);
+    const user = subject === null
+      ? null
+      : await flows.context.credentials.findById(subject);
+    context.locals.user = user && { id: user.id, email: user.email };
+    return next();
+  });
+});

@@ -1,65 +1,86 @@
-// The Node side: sessions with their revocation store, users, notes and the
-// note policy, built once per server process. Route handlers, pages and
-// server actions import this file; middleware.ts (edge runtime) does not.
+// The Node side, built once per process on first use (not while `next build`
+// collects pages): every account flow of @portcullis/accounts over a libSQL
+// database, and `auth` for pages, route handlers and server actions of the
+// app's own. middleware.ts (edge runtime) does not import this file.
+import { mkdirSync } from "node:fs";
 import { headers } from "next/headers";
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
 import {
-  definePolicy,
   identityMiddleware,
   KVSessionStore,
-  MemoryCredentialStore,
-  MemoryKV,
-  PasswordAuthenticator,
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import { LoginThrottle } from "@portcullis/auth/throttle";
+import { LibsqlKV } from "@portcullis/libsql-kv";
+import { migrate } from "@portcullis/sql";
+import {
+  accounts,
+  dpop,
+  magicLink,
+  mailerFromEnv,
+  password,
+  verification,
+} from "@portcullis/accounts";
+import { totp } from "@portcullis/totp/accounts";
+import { passkeys } from "@portcullis/passkeys/accounts";
 import { nextAuth } from "@portcullis/next";
 
 export const appOrigin = process.env.APP_ORIGIN ?? "http://localhost:3000";
+const secure = appOrigin.startsWith("https:");
 
-/** A note belongs to the user who wrote it. */
-export interface Note {
-  id: string;
-  owner: string;
-  text: string;
-}
-
-function build() {
-  // In memory: one `next start` process. For several processes, use a
-  // shared store (@portcullis/sql for users, @portcullis/redis or
-  // @portcullis/libsql-kv for the revocation list).
-  const kv = new MemoryKV();
-  const sessions = new SessionManager({
-    secret: SecretProvider.fromValue(process.env.AUTH_SECRET ?? ""),
-    store: new KVSessionStore(kv),
-  });
-  const credentials = new MemoryCredentialStore();
-  return {
+async function build() {
+  const env = process.env;
+  const url = env.DATABASE_URL ?? "file:./data/app.db";
+  if (url === "file:./data/app.db") mkdirSync("data", { recursive: true });
+  const client = createClient({ url, authToken: env.DATABASE_AUTH_TOKEN });
+  const db = drizzle(client);
+  await migrate(db); // idempotent
+  const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
+  const kv = new LibsqlKV(client);
+  const sessionStore = new KVSessionStore(kv);
+  const sessions = new SessionManager({ secret, store: sessionStore });
+  const flows = accounts({
     sessions,
-    credentials,
-    passwords: new PasswordAuthenticator({
-      credentials,
-      throttle: new LoginThrottle({ store: kv }),
-      revokeSessions: (subject) => sessions.revokeAll(subject),
+    sessionStore,
+    secret,
+    db,
+    kv,
+    mailer: mailerFromEnv(env), // RESEND_API_KEY, or each link logged
+    appOrigin,
+    cookieSecure: secure,
+    // A route handler gets no socket: the client's address is the last
+    // entry of X-Forwarded-For, which `next start` sets to the socket's
+    // address when the request has none, and Vercel or a proxy overwrites
+    // (see the guide: never let clients reach `next start` itself).
+    trustedProxies: env.TRUSTED_PROXIES ?? "1",
+    forwardedHeader: env.FORWARDED_HEADER,
+    modules: [
+      password(),
+      verification(),
+      magicLink(),
+      totp(),
+      passkeys(),
+      dpop(),
+    ],
+  });
+  const auth = nextAuth(
+    identityMiddleware(sessions, {
+      cookie: { secure },
+      crossOrigin: { appOrigin },
     }),
-    notes: new Map<string, Note>(),
-  };
+    { headers, appOrigin, users: flows.context.credentials },
+  );
+  return { flows, auth };
 }
 
 // Next may load this module once per bundle layer (route handlers, server
-// components and actions are compiled separately): one instance per process.
-const shared = globalThis as { __portcullis?: ReturnType<typeof build> };
-const state = (shared.__portcullis ??= build());
+// components and actions are compiled apart): one instance per process.
+const shared = globalThis as {
+  __portcullis?: ReturnType<typeof build>;
+};
 
-export const { sessions, credentials, passwords, notes } = state;
-
-/** Identity for route handlers (`auth.route`), components and actions. */
-export const auth = nextAuth(
-  identityMiddleware(sessions, { crossOrigin: { appOrigin } }),
-  { headers, appOrigin },
-);
-
-/** Only a note's owner may read it. */
-export const notePolicy = definePolicy<"read">({
-  can: (who, _action, id) => who !== null && notes.get(id)?.owner === who.id,
-});
+/** The flows and `auth`, built on first use. */
+export function portcullis(): ReturnType<typeof build> {
+  return (shared.__portcullis ??= build());
+}

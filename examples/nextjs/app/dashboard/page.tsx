@@ -1,26 +1,22 @@
 import { redirect } from "next/navigation";
-import { auth, credentials, notes } from "../../lib/auth";
-import { addNote } from "./actions";
+import { portcullis } from "../../lib/auth";
 
-// A server component: the middleware let a signed session through; here the
-// session is resolved again with the revocation store, so a signed-out
-// cookie is sent to /login.
+export const dynamic = "force-dynamic";
+
+// A page of the app's own: the middleware let a signed session through;
+// here it is resolved again with the revocation store, and the user read.
 export default async function Dashboard() {
-  const me = await auth.identity();
-  if (me === null) redirect("/login");
-  const user = await credentials.findById(me.subject);
-  const mine = [...notes.values()].filter((n) => n.owner === me.subject);
+  const { auth } = await portcullis();
+  const user = await auth.user();
+  if (user === null) redirect("/login");
   return (
     <main>
-      <h1>Notes of {user?.email}</h1>
-      <ul>
-        {mine.map((n) => <li key={n.id}>{n.text}</li>)}
-      </ul>
-      <form action={addNote}>
-        <input name="text" required maxLength={1000} />
-        <button>Add</button>
-      </form>
-      <form method="post" action="/api/logout">
+      <h1>Dashboard</h1>
+      <p>Signed in as {user.email}.</p>
+      <p>
+        <a href="/account">Your account</a>
+      </p>
+      <form method="post" action="/logout">
         <button>Sign out</button>
       </form>
     </main>
