@@ -16,6 +16,7 @@
 import assert from "node:assert/strict";
 import { Secret, TOTP } from "otpauth";
 import type { MailSink } from "../conformance/mail_sink.ts";
+import { accountsKit, recordedMailReader } from "@portcullis/accounts/testing";
 
 export { startMailSink } from "../conformance/mail_sink.ts";
 
@@ -342,4 +343,36 @@ export async function runFlows(
       }
     },
   );
+}
+
+/**
+ * The security kit of `@portcullis/accounts/testing` against a framework's
+ * mount, as a user runs it on their own app: one step per check, from a
+ * client address of its own (the flows' steps above spent some of
+ * 127.0.0.1's registrations).
+ *
+ * @param t The test context.
+ * @param origin The server's origin.
+ * @param mail The mail sink the server sends through.
+ * @param options What the mount serves (the examples list TOTP and the
+ * address proof).
+ */
+export async function runKitSteps(
+  t: Deno.TestContext,
+  origin: string,
+  mail: MailSink,
+  options: { totp: boolean; verification: boolean },
+): Promise<void> {
+  const client = clientFrom("127.0.0.9");
+  try {
+    await accountsKit({
+      baseUrl: origin,
+      mail: recordedMailReader(mail.mails),
+      ...options,
+      fetch: ((input: RequestInfo | URL, init?: RequestInit) =>
+        fetch(input, { ...init, client } as RequestInit)) as typeof fetch,
+    }, t);
+  } finally {
+    client.close();
+  }
 }

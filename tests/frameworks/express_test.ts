@@ -9,7 +9,7 @@ import {
   randomSecret,
   startServer,
 } from "./_support.ts";
-import { runFlows, startMailSink } from "./_flows.ts";
+import { runFlows, runKitSteps, startMailSink } from "./_flows.ts";
 
 Deno.test({
   name: "examples/express: node server.mjs, then every account flow over HTTP",
@@ -39,6 +39,8 @@ Deno.test({
       });
       try {
         await runFlows(t, { origin, mail, page: "/dashboard" });
+        // The security kit users run on their own app, on this mount.
+        await runKitSteps(t, origin, mail, { totp: true, verification: true });
         await t.step(
           "a malformed JSON body is a 400 without a stack trace",
           async () => {

@@ -12,7 +12,7 @@ import {
   run,
   startServer,
 } from "./_support.ts";
-import { runFlows, startMailSink } from "./_flows.ts";
+import { runFlows, runKitSteps, startMailSink } from "./_flows.ts";
 
 Deno.test({
   name:
@@ -49,6 +49,8 @@ Deno.test({
       );
       try {
         await runFlows(t, { origin, mail, page: "/dashboard" });
+        // The security kit users run on their own app, on this mount.
+        await runKitSteps(t, origin, mail, { totp: true, verification: true });
         await t.step(
           "a public server component reads identity: anonymous and signed in differ",
           async () => {

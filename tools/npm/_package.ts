@@ -256,6 +256,9 @@ export async function buildPackage(
   const queue: string[] = [];
   const manifestExports: NpmManifest["exports"] = {};
   for (const [subpath, file] of Object.entries(exports)) {
+    // A package's Deno entry (`./deno`: Deno KV, `npm:` drivers loaded on
+    // demand) is for Deno alone and stays on JSR.
+    if (subpath === "./deno") continue;
     const path = file.replace(/^\.\//, "");
     if (extension(path) in MODULE_OUTPUT) {
       queue.push(path);
