@@ -27,6 +27,7 @@ export type PasskeyRefusal =
   | "challenge_invalid"
   | "challenge_used"
   | "unknown_credential"
+  | "user_handle_mismatch"
   | "credential_exists"
   | "origin_mismatch"
   | "rp_id_mismatch"
@@ -152,6 +153,22 @@ export class PasskeyAuthenticator {
     );
   }
 
+  /** The relying party id the ceremonies are bound to. */
+  get rpId(): string {
+    return this.#o.rpId;
+  }
+
+  /**
+   * The WebAuthn user handle of a subject (the `user.id` its passkeys were
+   * made with), base64url: what the Signals API names the user by.
+   *
+   * @param subject The subject id.
+   * @returns The handle.
+   */
+  userHandle(subject: string): string {
+    return encodeBase64Url(new TextEncoder().encode(subject));
+  }
+
   /**
    * Options for `navigator.credentials.create` (pass to
    * `startRegistration({ optionsJSON })` of `@simplewebauthn/browser`).
@@ -260,8 +277,8 @@ export class PasskeyAuthenticator {
     const handle = r.response?.userHandle;
     if (
       handle !== undefined && handle !== null &&
-      handle !== encodeBase64Url(new TextEncoder().encode(record.subject))
-    ) return refused("unknown_credential");
+      handle !== this.userHandle(record.subject)
+    ) return refused("user_handle_mismatch");
     const publicKey = decodeBase64Url(record.publicKey);
     if (publicKey === null) return refused("verification_failed");
     const ctx = { reason: null as ChallengeRefusal | null };

@@ -10,14 +10,25 @@ import {
   type Html,
   html,
 } from "@portcullis/accounts/views";
+import {
+  passkeyRecoverConfirmPage,
+  passkeyRecoverPage,
+  passkeyRecoveryEmail,
+  passkeyRecoverySessionPage,
+  passkeySignupPage,
+} from "./pages.ts";
 
 const SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
 
-/** The login page's "Sign in with a passkey" button. */
+/**
+ * The login page's "Sign in with a passkey" button, and the links to sign
+ * up with a passkey and to recover an account whose passkey is lost.
+ */
 export function passkeyLoginButton(next: string): Html {
   return html`
     <p><button type="button" id="passkey-login" data-next="${next}" hidden>Sign in with a passkey</button></p>
     <p id="passkey-status" role="status"></p>
+    <p><a href="/passkeys/signup">Sign up with a passkey</a> · <a href="/passkeys/recover">Lost your passkey?</a></p>
     ${SCRIPT}
   `;
 }
@@ -25,15 +36,29 @@ export function passkeyLoginButton(next: string): Html {
 /**
  * The account page's passkeys: the list (rename, remove) and "add". Adding
  * and removing ask for the current password unless the account has none
- * (`passwordless`: it re-authenticates first).
+ * (`passwordless`: it re-authenticates first). With `signals`, the
+ * section carries what the served script tells the browser on each visit
+ * (WebAuthn Signals: the accepted credential ids, the user's current
+ * name).
  */
 export function passkeysSection(
   passkeys: readonly { credentialId: string; name: string }[],
   passwordless = false,
+  signals?: PasskeySignals,
 ): Html {
   const password = (id: string) => currentPasswordField(id, passwordless);
+  const data = signals
+    ? html`
+      data-rp-id="${signals.rpId}" data-user-id="${signals
+        .userId}" data-user-name="${signals
+        .name}" data-credential-ids="${passkeys.map((p) => p.credentialId).join(
+          " ",
+        )}"
+    `
+    : "";
   return html`
-    <section id="passkeys-section" class="item" aria-labelledby="passkeys-h">
+    <section id="passkeys-section" class="item" aria-labelledby="passkeys-h"
+      ${data}>
       <h3 id="passkeys-h">Passkeys</h3>
       ${passkeys.length === 0
         ? html`<p class="state" id="no-passkeys">None yet.</p>`
@@ -83,6 +108,16 @@ export function passkeyReauthButton(): Html {
   return html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`;
 }
 
+/** Who the account page's Signals are about. */
+export interface PasskeySignals {
+  /** The relying party id. */
+  rpId: string;
+  /** The user handle, base64url. */
+  userId: string;
+  /** The account's name (its address). */
+  name: string;
+}
+
 /** The passkeys module's pieces of the shared pages. */
 export interface PasskeyViews {
   /** The "Sign in with a passkey" button on `/login`. */
@@ -91,6 +126,16 @@ export interface PasskeyViews {
   section: typeof passkeysSection;
   /** The passkey item of the "Confirm it's you" list. */
   reauthButton: typeof passkeyReauthButton;
+  /** `GET /passkeys/signup`. */
+  signupPage: typeof passkeySignupPage;
+  /** `GET /passkeys/recover`. */
+  recoverPage: typeof passkeyRecoverPage;
+  /** The page a recovery link opens. */
+  recoverConfirmPage: typeof passkeyRecoverConfirmPage;
+  /** The recovery session's page. */
+  recoverySessionPage: typeof passkeyRecoverySessionPage;
+  /** The recovery mail. */
+  recoveryEmail: typeof passkeyRecoveryEmail;
 }
 
 /** The passkeys module's default views. */
@@ -98,4 +143,9 @@ export const defaultPasskeyViews: PasskeyViews = {
   loginButton: passkeyLoginButton,
   section: passkeysSection,
   reauthButton: passkeyReauthButton,
+  signupPage: passkeySignupPage,
+  recoverPage: passkeyRecoverPage,
+  recoverConfirmPage: passkeyRecoverConfirmPage,
+  recoverySessionPage: passkeyRecoverySessionPage,
+  recoveryEmail: passkeyRecoveryEmail,
 };
