@@ -139,7 +139,7 @@ export class PortcullisClient {
         error: typeof e.error === "string" ? e.error : "http_error",
         message: typeof e.message === "string"
           ? e.message
-          : `The server answered ${res.status}`,
+          : `Request failed: the server answered ${res.status}`,
       },
     };
   }

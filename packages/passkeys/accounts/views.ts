@@ -36,13 +36,20 @@ export function passkeyLoginButton(next: string): Html {
 /**
  * The account page's passkeys: the list (rename, remove) and "add". Adding
  * and removing ask for the current password unless the account has none
- * (`passwordless`: it re-authenticates first). With `signals`, the
+ * (`passwordless`: it re-authenticates first). Each passkey says whether
+ * it is synced (backed up) or kept on one device only; a user whose only
+ * passkey is on one device is told to add another (and to set or keep a
+ * password). With `signals`, the
  * section carries what the served script tells the browser on each visit
  * (WebAuthn Signals: the accepted credential ids, the user's current
  * name).
  */
 export function passkeysSection(
-  passkeys: readonly { credentialId: string; name: string }[],
+  passkeys: readonly {
+    credentialId: string;
+    name: string;
+    backedUp?: boolean;
+  }[],
   passwordless = false,
   signals?: PasskeySignals,
 ): Html {
@@ -62,11 +69,21 @@ export function passkeysSection(
       <h3 id="passkeys-h">Passkeys</h3>
       ${passkeys.length === 0
         ? html`<p class="state" id="no-passkeys">None yet.</p>`
+        : ""}${passkeys.length === 1 && !passkeys[0].backedUp
+        ? html`
+          <p class="state"
+            id="passkey-nudge">Your only passkey is kept on one device, not synced: if that device is lost, so is the passkey. ${passwordless
+              ? "Add a passkey on another device, or set a password."
+              : "Add a passkey on another device, and keep your password."}</p>
+        `
         : ""}
       <ul id="passkeys" class="list">${passkeys.map((p) =>
         html`
           <li data-id="${p.credentialId}">
             <span class="passkey-name">${p.name}</span>
+            <span class="passkey-backup">${p.backedUp
+              ? "Synced"
+              : "This device only"}</span>
             <details class="action">
               <summary>Rename or remove</summary>
               <form method="post" action="/account/passkeys/rename">
