@@ -509,3 +509,80 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "browser: after a password sign-in the page asks for a passkey by conditional create (no dialog), feature-detected with getClientCapabilities()",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    if (!(await haveChromium())) return;
+    await using app = await startApp({}, {
+      signInEnv: { PASSKEYS: "on", TOTP: "off" },
+    });
+    const browser = await launch();
+    try {
+      const { page } = await newPage(browser);
+      const { cdp, id } = await authenticator(page);
+      await page.goto(`${app.origin}/register`);
+      await page.fill("#email", "upgrade@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("main button[type=submit]"),
+      ]);
+      const subject =
+        (await app.credentials.findByEmail("upgrade@example.com"))!.id;
+      await app.credentials.markVerified(subject, "upgrade@example.com", 1);
+      await page.click("nav form[action='/logout'] button");
+      await page.waitForURL(`${app.origin}/login`);
+      await page.fill("#email", "upgrade@example.com");
+      await page.fill("#password", "correct horse battery");
+      await Promise.all([
+        page.waitForURL(`${app.origin}/`),
+        page.click("form[action='/login'] button[type=submit]"),
+      ]);
+      const capable = await page.evaluate(async () =>
+        (await (globalThis as unknown as {
+          PublicKeyCredential: {
+            getClientCapabilities?: () => Promise<Record<string, boolean>>;
+          };
+        }).PublicKeyCredential.getClientCapabilities?.())?.conditionalCreate ===
+          true
+      );
+      // The page's script asks (a create call recorded), or says why not.
+      await page.waitForFunction(() =>
+        (globalThis as unknown as {
+            document: { documentElement: { dataset: Record<string, string> } };
+          }).document.documentElement.dataset.passkeyUpgrade !== undefined ||
+        (globalThis as unknown as { __calls: Call[] }).__calls.some((c) =>
+          c.name === "create"
+        )
+      );
+      await new Promise((r) => setTimeout(r, 2000));
+      const outcome = await page.getAttribute(
+        "html",
+        "data-passkey-upgrade",
+      );
+      const made = (await cdp.send("WebAuthn.getCredentials", {
+        authenticatorId: id,
+      })).credentials.length;
+      // Chromium says it can, and the page asks without a dialog. Whether a
+      // passkey is made is the password manager's choice (a password it
+      // saved and filled for this account): headless Chromium has none, so
+      // the request waits and nothing is made. The server's side (the
+      // options, the passkey stored, passkey_added) is tested with a
+      // software passkey in tests/accounts/passkey_upgrade_test.ts.
+      assert.equal(capable, true);
+      assert.equal(await page.locator("#passkey-upgrade").count(), 1);
+      assert.deepEqual(
+        (await calls(page, "create")).map((c) => c.options.mediation),
+        ["conditional"],
+      );
+      assert.equal(outcome, null, "the request still waits");
+      assert.equal(made, 0);
+    } finally {
+      await browser.close();
+    }
+  },
+});

@@ -29,6 +29,7 @@ import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
 import * as routes from "./routes.ts";
 import * as signup from "./signup.ts";
 import * as recover from "./recovery.ts";
+import * as upgrades from "./upgrade.ts";
 import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
 
 export {
@@ -93,12 +94,14 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
         now,
       });
       const recovery = recover.recoveryParts(ctx);
+      const upgrade = upgrades.upgradeParts(ctx);
       const settings: routes.PasskeysSettings = {
         authenticator,
         store,
         script: PASSKEYS_BROWSER_SCRIPT,
         views: { ...defaultPasskeyViews, ...options.views },
         recovery,
+        upgrade,
       };
       const views = settings.views;
       const on = handleWith(ctx, settings);
@@ -135,6 +138,17 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
       app.post("/passkeys/recover/register", on(recover.recoveryRegister));
       app.post("/passkeys/recover/password", on(recover.recoveryPassword));
       app.post("/passkeys/recover/end", on(recover.endRecovery));
+      // The automatic upgrade right after a sign-in by a first factor.
+      app.post(
+        "/passkeys/upgrade/options",
+        signedInOwner,
+        on(upgrades.upgradeOptions),
+      );
+      app.post(
+        "/passkeys/upgrade",
+        signedInOwner,
+        on(upgrades.upgradeRegister),
+      );
       return {
         routes: app,
         lifecycle: [
@@ -154,6 +168,9 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
           }),
         // A recovery session reaches its own routes and nothing else.
         beforeRoute: recover.recoveryGate(ctx, recovery),
+        // A password sign-in's answer also grants the automatic upgrade,
+        // and the pages load the script that makes it (`upgrade.ts`).
+        afterRoute: upgrades.upgradeHook(ctx, upgrade),
         reauthWays: async (subject) =>
           (await store.listFor(subject)).length > 0
             ? [views.reauthButton()]

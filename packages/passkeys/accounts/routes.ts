@@ -29,6 +29,7 @@ import type { PasskeyAuthenticator } from "../passkey_authenticator.ts";
 import type { PasskeyViews } from "./views.ts";
 import { jsonOrBadRequest } from "./json_body.ts";
 import type { Recovery } from "./recovery.ts";
+import type { Upgrade } from "./upgrade.ts";
 
 /** What the passkeys module's `setup` builds. */
 export interface PasskeysSettings {
@@ -42,6 +43,8 @@ export interface PasskeysSettings {
   views: PasskeyViews;
   /** Recovery by a mailed link: its links and its session's cookie. */
   recovery: Recovery;
+  /** The automatic upgrade after a sign-in by a first factor. */
+  upgrade: Upgrade;
 }
 
 const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
