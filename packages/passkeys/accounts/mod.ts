@@ -33,6 +33,13 @@ import * as upgrades from "./upgrade.ts";
 import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
 
 export {
+  passkeyRecoverConfirmPage,
+  passkeyRecoverPage,
+  passkeyRecoveryEmail,
+  passkeyRecoverySessionPage,
+  passkeySignupPage,
+} from "./pages.ts";
+export {
   defaultPasskeyViews,
   passkeyLoginButton,
   passkeyReauthButton,
