@@ -405,3 +405,64 @@ Deno.test("passkey-only: recovery of an account never proven disowns it first (t
   assert.equal((await me(attacker)).status, 401);
   assert.equal((await signIn(new Browser(app.origin), key)).status, 401);
 });
+
+Deno.test("passkey-only: my sessions, an email change and deletion work for an account without a password: a fresh passkey assertion stands for the password, the session alone does not", async () => {
+  await using app = await startApp({}, {
+    signInEnv: { PASSKEYS: "on", TOTP: "off" },
+  });
+  const b = new Browser(app.origin);
+  const { key, subject } = await signUp(app, b, "live@example.com");
+  await app.credentials.markVerified(subject, "live@example.com", app.now());
+  const sessions = await b.fetch("/api/sessions", {
+    headers: { accept: "application/json" },
+  });
+  assert.equal(sessions.status, 200);
+  assert.equal((await sessions.json()).sessions.length, 1);
+
+  // The session alone changes nothing.
+  const noProof = await post(b, "/account/email", {
+    email: "moved@example.com",
+  });
+  assert.equal(noProof.status, 403);
+  assert.equal(noProof.body.error, "reauthentication_required");
+  // A passkey assertion of the account's own: then the change is mailed.
+  const options = await post(b, "/passkeys/reauth/options", {});
+  const confirmed = await post(b, "/passkeys/reauth", {
+    response: await key.get(options.body as { challenge: string }),
+    next: "/account",
+  });
+  assert.equal(confirmed.status, 200);
+  const change = await post(b, "/account/email", {
+    email: "moved@example.com",
+  });
+  assert.equal(change.status, 202);
+  const link = new URL(await app.awaitLink("moved@example.com"));
+  const moved = await b.post("/account/email/confirm", {
+    token: link.searchParams.get("token")!,
+  });
+  assert.equal(moved.status, 303);
+  assert.equal(
+    (await app.credentials.findById(subject))!.email,
+    "moved@example.com",
+  );
+  // The passkey still signs in after the change.
+  const other = new Browser(app.origin);
+  assert.equal((await signIn(other, key)).status, 200);
+  assert.equal((await me(other)).email, "moved@example.com");
+
+  // Deletion: refused without the assertion (a new session), done with it.
+  const refused = await post(other, "/account/delete", {});
+  assert.equal(refused.status, 403);
+  const again = await post(other, "/passkeys/reauth/options", {});
+  assert.equal(
+    (await post(other, "/passkeys/reauth", {
+      response: await key.get(again.body as { challenge: string }),
+    })).status,
+    200,
+  );
+  const deleted = await post(other, "/account/delete", {});
+  assert.equal(deleted.status, 204);
+  assert.equal(await app.credentials.findById(subject), null);
+  assert.equal(await passkeyCount(app, subject), 0);
+  assert.equal((await signIn(new Browser(app.origin), key)).status, 401);
+});
