@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * What the browser can do with passkeys, each feature-detected: WebAuthn
  * at all, autofill (conditional mediation on `get`), automatic upgrades

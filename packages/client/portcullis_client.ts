@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `PortcullisClient`: the browser side of `@portcullis/accounts`' JSON
  * routes and of the passkeys module's WebAuthn ceremonies (sign-up,
@@ -12,12 +11,40 @@ import { hasCapability, supportsAutofill } from "./capabilities.ts";
 import { signalUnknownCredential } from "./signals.ts";
 import {
   authenticationToJSON,
+  type BrowserCredential,
+  type CreationOptions,
   creationOptionsFromJSON,
   type CreationOptionsJSON,
   registrationToJSON,
+  type RequestOptions,
   requestOptionsFromJSON,
   type RequestOptionsJSON,
 } from "./webauthn_json.ts";
+
+/** `navigator.credentials`, the part the ceremonies use. */
+interface Credentials {
+  create(options: {
+    publicKey: CreationOptions;
+    signal?: AbortSignal;
+    mediation?: "conditional";
+  }): Promise<BrowserCredential | null>;
+  get(options: {
+    publicKey: RequestOptions;
+    signal?: AbortSignal;
+    mediation?: "conditional";
+  }): Promise<BrowserCredential | null>;
+}
+
+function credentials(): Credentials {
+  const nav = (globalThis as { navigator?: { credentials?: Credentials } })
+    .navigator;
+  if (nav?.credentials === undefined) {
+    throw Object.assign(new Error("WebAuthn is not available"), {
+      name: "NotSupportedError",
+    });
+  }
+  return nav.credentials;
+}
 
 /** A refusal, as the server (or the browser's ceremony) gave it. */
 export interface ClientError {
@@ -323,11 +350,11 @@ export class PortcullisClient {
     mediation?: "conditional",
   ) {
     try {
-      const credential = await navigator.credentials.create({
+      const credential = await credentials().create({
         publicKey: creationOptionsFromJSON(options),
         signal: this.#signal(),
         ...(mediation ? { mediation } : {}),
-      } as CredentialCreationOptions) as PublicKeyCredential | null;
+      });
       if (credential === null) return ceremonyFailed("NotAllowedError");
       return registrationToJSON(credential);
     } catch (error) {
@@ -349,11 +376,11 @@ export class PortcullisClient {
     if (!started.ok) return started;
     let response;
     try {
-      const credential = await navigator.credentials.get({
+      const credential = await credentials().get({
         publicKey: requestOptionsFromJSON(started.data),
         signal: this.#signal(),
-        ...(input.autofill ? { mediation: "conditional" } : {}),
-      }) as PublicKeyCredential | null;
+        ...(input.autofill ? { mediation: "conditional" as const } : {}),
+      });
       if (credential === null) {
         return {
           ok: false,

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The WebAuthn Signals API (Level 3): telling the user's passkey provider
  * what the server knows, so that it hides a passkey the server no longer

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * WebAuthn's JSON forms in the browser: creation and request options as
  * the server sends them (challenge and ids base64url) made into what
@@ -11,6 +10,66 @@
  * @module
  */
 import { decodeBase64Url, encodeBase64Url } from "@portcullis/bytes";
+
+/**
+ * A credential as the browser answers it (`PublicKeyCredential`): the part
+ * this module reads, declared here so that the package needs no DOM
+ * typings.
+ */
+export interface BrowserCredential {
+  /** The credential id, base64url. */
+  readonly id: string;
+  /** The credential id's bytes. */
+  readonly rawId: ArrayBuffer;
+  /** The authenticator's answer. */
+  readonly response: {
+    readonly clientDataJSON: ArrayBuffer;
+    readonly attestationObject?: ArrayBuffer;
+    readonly authenticatorData?: ArrayBuffer;
+    readonly signature?: ArrayBuffer;
+    readonly userHandle?: ArrayBuffer | null;
+    getTransports?(): string[];
+    getPublicKeyAlgorithm?(): number;
+    getPublicKey?(): ArrayBuffer | null;
+    getAuthenticatorData?(): ArrayBuffer;
+  };
+  /** `platform` or `cross-platform`, when the browser says. */
+  readonly authenticatorAttachment?: string | null;
+  /** Extension outputs. */
+  getClientExtensionResults(): unknown;
+}
+
+/** A credential descriptor with its id as bytes, as the browser takes it. */
+export interface CredentialDescriptor {
+  /** The credential id. */
+  id: Uint8Array<ArrayBuffer>;
+  /** Always `"public-key"`. */
+  type: "public-key";
+  /** How the authenticator can be reached. */
+  transports?: string[];
+}
+
+/** Creation options as `navigator.credentials.create({ publicKey })` takes them. */
+export type CreationOptions =
+  & Omit<CreationOptionsJSON, "challenge" | "user" | "excludeCredentials">
+  & {
+    /** The challenge's bytes. */
+    challenge: Uint8Array<ArrayBuffer>;
+    /** The user, its id as bytes. */
+    user: { id: Uint8Array<ArrayBuffer>; name: string; displayName: string };
+    /** Credentials not to make again. */
+    excludeCredentials?: CredentialDescriptor[];
+  };
+
+/** Request options as `navigator.credentials.get({ publicKey })` takes them. */
+export type RequestOptions =
+  & Omit<RequestOptionsJSON, "challenge" | "allowCredentials">
+  & {
+    /** The challenge's bytes. */
+    challenge: Uint8Array<ArrayBuffer>;
+    /** Credentials allowed; none for a discoverable sign-in. */
+    allowCredentials?: CredentialDescriptor[];
+  };
 
 /** A credential descriptor as JSON (`allowCredentials`, `excludeCredentials`). */
 export interface CredentialDescriptorJSON {
@@ -37,9 +96,14 @@ export interface CreationOptionsJSON {
   /** Credentials the user has already (not to be made again). */
   excludeCredentials?: CredentialDescriptorJSON[];
   /** Which authenticator, and whether the key is discoverable. */
-  authenticatorSelection?: AuthenticatorSelectionCriteria;
+  authenticatorSelection?: {
+    authenticatorAttachment?: string;
+    residentKey?: string;
+    requireResidentKey?: boolean;
+    userVerification?: string;
+  };
   /** The attestation wanted. */
-  attestation?: AttestationConveyancePreference;
+  attestation?: string;
   /** Extensions. */
   extensions?: Record<string, unknown>;
 }
@@ -55,7 +119,7 @@ export interface RequestOptionsJSON {
   /** Credentials allowed; none for a discoverable sign-in. */
   allowCredentials?: CredentialDescriptorJSON[];
   /** Whether user verification is required. */
-  userVerification?: UserVerificationRequirement;
+  userVerification?: string;
   /** Extensions. */
   extensions?: Record<string, unknown>;
 }
@@ -122,11 +186,11 @@ function b64(buffer: ArrayBuffer | ArrayBufferView): string {
 
 function descriptors(
   list: CredentialDescriptorJSON[] | undefined,
-): PublicKeyCredentialDescriptor[] | undefined {
+): CredentialDescriptor[] | undefined {
   return list?.map((d) => ({
     id: bytes(d.id, "A credential id"),
     type: "public-key",
-    transports: d.transports as AuthenticatorTransport[] | undefined,
+    transports: d.transports,
   }));
 }
 
@@ -145,18 +209,18 @@ function descriptors(
  *   user: { id: "dTE", name: "a@example.com", displayName: "a@example.com" },
  *   pubKeyCredParams: [{ type: "public-key", alg: -7 }],
  * });
- * console.assert((o.challenge as Uint8Array).length === 3);
+ * console.assert(o.challenge.length === 3);
  * ```
  */
 export function creationOptionsFromJSON(
   options: CreationOptionsJSON,
-): PublicKeyCredentialCreationOptions {
+): CreationOptions {
   return {
     ...options,
     challenge: bytes(options.challenge, "The challenge"),
     user: { ...options.user, id: bytes(options.user.id, "The user id") },
     excludeCredentials: descriptors(options.excludeCredentials),
-  } as PublicKeyCredentialCreationOptions;
+  };
 }
 
 /**
@@ -175,15 +239,15 @@ export function creationOptionsFromJSON(
  */
 export function requestOptionsFromJSON(
   options: RequestOptionsJSON,
-): PublicKeyCredentialRequestOptions {
+): RequestOptions {
   return {
     ...options,
     challenge: bytes(options.challenge, "The challenge"),
     allowCredentials: descriptors(options.allowCredentials),
-  } as PublicKeyCredentialRequestOptions;
+  };
 }
 
-function attachment(credential: PublicKeyCredential): string | undefined {
+function attachment(credential: BrowserCredential): string | undefined {
   const a = credential.authenticatorAttachment;
   return a === "platform" || a === "cross-platform" ? a : undefined;
 }
@@ -195,9 +259,9 @@ function attachment(credential: PublicKeyCredential): string | undefined {
  * @returns The JSON the server verifies.
  */
 export function registrationToJSON(
-  credential: PublicKeyCredential,
+  credential: BrowserCredential,
 ): RegistrationResponseJSON {
-  const r = credential.response as AuthenticatorAttestationResponse;
+  const r = credential.response;
   const optional = <T>(read: () => T): T | undefined => {
     try {
       return read();
@@ -213,7 +277,7 @@ export function registrationToJSON(
     type: "public-key",
     response: {
       clientDataJSON: b64(r.clientDataJSON),
-      attestationObject: b64(r.attestationObject),
+      attestationObject: b64(r.attestationObject ?? new ArrayBuffer(0)),
       authenticatorData: authData ? b64(authData) : undefined,
       transports: optional(() => r.getTransports?.()),
       publicKeyAlgorithm: optional(() => r.getPublicKeyAlgorithm?.()),
@@ -234,17 +298,17 @@ export function registrationToJSON(
  * @returns The JSON the server verifies.
  */
 export function authenticationToJSON(
-  credential: PublicKeyCredential,
+  credential: BrowserCredential,
 ): AuthenticationResponseJSON {
-  const r = credential.response as AuthenticatorAssertionResponse;
+  const r = credential.response;
   return {
     id: credential.id,
     rawId: b64(credential.rawId),
     type: "public-key",
     response: {
       clientDataJSON: b64(r.clientDataJSON),
-      authenticatorData: b64(r.authenticatorData),
-      signature: b64(r.signature),
+      authenticatorData: b64(r.authenticatorData ?? new ArrayBuffer(0)),
+      signature: b64(r.signature ?? new ArrayBuffer(0)),
       userHandle: r.userHandle ? b64(r.userHandle) : undefined,
     },
     authenticatorAttachment: attachment(credential),

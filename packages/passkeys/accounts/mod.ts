@@ -27,6 +27,7 @@ import { PasskeyAuthenticator } from "../passkey_authenticator.ts";
 import { passkeyLifecyclePart } from "../passkey_lifecycle.ts";
 import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
 import * as routes from "./routes.ts";
+import type { PasskeysSettings } from "./settings.ts";
 import * as signup from "./signup.ts";
 import * as recover from "./recovery.ts";
 import * as upgrades from "./upgrade.ts";
@@ -102,7 +103,7 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
       });
       const recovery = recover.recoveryParts(ctx);
       const upgrade = upgrades.upgradeParts(ctx);
-      const settings: routes.PasskeysSettings = {
+      const settings: PasskeysSettings = {
         authenticator,
         store,
         script: PASSKEYS_BROWSER_SCRIPT,

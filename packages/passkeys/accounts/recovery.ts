@@ -42,7 +42,9 @@ import {
   tooManyRequests,
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
-import type { PasskeysSettings } from "./routes.ts";
+import type { PasskeysSettings, Recovery } from "./settings.ts";
+
+export type { Recovery };
 
 /** The purpose recovery links are minted for. */
 export const RECOVERY_LINK_PURPOSE = "passkey-recovery";
@@ -77,14 +79,6 @@ const REFUSED =
   "This recovery link is unknown, was already used, or has expired. Ask for a new one.";
 const RECOVERY_ONLY =
   "This browser is recovering an account: it can only add a passkey or set a password until it is done (or the recovery is ended)";
-
-/** The recovery's parts: its links, its cookie and the session's signer. */
-export interface Recovery {
-  /** The links: single-use, 15 minutes. */
-  links: OneTimeTokens;
-  /** The recovery session's cookie. */
-  cookie: ShortCookie;
-}
 
 /**
  * Makes the recovery's parts for an app.

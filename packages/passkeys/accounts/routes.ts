@@ -10,7 +10,6 @@
  * @module
  */
 import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
-import type { SQLPasskeyStore } from "@portcullis/sql";
 import {
   bodyOrBadRequest,
   emit,
@@ -25,27 +24,10 @@ import {
   tokenFields,
   tooManyRequests,
 } from "@portcullis/accounts/plugin";
-import type { PasskeyAuthenticator } from "../passkey_authenticator.ts";
-import type { PasskeyViews } from "./views.ts";
 import { jsonOrBadRequest } from "./json_body.ts";
-import type { Recovery } from "./recovery.ts";
-import type { Upgrade } from "./upgrade.ts";
+import type { PasskeysSettings } from "./settings.ts";
 
-/** What the passkeys module's `setup` builds. */
-export interface PasskeysSettings {
-  /** The two ceremonies. */
-  authenticator: PasskeyAuthenticator;
-  /** The users' passkeys. */
-  store: SQLPasskeyStore;
-  /** The browser module (`@portcullis/client` and its driver). */
-  script: string;
-  /** The module's pieces of the pages. */
-  views: PasskeyViews;
-  /** Recovery by a mailed link: its links and its session's cookie. */
-  recovery: Recovery;
-  /** The automatic upgrade after a sign-in by a first factor. */
-  upgrade: Upgrade;
-}
+export type { PasskeysSettings };
 
 const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
 

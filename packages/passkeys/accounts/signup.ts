@@ -30,7 +30,7 @@ import {
   tooManyRequests,
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
-import type { PasskeysSettings } from "./routes.ts";
+import type { PasskeysSettings } from "./settings.ts";
 
 /** How long a started sign-up may take: the challenge's five minutes. */
 const SIGNUP_SECONDS = 300;

@@ -29,7 +29,9 @@ import {
   ShortCookie,
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
-import type { PasskeysSettings } from "./routes.ts";
+import type { PasskeysSettings, Upgrade } from "./settings.ts";
+
+export type { Upgrade };
 
 /** How long a sign-in's upgrade right lasts: five minutes. */
 export const UPGRADE_SECONDS = 300;
@@ -38,14 +40,6 @@ const PURPOSE = "passkey-upgrade";
 /** The marker and the module the pages get while an upgrade may happen. */
 const MARKER =
   '<span id="passkey-upgrade" hidden></span><script type="module" src="/assets/passkeys.js"></script>';
-
-/** The upgrade's parts: its cookie, and the session cookie's name. */
-export interface Upgrade {
-  /** The upgrade right's cookie. */
-  cookie: ShortCookie;
-  /** The session cookie's name (its `Set-Cookie` marks a session start). */
-  sessionCookie: string;
-}
 
 /**
  * Makes the upgrade's parts for an app.
