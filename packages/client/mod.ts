@@ -43,11 +43,15 @@ export {
 export {
   type AuthenticationResponseJSON,
   authenticationToJSON,
+  type BrowserCredential,
+  type CreationOptions,
   creationOptionsFromJSON,
   type CreationOptionsJSON,
+  type CredentialDescriptor,
   type CredentialDescriptorJSON,
   type RegistrationResponseJSON,
   registrationToJSON,
+  type RequestOptions,
   requestOptionsFromJSON,
   type RequestOptionsJSON,
 } from "./webauthn_json.ts";
