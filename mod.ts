@@ -30,7 +30,7 @@
  * import assert from "node:assert/strict";
  *
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const handler = compose(

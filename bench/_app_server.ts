@@ -19,7 +19,7 @@
  *
  * Users (`users`): `memory`, `libsql-file`, `libsql-memory` (both through
  * `@libsql/client`, as main.ts did before), `sqlite-file` and
- * `sqlite-memory` (`openLocalSQLite` from `examples/app/local_sqlite.ts`:
+ * `sqlite-memory` (`openLocalSQLite` from `packages/accounts/deno/_node_sqlite.ts`:
  * `node:sqlite`, statements prepared once, as main.ts now), `pglite`, `postgres` (127.0.0.1:5432, a schema of its
  * own, dropped on SIGTERM), `mariadb` (127.0.0.1:3306, tables with a prefix
  * of their own, dropped on SIGTERM).
@@ -44,7 +44,11 @@ import {
 import type { CredentialStore } from "../lib/authn/credential_store.ts";
 import { MemoryVerificationTokenStore } from "../lib/verification/mod.ts";
 import type { VerificationTokenStore } from "../lib/verification/verification_token_store.ts";
-import { accounts, type Mailer } from "../packages/accounts/mod.ts";
+import {
+  accounts,
+  type HashingGateOptions,
+  type Mailer,
+} from "../packages/accounts/mod.ts";
 import { MemorySecurityEventStore } from "../lib/events/mod.ts";
 import { modules } from "../examples/app/modules.ts";
 
@@ -68,6 +72,13 @@ export interface ServerConfig {
   /** `@upstash/redis` retries; 0 by default here (the client's own is 5). */
   upstashRetries?: number;
   redisPort?: number;
+  /**
+   * The proxies whose `X-Forwarded-For` is believed (`trustedProxies` of
+   * `accounts()`); default none, every client one address.
+   */
+  trustedProxies?: string;
+  /** The bound on password hashing (`hashing` of `accounts()`). */
+  hashing?: HashingGateOptions | false;
 }
 
 /** What the server prints once it listens. */
@@ -127,7 +138,7 @@ async function openUsers(config: ServerConfig): Promise<Opened> {
     case "sqlite-file":
     case "sqlite-memory": {
       const { openLocalSQLite } = await import(
-        "../examples/app/local_sqlite.ts"
+        "../packages/accounts/deno/_node_sqlite.ts"
       );
       const opened = openLocalSQLite(
         config.users === "sqlite-file"
@@ -257,7 +268,11 @@ async function main(): Promise<void> {
   const many = { max: 1_000_000_000, windowSeconds: 60 };
   const app = accounts({
     // Memory stores: the modules that keep SQL tables stay out.
-    modules: modules({ SIGN_IN_METHODS: "off" }),
+    modules: modules({
+      SIGN_IN_METHODS: "off",
+      API_KEYS: "off",
+      CONSOLE: "off",
+    }),
     events: new MemorySecurityEventStore(),
     sessions,
     secret,
@@ -268,7 +283,12 @@ async function main(): Promise<void> {
     appOrigin: `http://127.0.0.1:${config.port}`,
     cookieSecure: false,
     log: () => {},
-    clientAddress: () => "127.0.0.1",
+    clientAddress: config.trustedProxies === undefined
+      ? () => "127.0.0.1"
+      : (_req, info) =>
+        (info as Deno.ServeHandlerInfo<Deno.NetAddr>).remoteAddr.hostname,
+    trustedProxies: config.trustedProxies,
+    hashing: config.hashing,
     limits: {
       loginPerAccount: {
         freeFailures: 1_000_000,

@@ -47,7 +47,7 @@ import {
   SQLApiKeyStore,
   SQLCredentialStore,
 } from "../stores/sql/mod.ts";
-import { openLocalSQLite } from "../examples/app/local_sqlite.ts";
+import { openLocalSQLite } from "../packages/accounts/deno/_node_sqlite.ts";
 
 const SECRET = "ITZ7i8KGtM5W0AmMoNBXRJsiYZxFlnf8eQM7tGGAQG4=";
 const N = 20_000;

@@ -19,7 +19,7 @@
  * - `reused_get`: one statement prepared once, `get` per query (no native
  *   object per query);
  * - `node_sqlite`: `node:sqlite`, one statement prepared once (what
- *   `examples/app/local_sqlite.ts` does).
+ *   `packages/accounts/deno/_node_sqlite.ts` does).
  *
  * Prints RSS at the end of the first and the last quarter and the growth
  * per query between them; a figure near 0 is a plateau.

@@ -21,7 +21,7 @@
  *
  * Backends: `memory` (no SQL: the baseline), `libsql-file`,
  * `libsql-memory` (`@libsql/client`), `sqlite-file`, `sqlite-memory`
- * (`examples/app/local_sqlite.ts`), `pglite`, `postgres`, `mariadb`.
+ * (`packages/accounts/deno/_node_sqlite.ts`), `pglite`, `postgres`, `mariadb`.
  *
  * @module
  */

@@ -6,18 +6,37 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { accountsKit, logMailReader } from "@portcullis/accounts/testing";
 import { startTestApp } from "./testing.ts";
+
+Deno.test("the security kit of @portcullis/accounts: this app keeps every guarantee over HTTP", async (t) => {
+  const app = await startTestApp();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    app.fetch,
+  );
+  try {
+    const report = await accountsKit({
+      baseUrl: `http://127.0.0.1:${server.addr.port}`,
+      mail: logMailReader(app.mail),
+    }, t);
+    assert.equal(report.failed, 0);
+  } finally {
+    await server.shutdown();
+    app.close();
+  }
+});
 
 Deno.test("register, log in, read /api/me, log out", async () => {
   const { call, close } = await startTestApp();
   const created = await call("POST", "/register", {
     email: "a@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(created.res.status, 201);
   const taken = await call("POST", "/register", {
     email: "A@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(taken.res.status, 409);
   const bad = await call("POST", "/register", { email: "nope", password: "x" });
@@ -36,7 +55,7 @@ Deno.test("register, log in, read /api/me, log out", async () => {
 
   const login = await call("POST", "/login", {
     email: "a@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(login.res.status, 200);
   assert.equal(login.json.tokenType, "Bearer");
@@ -57,8 +76,8 @@ Deno.test("register, log in, read /api/me, log out", async () => {
 
 Deno.test("notes: the owner edits, another user may only read", async () => {
   const { call, verifiedUser, close } = await startTestApp();
-  const owner = await verifiedUser("o@example.com", "correct horse");
-  const other = await verifiedUser("p@example.com", "correct horse");
+  const owner = await verifiedUser("o@example.com", "correct horse battery");
+  const other = await verifiedUser("p@example.com", "correct horse battery");
   const note = await call("POST", "/api/notes", { text: "hello" }, owner.token);
   assert.equal(note.res.status, 201);
   const path = `/api/notes/${note.json.id}`;
@@ -85,7 +104,7 @@ Deno.test("a cross-site post is refused", async () => {
     "/login",
     {
       email: "a@example.com",
-      password: "correct horse",
+      password: "correct horse battery",
     },
     undefined,
     { headers: { "sec-fetch-site": "cross-site" } },
@@ -109,7 +128,7 @@ async function mailedToken(mail: string[], to: string, count: number) {
 
 Deno.test("the account lifecycle: reset a password, list and end sessions, read the activity, change the email, delete the account", async () => {
   const { call, mail, close } = await startTestApp();
-  const password = "correct horse";
+  const password = "correct horse battery";
   const first = await call("POST", "/register", {
     email: "life@example.com",
     password,

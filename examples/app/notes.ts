@@ -56,34 +56,19 @@ export const MAX_NOTE_LENGTH = 10_000;
 export class NoteStore {
   #kv: KeyValueStore;
 
-  /**
-   * Makes the note store.
-   *
-   * @param kv The key-value store.
-   */
+  /** @param kv Where the notes are kept. */
   constructor(kv: KeyValueStore) {
     this.#kv = kv;
   }
 
-  /**
-   * Finds a note.
-   *
-   * @param id The note's id (untrusted input).
-   * @returns The note, or `null`.
-   */
+  /** The note with this id (untrusted input), or `null`. */
   async find(id: string): Promise<Note | null> {
     if (!/^[A-Za-z0-9_-]{22}$/.test(id)) return null;
     const [raw] = await this.#kv.getMany([`note:${id}`]);
     return raw === null ? null : JSON.parse(raw) as Note;
   }
 
-  /**
-   * Creates a note with a fresh random id.
-   *
-   * @param owner The subject creating it.
-   * @param text The text.
-   * @returns The new note.
-   */
+  /** Creates a note of `owner`'s with a fresh random id. */
   async create(owner: string, text: string): Promise<Note> {
     const bytes = crypto.getRandomValues(new Uint8Array(16));
     const id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-")
@@ -98,11 +83,7 @@ export class NoteStore {
     return note;
   }
 
-  /**
-   * Deletes every note of an owner (the account is being deleted).
-   *
-   * @param owner The subject.
-   */
+  /** Deletes every note of an owner (the account is being deleted). */
   async deleteOwnedBy(owner: string): Promise<void> {
     for (const id of await this.#ownedBy(owner)) {
       const note = await this.find(id);
@@ -123,11 +104,7 @@ export class NoteStore {
     }
   }
 
-  /**
-   * Saves a note's new text.
-   *
-   * @param note The note with its new text.
-   */
+  /** Saves a note's new text. */
   async update(note: Note): Promise<void> {
     await this.#kv.put(`note:${note.id}`, JSON.stringify(note));
   }

@@ -19,6 +19,7 @@ import {
 import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { accounts, LogMailer } from "@portcullis/accounts";
 import { modules } from "./modules.ts";
+import { views } from "./views/mod.ts";
 
 /** The origin the test app answers as. */
 export const ORIGIN = "http://localhost:8000";
@@ -47,6 +48,11 @@ export interface TestApp {
     token?: string,
     options?: { form?: boolean; headers?: HeadersInit },
   ): Promise<Answer>;
+  /**
+   * The app's handler, to serve over HTTP (`Deno.serve`), as the security
+   * test kit needs.
+   */
+  fetch(req: Request, ...rest: unknown[]): Promise<Response>;
   /** Lines the mailer wrote. */
   mail: string[];
   /** Lines the app logged. */
@@ -82,7 +88,7 @@ export async function startTestApp(
   const now = () => Date.now() + offset;
   const kv = new MemoryKV({ now });
   const secret = SecretProvider.fromValue(
-    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+    crypto.getRandomValues(new Uint8Array(32)),
   );
   const credentials = new SQLCredentialStore(db);
   const mail: string[] = [];
@@ -103,6 +109,7 @@ export async function startTestApp(
     now,
     log: (line) => logs.push(line),
     modules: modules(env),
+    views,
   });
   const call: TestApp["call"] = async (method, path, body, token, options) => {
     const headers = new Headers(options?.headers);
@@ -126,6 +133,7 @@ export async function startTestApp(
   };
   return {
     call,
+    fetch: app.fetch,
     mail,
     logs,
     credentials,

@@ -1,51 +1,35 @@
 /**
- * portcullis on Deno and Deno Deploy: `Deno.serve`, sessions revocable in
- * Deno KV, users in libSQL (Turso on Deploy, a local file in development).
+ * The app on Deno: `deno run -A main.ts` (or `deno task start`). The
+ * modules are in `modules.ts`, the pages and mails in `views/`; everything
+ * else is `@portcullis/accounts/deno`'s defaults, each overridable by an
+ * environment variable:
  *
- * Environment: `AUTH_SECRET` (at least 32 random bytes), `APP_ORIGIN` (the
- * public origin), `DATABASE_URL` (`libsql://…` for Turso, default
- * `file:./data/app.db`), `DATABASE_AUTH_TOKEN`, `KV_PATH` (local runs only;
- * Deploy's KV needs no path), `PORT` (default 8000).
- *
- * Run: `deno task start` (README.md).
+ * - `./data/app.db` (libSQL; `DATABASE_URL`, `DATABASE_AUTH_TOKEN` for
+ *   Turso) and `./data/kv.sqlite3` (Deno KV; `KV_PATH`), `DATA_DIR`;
+ * - mail through Resend with `RESEND_API_KEY` (`MAIL_FROM`); without it
+ *   each link is logged on a line that starts with `[mail not sent]`;
+ * - `PORT` (default 8000), `APP_ORIGIN` (the public origin);
+ * - `AUTH_SECRET` (in development only, a missing one is created once in
+ *   `./data/dev-secret`); with `DENO_ENV=production` a missing secret,
+ *   origin or mail binding stops the start;
+ * - `COOKIE_SECURE=false` to try the app over plain HTTP on another host
+ *   than localhost;
+ * - behind a reverse proxy, `TRUSTED_PROXIES` (its addresses, CIDR ranges
+ *   or a hop count) and `FORWARDED_HEADER` (default `x-forwarded-for`);
+ *   without them every rate limit reads the socket's address;
+ * - each module's settings (`TOTP=off`, `OIDC_ISSUER`, …): see `modules.ts`.
  *
  * @module
  */
-import {
-  DenoKV,
-  KVSessionStore,
-  SecretProvider,
-  SessionManager,
-} from "@portcullis/auth";
-import { migrate, SQLCredentialStore } from "@portcullis/sql";
-import { createApp } from "./app.ts";
+import { serveAccounts } from "@portcullis/accounts/deno";
+import { modules } from "./modules.ts";
+import { views } from "./views/mod.ts";
 
-const env = Deno.env.toObject();
-const port = Number(env.PORT ?? 8000);
-const url = env.DATABASE_URL ?? "file:./data/app.db";
-if (url.startsWith("file:./data/")) {
-  await Deno.mkdir("data", { recursive: true });
+try {
+  await serveAccounts({ modules, views });
+} catch (error) {
+  // A setting the app cannot start with: its message, no stack.
+  if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+  console.error(`error: ${error.message}`);
+  Deno.exit(1);
 }
-// A file needs libSQL's native driver (plain Deno); Deploy reaches Turso
-// over HTTP with the web client, which loads no native code.
-const { drizzle } = url.startsWith("file:")
-  ? await import("drizzle-orm/libsql")
-  : await import("drizzle-orm/libsql/web");
-const db = drizzle({ connection: { url, authToken: env.DATABASE_AUTH_TOKEN } });
-await migrate(db); // idempotent: CREATE … IF NOT EXISTS
-
-const secret = SecretProvider.fromEnv("AUTH_SECRET");
-const kv = await DenoKV.open(env.KV_PATH);
-const app = createApp({
-  sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
-  credentials: new SQLCredentialStore(db),
-  kv,
-  appOrigin: env.APP_ORIGIN ?? `http://localhost:${port}`,
-  // Deno.serve passes the connection as the handler's second argument.
-  clientAddress: (_req, info) =>
-    (info as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr
-      ?.hostname ?? null,
-});
-
-// Deno Deploy ignores the port; locally PORT (default 8000) applies.
-Deno.serve({ port }, app);

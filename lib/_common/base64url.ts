@@ -85,6 +85,38 @@ export function decodeBase64Url(s: string): Uint8Array | null {
 }
 
 /**
+ * Whether `s.slice(start, end)` is the canonical unpadded base64url encoding
+ * of some byte string: the rules of {@linkcode decodeBase64Url}, checked in
+ * place, with nothing allocated.
+ */
+export function isCanonicalBase64Url(
+  s: string,
+  start: number,
+  end: number,
+): boolean {
+  const rem = (end - start) & 3;
+  if (rem === 1 || end < start) return false;
+  let last = 0;
+  for (let i = start; i < end; i++) {
+    last = sextet(s, i);
+    if (last < 0) return false;
+  }
+  // The last character's unused low bits: 4 of them after 2 characters in
+  // the final group, 2 after 3.
+  return rem === 0 || (last & (rem === 2 ? 15 : 3)) === 0;
+}
+
+/**
+ * Decodes what {@linkcode isCanonicalBase64Url} accepted into a binary
+ * string (one character per byte, 0 to 255) by the runtime's own `atob`:
+ * no typed array to allocate, and the ASCII parts of a payload are then
+ * slices of it.
+ */
+export function decodeBase64UrlToBinary(s: string): string {
+  return atob(s.replaceAll("-", "+").replaceAll("_", "/"));
+}
+
+/**
  * The 6-bit value of a base64url character code, or -1 outside the
  * alphabet (for parsers that check characters in place).
  */

@@ -82,6 +82,19 @@ export interface AccountLifecyclePart {
    */
   addressProven(event: AddressProven): Promise<number>;
   /**
+   * Whether the account holds a second factor of this method (a TOTP
+   * secret turned on, a passkey): the password rule asks it (NIST SP
+   * 800-63B-4 §3.1.1.2: 15 characters for a password that is the only
+   * factor, 8 with a second one). Leave it out for a method that is no
+   * second factor (a provider identity, a sign-in link). A store that
+   * cannot be reached throws; the composed question then answers `false`,
+   * the stricter rule.
+   *
+   * @param subject The account.
+   * @returns `true` when the account has one.
+   */
+  hasSecondFactor?(subject: string): Promise<boolean>;
+  /**
    * The account is being deleted: remove every credential of the method.
    *
    * @param subject The account.
@@ -123,6 +136,20 @@ export interface AccountLifecycle {
    * method parts still ran, the account itself is kept for the retry.
    */
   accountDeleted(subject: string): Promise<LifecycleOutcome>;
+  /**
+   * Whether the account has a second factor: any part's
+   * `hasSecondFactor` answers `true`. A part that throws counts as `false`
+   * (the stricter password rule; fail closed).
+   *
+   * @param subject The account.
+   * @param options `except`: a method left out of the question, to ask
+   * whether a second factor remains once that method's is removed.
+   * @returns `true` when one of the (other) methods holds one.
+   */
+  hasSecondFactor(
+    subject: string,
+    options?: { except?: string },
+  ): Promise<boolean>;
 }
 
 /**
@@ -232,6 +259,15 @@ export function accountLifecycle(
       run("addressProven", (p) => p.addressProven(event)),
     accountDeleted: (subject) =>
       run("accountDeleted", (p) => p.accountDeleted(subject)),
+    async hasSecondFactor(subject, options = {}) {
+      const asked = parts.filter((p) =>
+        p.hasSecondFactor !== undefined && p.method !== options.except
+      );
+      const answers = await Promise.allSettled(
+        asked.map((p) => p.hasSecondFactor!(subject)),
+      );
+      return answers.some((a) => a.status === "fulfilled" && a.value === true);
+    },
   };
 }
 

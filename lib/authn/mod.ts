@@ -11,12 +11,13 @@
  * import { AuthError } from "@portcullis/auth";
  * import assert from "node:assert/strict";
  *
- * const policy = new PasswordPolicy({ minLength: 12 });
+ * const policy = new PasswordPolicy(); // 15, or 8 with a second factor
  * assert.throws(
- *   () => policy.check("too short"),
+ *   () => policy.check("too short to stand"),
  *   (e) => e instanceof AuthError && e.reason === "passwordTooShort",
  * );
  * policy.check("a long enough passphrase"); // no error
+ * policy.check("2FA is on", { secondFactor: true }); // no error
  * ```
  *
  * @module
@@ -27,6 +28,8 @@ export type { PasswordHasher };
 export {
   DEFAULT_MAX_PASSWORD_BYTES,
   DEFAULT_MIN_PASSWORD_LENGTH,
+  DEFAULT_MIN_PASSWORD_LENGTH_WITH_SECOND_FACTOR,
+  type PasswordContext,
   PasswordPolicy,
   type PasswordPolicyOptions,
 } from "./password_policy.ts";

@@ -10,7 +10,11 @@ import type { CredentialStore } from "./credential_store.ts";
 import type { PasswordHasher } from "./password_hasher.ts";
 import { Pbkdf2Hasher } from "./pbkdf2_hasher.ts";
 import { normalizeEmail } from "./normalize_email.ts";
-import { PasswordPolicy, POLICY_REASONS } from "./password_policy.ts";
+import {
+  type PasswordContext,
+  PasswordPolicy,
+  POLICY_REASONS,
+} from "./password_policy.ts";
 import { encodeBase64Url } from "../_common/base64url.ts";
 import { subjectProblem } from "../_common/subject.ts";
 import { cryptoRandomBytes } from "./_bytes.ts";
@@ -22,10 +26,17 @@ export interface PasswordAuthenticatorOptions {
   /** Default `new Pbkdf2Hasher()` (600000 iterations). */
   hasher?: PasswordHasher;
   /**
-   * Fewest code points of a new password, 1–64. Default 8 (ASVS 6.2.1);
-   * NIST SP 800-63B-4 asks for 15 where the password is the only factor.
+   * Fewest code points of a new password that is the account's only
+   * factor, 1–64. Default 15 (NIST SP 800-63B-4 §3.1.1.2). Registration
+   * always uses it: a new account has no second factor yet.
    */
   minPasswordLength?: number;
+  /**
+   * Fewest code points of a new password on an account with a second
+   * factor (the caller says so: `secondFactor: true`), 1 to
+   * `minPasswordLength`. Default 8 (NIST SP 800-63B-4 §3.1.1.2).
+   */
+  minPasswordLengthWithSecondFactor?: number;
   /** Hard cap on any presented password, in UTF-8 bytes (≥ 256). Default 1024. */
   maxPasswordBytes?: number;
   /**
@@ -63,6 +74,12 @@ export interface ChangePasswordInput {
   currentPassword: string;
   /** The new password, checked against the policy. */
   newPassword: string;
+  /**
+   * Whether the account has a second factor (TOTP, a passkey), which
+   * lowers the minimum to `minPasswordLengthWithSecondFactor`. Default
+   * `false`.
+   */
+  secondFactor?: boolean;
 }
 
 /** Why a registration was refused; `switch (result.reason)` narrows. */
@@ -195,9 +212,9 @@ function holdsPassword(stored: string): boolean {
  *   credentials: new MemoryCredentialStore(),
  *   hasher: new Pbkdf2Hasher({ iterations: 1000 }), // 600000 by default
  * });
- * const created = await auth.register("a@example.com", "correct horse");
+ * const created = await auth.register("a@example.com", "correct horse battery");
  * assert.equal(created.kind, "created");
- * const login = await auth.login("A@example.com", "correct horse");
+ * const login = await auth.login("A@example.com", "correct horse battery");
  * assert.equal(login.kind === "ok" && login.subject, created.kind === "created" && created.subject);
  * assert.deepEqual(await auth.register("a@example.com", "short"), { kind: "rejected", reason: "passwordTooShort" });
  * ```
@@ -230,6 +247,7 @@ export class PasswordAuthenticator {
     this.#hasher = options.hasher ?? new Pbkdf2Hasher();
     this.#policy = new PasswordPolicy({
       minLength: options.minPasswordLength,
+      minLengthWithSecondFactor: options.minPasswordLengthWithSecondFactor,
       maxBytes: options.maxPasswordBytes,
     });
     this.#isCompromised = options.isCompromised ?? (() => false);
@@ -410,7 +428,7 @@ export class PasswordAuthenticator {
     ) {
       return false;
     }
-    await this.#checkNew(input.newPassword);
+    await this.#checkNew(input.newPassword, input.secondFactor === true);
     const fresh = await this.#hasher.hash(input.newPassword);
     return await this.#write(user.id, fresh, user.passwordHash);
   }
@@ -424,13 +442,19 @@ export class PasswordAuthenticator {
    *
    * @param subject The subject id.
    * @param newPassword The new password.
+   * @param context Whether the account has a second factor (a shorter
+   * minimum); default not.
    * @returns `true` when a user's password changed, `false` for an unknown
    * subject.
    * @throws {AuthError} `INVALID_PASSWORD` for a password the policy
    * refuses, or what the store throws.
    */
-  async changePassword(subject: string, newPassword: string): Promise<boolean> {
-    await this.#checkNew(newPassword);
+  async changePassword(
+    subject: string,
+    newPassword: string,
+    context: PasswordContext = {},
+  ): Promise<boolean> {
+    await this.#checkNew(newPassword, context.secondFactor === true);
     const passwordHash = await this.#hasher.hash(newPassword);
     return await this.#write(subject, passwordHash);
   }
@@ -463,14 +487,29 @@ export class PasswordAuthenticator {
    * token usable.
    *
    * @param password The new password.
+   * @param context Whether the account has a second factor (a shorter
+   * minimum); default not.
    * @throws {AuthError} `INVALID_PASSWORD` when it is refused.
    */
-  async checkNewPassword(password: string): Promise<void> {
-    await this.#checkNew(password);
+  async checkNewPassword(
+    password: string,
+    context: PasswordContext = {},
+  ): Promise<void> {
+    await this.#checkNew(password, context.secondFactor === true);
   }
 
-  async #checkNew(password: string): Promise<void> {
-    this.#policy.check(password);
+  /**
+   * The fewest characters a new password may have on an account.
+   *
+   * @param context Whether the account has a second factor.
+   * @returns The minimum in code points.
+   */
+  minPasswordLength(context: PasswordContext = {}): number {
+    return this.#policy.minLengthFor(context);
+  }
+
+  async #checkNew(password: string, secondFactor: boolean): Promise<void> {
+    this.#policy.check(password, { secondFactor });
     if (await this.#isCompromised(password)) {
       throw new AuthError(
         "INVALID_PASSWORD",

@@ -17,8 +17,8 @@
  * import assert from "node:assert/strict";
  * import { Pbkdf2Hasher } from "@portcullis/auth";
  * const hasher = new Pbkdf2Hasher({ iterations: 1000 }); // tests only
- * const stored = await hasher.hash("correct horse");
- * assert.equal(await hasher.verify("correct horse", stored), true);
+ * const stored = await hasher.hash("correct horse battery");
+ * assert.equal(await hasher.verify("correct horse battery", stored), true);
  * assert.equal(hasher.needsRehash(stored), false);
  * ```
  */

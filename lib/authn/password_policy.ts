@@ -1,5 +1,8 @@
 /**
- * What a new password must satisfy, and nothing more (NIST SP 800-63B-4).
+ * What a new password must satisfy, and nothing more (NIST SP 800-63B-4
+ * §3.1.1.2): at least 15 characters when the password is the account's
+ * only factor, 8 when the account has a second factor, no composition
+ * rules.
  *
  * @module
  */
@@ -8,10 +11,16 @@ import { AuthError } from "../auth_error.ts";
 /** Options of {@linkcode PasswordPolicy}. */
 export interface PasswordPolicyOptions {
   /**
-   * Fewest code points, 1–64. Default 8 (ASVS 6.2.1). NIST SP 800-63B-4
-   * asks for 15 where the password is the only factor.
+   * Fewest code points of a password that is the account's only factor,
+   * 1–64. Default 15 (NIST SP 800-63B-4 §3.1.1.2).
    */
   minLength?: number;
+  /**
+   * Fewest code points of a password on an account that also has a second
+   * factor (TOTP, a passkey), from 1 to `minLength`. Default 8 (NIST SP
+   * 800-63B-4 §3.1.1.2; ASVS 6.2.1), or `minLength` when that is smaller.
+   */
+  minLengthWithSecondFactor?: number;
   /**
    * Hard cap in UTF-8 bytes, at least 256 (so 64 code points of any kind
    * always fit). Default 1024. Longer input is refused before any hashing
@@ -20,8 +29,26 @@ export interface PasswordPolicyOptions {
   maxBytes?: number;
 }
 
-/** The default minimum length in code points. */
-export const DEFAULT_MIN_PASSWORD_LENGTH = 8;
+/**
+ * The default minimum length in code points of a password that is the
+ * account's only factor (NIST SP 800-63B-4 §3.1.1.2).
+ */
+export const DEFAULT_MIN_PASSWORD_LENGTH = 15;
+/**
+ * The default minimum length in code points of a password on an account
+ * with a second factor (NIST SP 800-63B-4 §3.1.1.2).
+ */
+export const DEFAULT_MIN_PASSWORD_LENGTH_WITH_SECOND_FACTOR = 8;
+/** What the policy needs to know of the account a password is for. */
+export interface PasswordContext {
+  /**
+   * Whether the account has a second factor (TOTP, a passkey): its
+   * password may then be as short as `minLengthWithSecondFactor`. Default
+   * `false`: the password is the only factor.
+   */
+  secondFactor?: boolean;
+}
+
 /** The default hard cap in UTF-8 bytes. */
 export const DEFAULT_MAX_PASSWORD_BYTES = 1024;
 
@@ -35,28 +62,34 @@ export const POLICY_REASONS = {
 
 /**
  * A checked password policy: length bounds only, no composition rules;
- * spaces, emoji and any script are welcome. The password is never trimmed,
+ * spaces, emoji and any script are welcome. The minimum depends on the
+ * account: `minLength` (15) when the password is its only factor,
+ * `minLengthWithSecondFactor` (8) when it has a second one. The password is never trimmed,
  * case-folded or normalised: it is hashed exactly as received.
  *
  * @example Usage
  * ```ts
  * import assert from "node:assert/strict";
  * import { PasswordPolicy } from "@portcullis/auth/passwords";
- * const policy = new PasswordPolicy({ minLength: 12 });
+ * const policy = new PasswordPolicy();
  * policy.check("correct horse battery"); // passes
+ * assert.equal(policy.problem("correct horse"), "tooShort"); // 13 < 15
+ * assert.equal(policy.problem("correct horse", { secondFactor: true }), null);
  * assert.equal(policy.fits("x".repeat(5000)), false);
  * ```
  */
 export class PasswordPolicy {
   #minLength: number;
+  #minWithSecond: number;
   #maxBytes: number;
 
   /**
    * Checks the bounds once.
    *
    * @param options See {@linkcode PasswordPolicyOptions}.
-   * @throws {RangeError} When `minLength` is outside 1–64 or `maxBytes`
-   * below 256.
+   * @throws {RangeError} When `minLength` is outside 1–64,
+   * `minLengthWithSecondFactor` outside 1–`minLength`, or `maxBytes` below
+   * 256.
    */
   constructor(options: PasswordPolicyOptions = {}) {
     const min = options.minLength ?? DEFAULT_MIN_PASSWORD_LENGTH;
@@ -71,13 +104,38 @@ export class PasswordPolicy {
         `Password maxBytes must be an integer of at least 256: received ${max}`,
       );
     }
+    const second = options.minLengthWithSecondFactor ??
+      Math.min(DEFAULT_MIN_PASSWORD_LENGTH_WITH_SECOND_FACTOR, min);
+    if (!Number.isInteger(second) || second < 1 || second > min) {
+      throw new RangeError(
+        `Password minLengthWithSecondFactor must be an integer from 1 to minLength (${min}): received ${second}`,
+      );
+    }
     this.#minLength = min;
+    this.#minWithSecond = second;
     this.#maxBytes = max;
   }
 
-  /** The fewest code points a new password may have. */
+  /** The fewest code points of a password that is the account's only factor. */
   get minLength(): number {
     return this.#minLength;
+  }
+
+  /** The fewest code points of a password on an account with a second factor. */
+  get minLengthWithSecondFactor(): number {
+    return this.#minWithSecond;
+  }
+
+  /**
+   * The fewest code points a new password may have on an account.
+   *
+   * @param context Whether the account has a second factor.
+   * @returns `minLengthWithSecondFactor` with one, else `minLength`.
+   */
+  minLengthFor(context: PasswordContext = {}): number {
+    return context.secondFactor === true
+      ? this.#minWithSecond
+      : this.#minLength;
   }
 
   /** The hard cap in UTF-8 bytes. */
@@ -103,40 +161,50 @@ export class PasswordPolicy {
    * Checks a new password.
    *
    * @param password The new password exactly as received.
+   * @param context Whether the account has a second factor; default not
+   * (the stricter minimum).
    * @throws {AuthError} `INVALID_PASSWORD` when it is not a string, holds
-   * an unpaired surrogate, is shorter than `minLength` code points or
-   * longer than `maxBytes` UTF-8 bytes.
+   * an unpaired surrogate, is shorter than the account's minimum or longer
+   * than `maxBytes` UTF-8 bytes.
    */
-  check(password: string): void {
-    const problem = this.problem(password);
+  check(password: string, context: PasswordContext = {}): void {
+    const problem = this.problem(password, context);
     if (problem === null) return;
-    throw new AuthError("INVALID_PASSWORD", this.#describe(password, problem), {
-      reason: POLICY_REASONS[problem],
-    });
+    throw new AuthError(
+      "INVALID_PASSWORD",
+      this.#describe(password, problem, context),
+      { reason: POLICY_REASONS[problem] },
+    );
   }
 
   /**
    * What is wrong with a new password, as a value.
    *
    * @param password The new password exactly as received.
+   * @param context Whether the account has a second factor; default not
+   * (the stricter minimum).
    * @returns `null` when it fits the policy, else the reason:
    * `"malformed"` (not a string, or an unpaired surrogate), `"tooLong"`
-   * (over `maxBytes` UTF-8 bytes) or `"tooShort"` (under `minLength` code
-   * points).
+   * (over `maxBytes` UTF-8 bytes) or `"tooShort"` (under the account's
+   * minimum in code points).
    */
-  problem(password: string): "malformed" | "tooLong" | "tooShort" | null {
+  problem(
+    password: string,
+    context: PasswordContext = {},
+  ): "malformed" | "tooLong" | "tooShort" | null {
     if (typeof password !== "string" || !password.isWellFormed()) {
       return "malformed";
     }
     if (encoder.encode(password).length > this.#maxBytes) return "tooLong";
     let points = 0;
     for (const _ of password) points++;
-    return points < this.#minLength ? "tooShort" : null;
+    return points < this.minLengthFor(context) ? "tooShort" : null;
   }
 
   #describe(
     password: string,
     problem: "malformed" | "tooLong" | "tooShort",
+    context: PasswordContext,
   ): string {
     if (typeof password !== "string") return "Password must be a string";
     if (problem === "malformed") {
@@ -149,6 +217,8 @@ export class PasswordPolicy {
     }
     let points = 0;
     for (const _ of password) points++;
-    return `Password is too short: ${points} characters, at least ${this.#minLength}`;
+    return `Password is too short: ${points} characters, at least ${
+      this.minLengthFor(context)
+    }`;
   }
 }

@@ -141,19 +141,34 @@ export function identify(
     if (known !== undefined) {
       return proceed(req, next, stateOf(settled(known, via), context));
     }
-    // A malformed cookie is no cookie, as `CookieTransport.read` has it.
-    if (unchecked && !isTokenValue(token)) {
-      return proceed(req, next, stateOf(ANONYMOUS, context));
-    }
     let resolving: Promise<Identity | null>;
     try {
       resolving = manager.resolve(token);
     } catch (error) {
       resolving = Promise.reject(error);
     }
+    // A malformed cookie is no cookie, as `CookieTransport.read` has it: a
+    // value outside the token alphabet never resolves (the token's shape
+    // and strict base64url refuse it before any crypto or store call), so
+    // its alphabet is checked only when it did not, and a verified cookie
+    // costs no regular expression.
+    const malformed = () => unchecked && !isTokenValue(token);
     return resolving.then(
-      (id) => proceed(req, next, stateOf(settled(id, via), context)),
-      (e) => proceed(req, next, stateOf(failed(e, via, context), context)),
+      (id) =>
+        proceed(
+          req,
+          next,
+          stateOf(
+            id === null && malformed() ? ANONYMOUS : settled(id, via),
+            context,
+          ),
+        ),
+      (e) =>
+        proceed(
+          req,
+          next,
+          stateOf(malformed() ? ANONYMOUS : failed(e, via, context), context),
+        ),
     );
   }
 

@@ -62,7 +62,7 @@ export interface RequirePersonOptions {
  * import assert from "node:assert/strict";
  * import { compose, identityMiddleware, KVSessionStore, MemoryKV, requirePerson, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const changePassword = compose(

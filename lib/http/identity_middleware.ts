@@ -83,7 +83,7 @@ export interface IdentityOptions {
    * import assert from "node:assert/strict";
    * import { compose, currentIdentity, identityMiddleware, KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const app = compose(
@@ -177,7 +177,7 @@ export interface InstallableIdentityOptions extends IdentityOptions {
  * ```ts
  * import { compose, identityMiddleware, KVSessionStore, MemoryKV, requireAuth, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const app = compose([identityMiddleware(sessions), requireAuth()], () => new Response("hi"));

@@ -45,3 +45,8 @@ export type {
   DeviceBoundEvent,
   DeviceBoundOptions,
 } from "../binding/device_bound_sessions.ts";
+export {
+  clientAddress,
+  type ClientAddressOptions,
+  TrustedProxies,
+} from "./client_address.ts";

@@ -4,6 +4,7 @@
  * @module
  */
 import type { KeyValueStore, PutOptions } from "./key_value_store.ts";
+import { registerWriteLog } from "./_write_log.ts";
 
 /** Options of {@linkcode MemoryKV}. */
 export interface MemoryKVOptions {
@@ -36,6 +37,12 @@ export class MemoryKV implements KeyValueStore {
   #map = new Map<string, Entry>();
   #now: () => number;
   #writes = 0;
+  // Every change of any key counts here (see `_write_log.ts`): a reader
+  // that saw none of its keys held knows the answer until the count moves.
+  #log = {
+    writes: 0,
+    noneHeld: (keys: readonly string[]) => this.#noneHeld(keys),
+  };
 
   /**
    * Makes an empty store.
@@ -44,6 +51,7 @@ export class MemoryKV implements KeyValueStore {
    */
   constructor(options: MemoryKVOptions = {}) {
     this.#now = options.now ?? Date.now;
+    registerWriteLog(this, this.#log);
   }
 
   /** How many entries are held, expired ones included until swept. */
@@ -71,6 +79,7 @@ export class MemoryKV implements KeyValueStore {
   put(key: string, value: string, options: PutOptions = {}): Promise<void> {
     const ttl = options.ttlSeconds;
     const expiresAt = ttl === undefined ? Infinity : this.#now() + ttl * 1000;
+    this.#log.writes++;
     this.#map.set(key, { value, expiresAt });
     if (++this.#writes % 1024 === 0) this.#sweep();
     return Promise.resolve();
@@ -78,6 +87,7 @@ export class MemoryKV implements KeyValueStore {
 
   /** {@inheritDoc KeyValueStore.increment} */
   increment(key: string, ttlSeconds: number): Promise<number> {
+    this.#log.writes++;
     const now = this.#now();
     const e = this.#map.get(key);
     if (e !== undefined && e.expiresAt > now) {
@@ -91,8 +101,16 @@ export class MemoryKV implements KeyValueStore {
 
   /** {@inheritDoc KeyValueStore.delete} */
   delete(key: string): Promise<void> {
+    this.#log.writes++;
     this.#map.delete(key);
     return Promise.resolve();
+  }
+
+  #noneHeld(keys: readonly string[]): boolean {
+    for (let i = 0; i < keys.length; i++) {
+      if (this.#map.has(keys[i])) return false;
+    }
+    return true;
   }
 
   #sweep(): void {

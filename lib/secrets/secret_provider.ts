@@ -6,6 +6,7 @@
  */
 import { encodeBase64Url } from "../_common/base64url.ts";
 import { rawBytesProblem, textProblem } from "./_secret_randomness.ts";
+import { isPublishedSecret } from "./_published_secrets.ts";
 
 /** A secret as given: a string (its UTF-8 bytes are used) or raw bytes. */
 export type SecretInput = string | Uint8Array;
@@ -57,14 +58,17 @@ const HKDF_SALT = encoder.encode("portcullis/hkdf-salt/v1");
  * "Non-random" means plainly so: a repeated pattern, a counter, one byte
  * value far more often than chance, or words ("YourSecretKeyGoesHere…");
  * the checks refuse 32 bytes from a CSPRNG with odds below one in a
- * billion. Rotation: put the new secret in `AUTH_SECRET` and the old one
+ * billion. A secret printed in an example of this documentation is public,
+ * and refused too. Rotation: put the new secret in `AUTH_SECRET` and the old one
  * in `AUTH_PREVIOUS_SECRETS`; tokens signed by the old one keep verifying
  * (each token names its key by `kid`) until the old secret is removed.
  *
  * @example Usage
  * ```ts
  * import { SecretProvider } from "@portcullis/auth";
- * const secret = SecretProvider.fromValue("q0uV8n4cJmPZQ1l9hS2bT7yWkRfXe3oAa6dGvNiLz5E="); // openssl rand -base64 32
+ * // In an app: SecretProvider.fromEnv("AUTH_SECRET"), set with the output
+ * // of `openssl rand -base64 48`.
+ * const secret = SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32)));
  * const keys = await secret.keys("session");
  * keys.current.kid; // eight base64url characters
  * ```
@@ -257,11 +261,17 @@ const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
  * not. So is text that is plainly not random: a repeated pattern
  * (`"0123456789abcdef"` four times), words (`"YourSecretKeyGoesHere…"`),
  * or decoded bytes that repeat, count, or hold one value far more often
- * than chance (see `_secret_randomness.ts`). The text's UTF-8 bytes stay
+ * than chance (see `_secret_randomness.ts`), and every secret printed in
+ * the documentation's examples (`_published_secrets.ts`). The text's UTF-8 bytes stay
  * the key material (HKDF input), so accepted secrets keep the keys they
  * always had.
  */
 function checkEncoded(secret: string, name: string): void {
+  if (isPublishedSecret(secret)) {
+    throw new RangeError(
+      `${name} is an example printed in portcullis's documentation, so it is public: ${HINT}`,
+    );
+  }
   if (HEX.test(secret)) {
     if (secret.length < 2 * MIN_SECRET_BYTES) {
       throw new RangeError(

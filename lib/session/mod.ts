@@ -10,7 +10,7 @@
  * import assert from "node:assert/strict";
  *
  * const options: SessionManagerOptions = {
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  *   lifetimeSeconds: 3600,
  * };

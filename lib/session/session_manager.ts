@@ -14,7 +14,7 @@ import {
   type Identity,
   type IssuedSession,
   newJti,
-  parseSessionPayload,
+  parseSessionPayloadText,
 } from "./session_payload.ts";
 import {
   type CheckedOptions,
@@ -29,7 +29,7 @@ import {
 import {
   MAX_TOKEN_LENGTH,
   signToken,
-  verifyToken,
+  verifyTokenText,
 } from "../tokens/signed_token.ts";
 import { VerifiedTokenCache } from "./verified_token_cache.ts";
 
@@ -67,7 +67,7 @@ export const SESSION_PURPOSE = "session";
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * import assert from "node:assert/strict";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * const token = await sessions.issue("user_1");
@@ -120,7 +120,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const token = await sessions.issue("user_1");
@@ -204,7 +204,7 @@ export class SessionManager {
    * import assert from "node:assert/strict";
    * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
    * const sessions = new SessionManager({
-   *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+   *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
    *   store: new KVSessionStore(new MemoryKV()),
    * });
    * const first = await sessions.issueSession("user_1");
@@ -265,30 +265,37 @@ export class SessionManager {
     return this.#resolveCold(token);
   }
 
-  // One async function (fewer microtasks than chained thens); memory first.
-  async #resolveCold(token: string): Promise<Identity | null> {
+  // One `then` on the MAC's promise, no async frame: the payload, expiry and
+  // (from memory when the store can tell) revocation in one callback.
+  #resolveCold(token: string): Promise<Identity | null> {
     if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) {
-      return null;
+      return NO_IDENTITY;
     }
-    // verifyToken and the payload's checks inline (#verify's steps without
-    // its async frame: one promise hop less on the cold path).
-    const payload = await verifyToken(
-      this.#keys ?? await this.#sessionKeys(),
-      SESSION_PURPOSE,
-      token,
-    );
-    if (payload === null) return null;
-    const id = this.#identityOf(payload);
-    if (id === null) return null;
-    this.#cache.set(token, id);
-    if (this.#o.now() >= id.expiresAt * 1000) return null;
-    const store = this.#store;
-    if (store === null) return id;
-    return liveUnless(
-      store.peek(id.subject, id.jti, id.issuedAt) ??
-        await store.isRevoked(id.subject, id.jti, id.issuedAt),
-      id,
-    );
+    const keys = this.#keys;
+    if (keys === undefined) {
+      return this.#sessionKeys().then(() => this.#resolveCold(token));
+    }
+    let verified: Promise<string | null>;
+    try {
+      verified = verifyTokenText(keys, SESSION_PURPOSE, token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return verified.then((payload) => {
+      if (payload === null) return null;
+      const id = this.#identityOf(payload);
+      if (id === null) return null;
+      this.#cache.set(token, id);
+      if (this.#o.now() >= id.expiresAt * 1000) return null;
+      const store = this.#store;
+      if (store === null) return id;
+      const known = store.peek(id.subject, id.jti, id.issuedAt);
+      return known !== undefined
+        ? liveUnless(known, id)
+        : store.isRevoked(id.subject, id.jti, id.issuedAt).then((revoked) =>
+          liveUnless(revoked, id)
+        );
+    });
   }
 
   /** Expiry, then one store round trip for revocation. */
@@ -394,13 +401,13 @@ export class SessionManager {
 
   async #verify(token: string): Promise<Identity | null> {
     const keys = this.#keys ?? await this.#sessionKeys();
-    const payload = await verifyToken(keys, SESSION_PURPOSE, token);
+    const payload = await verifyTokenText(keys, SESSION_PURPOSE, token);
     return payload === null ? null : this.#identityOf(payload);
   }
 
   /** A verified payload's identity, if well formed and within the times. */
-  #identityOf(payload: Uint8Array): Identity | null {
-    const identity = parseSessionPayload(payload);
+  #identityOf(payload: string): Identity | null {
+    const identity = parseSessionPayloadText(payload);
     return identity !== null && withinTimes(identity, this.#o)
       ? identity
       : null;
@@ -415,6 +422,8 @@ export class SessionManager {
     return this.#store;
   }
 }
+
+const NO_IDENTITY: Promise<null> = Promise.resolve(null);
 
 /**
  * The identity when the store answered a strict `false`; `null` for

@@ -97,13 +97,30 @@ export function newJti(issuedAtMs: number, random: Uint8Array): string {
 }
 
 /**
- * The string of ASCII bytes `[start, end)`. Through a plain array: applying
- * `String.fromCharCode` to a typed subarray costs three times as much.
+ * The bytes as a binary string (one character per byte). Through plain
+ * arrays: applying `String.fromCharCode` to a typed subarray costs three
+ * times as much.
  */
-function asciiString(bytes: Uint8Array, start: number, end: number): string {
-  const codes = new Array<number>(end - start);
-  for (let i = start; i < end; i++) codes[i - start] = bytes[i];
-  return String.fromCharCode.apply(null, codes);
+function binaryString(bytes: Uint8Array): string {
+  let out = "";
+  for (let at = 0; at < bytes.length; at += 1024) {
+    const end = Math.min(bytes.length, at + 1024);
+    const codes = new Array<number>(end - at);
+    for (let i = at; i < end; i++) codes[i - at] = bytes[i];
+    out += String.fromCharCode.apply(null, codes);
+  }
+  return out;
+}
+
+/** The UTF-8 text of the binary string's `[start, end)`, or `null`. */
+function utf8(binary: string, start: number, end: number): string | null {
+  const bytes = new Uint8Array(end - start);
+  for (let i = start; i < end; i++) bytes[i - start] = binary.charCodeAt(i);
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 const PIPE = 0x7c;
@@ -119,19 +136,35 @@ const ZERO = 0x30;
  * @returns The identity, or `null` for anything not of that exact form.
  */
 export function parseSessionPayload(payload: Uint8Array): Identity | null {
+  return parseSessionPayloadText(binaryString(payload));
+}
+
+/**
+ * {@linkcode parseSessionPayload} of the same bytes given as a binary string
+ * (one character per byte, as `atob` answers): the one parser, whose ASCII
+ * fields are then slices of the string. A character above 255 is no byte,
+ * and refused.
+ *
+ * @param payload The payload a verified MAC covered, one character a byte.
+ * @returns The identity, or `null` for anything not of that exact form.
+ */
+export function parseSessionPayloadText(payload: string): Identity | null {
   const n = payload.length;
   let a = -1;
   let b = -1;
   let c3 = -1;
   let ascii = true;
   for (let i = 0; i < n; i++) {
-    const c = payload[i];
+    const c = payload.charCodeAt(i);
     if (c === PIPE) {
       if (a < 0) a = i;
       else if (b < 0) b = i;
       else if (c3 < 0) c3 = i;
       else return null;
-    } else if (c > 0x7f) ascii = false;
+    } else if (c > 0x7f) {
+      if (c > 0xff) return null;
+      ascii = false;
+    }
   }
   // A non-empty subject, a jti of 30 characters, 1 to 16 digits, and a
   // non-empty actor when there is a fourth field.
@@ -139,10 +172,10 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
   const digits = end - b - 1;
   if (a <= 0 || b - a - 1 !== 30 || digits < 1 || digits > 16) return null;
   if (c3 >= 0 && (c3 === n - 1 || n - c3 - 1 > MAX_SUBJECT_BYTES)) return null;
-  if (payload[b + 1] === ZERO) return null;
+  if (payload.charCodeAt(b + 1) === ZERO) return null;
   let expiresAt = 0;
   for (let i = b + 1; i < end; i++) {
-    const d = payload[i] - ZERO;
+    const d = payload.charCodeAt(i) - ZERO;
     if (d < 0 || d > 9) return null;
     expiresAt = expiresAt * 10 + d;
   }
@@ -152,31 +185,17 @@ export function parseSessionPayload(payload: Uint8Array): Identity | null {
   // are the 6 bytes of the issue time.
   let issuedAt = 0;
   for (let i = a + 1, k = 0; i < b; i++, k++) {
-    const v = base64UrlSextet(payload[i]);
+    const v = base64UrlSextet(payload.charCodeAt(i));
     if (v < 0) return null;
     if (k < 8) issuedAt = issuedAt * 64 + v;
   }
-  if ((base64UrlSextet(payload[b - 1]) & 15) !== 0) return null;
-  const jti = asciiString(payload, a + 1, b);
-  let subject: string;
-  if (ascii) {
-    subject = asciiString(payload, 0, a);
-  } else {
-    try {
-      subject = decoder.decode(payload.subarray(0, a));
-    } catch {
-      return null;
-    }
-  }
-  if (hasForbiddenSubjectChar(subject)) return null;
+  if ((base64UrlSextet(payload.charCodeAt(b - 1)) & 15) !== 0) return null;
+  const jti = payload.slice(a + 1, b);
+  const subject = ascii ? payload.slice(0, a) : utf8(payload, 0, a);
+  if (subject === null || hasForbiddenSubjectChar(subject)) return null;
   if (c3 < 0) return Object.freeze({ subject, jti, issuedAt, expiresAt });
-  let actor: string;
-  try {
-    actor = decoder.decode(payload.subarray(c3 + 1));
-  } catch {
-    return null;
-  }
-  if (hasForbiddenSubjectChar(actor)) return null;
+  const actor = ascii ? payload.slice(c3 + 1) : utf8(payload, c3 + 1, n);
+  if (actor === null || hasForbiddenSubjectChar(actor)) return null;
   return Object.freeze({ subject, jti, issuedAt, expiresAt, actor });
 }
 

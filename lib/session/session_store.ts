@@ -4,6 +4,7 @@
  * @module
  */
 import type { KeyValueStore } from "../kv/key_value_store.ts";
+import { type WriteLog, writeLogOf } from "../kv/_write_log.ts";
 
 /**
  * Where revocations live: a denylist of jtis and a per-subject cut-off.
@@ -86,7 +87,7 @@ export const MIN_REVOCATION_TTL_SECONDS = 60;
  * ```ts
  * import { KVSessionStore, MemoryKV, SecretProvider, SessionManager } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  * });
  * ```
@@ -100,6 +101,7 @@ export class KVSessionStore implements SessionStore {
   // every authenticated request; kept, they are hashed once. Bounded: the
   // memo starts over when full.
   #keys = new Map<string, SessionKeys>();
+  #log: WriteLog | undefined;
 
   /**
    * Wraps a key-value store.
@@ -110,6 +112,7 @@ export class KVSessionStore implements SessionStore {
   constructor(kv: KeyValueStore, options: KVSessionStoreOptions = {}) {
     const prefix = options.prefix ?? "portcullis:";
     this.#kv = kv;
+    this.#log = writeLogOf(kv);
     this.#deny = `${prefix}deny:`;
     this.#cut = `${prefix}cut:`;
   }
@@ -122,7 +125,7 @@ export class KVSessionStore implements SessionStore {
   ): Promise<boolean> {
     // A plain promise chain, not an async function: this runs on every
     // authenticated request.
-    return this.#kv.getMany(this.#keysOf(subject, jti)).then(
+    return this.#kv.getMany(this.#keysOf(subject, jti).keys).then(
       (values) => revokedBy(values, issuedAtMs),
     );
   }
@@ -137,17 +140,33 @@ export class KVSessionStore implements SessionStore {
   peek(subject: string, jti: string, issuedAtMs: number): boolean | undefined {
     const kv = this.#kv;
     if (kv.getManySync === undefined) return undefined;
-    return revokedBy(kv.getManySync(this.#keysOf(subject, jti)), issuedAtMs);
+    const session = this.#keysOf(subject, jti);
+    // Over a store that counts its writes (MemoryKV): neither key held
+    // when the count was what it is now means neither is held now, so the
+    // answer is what reading both would give (not revoked), without the
+    // read. Only that answer is remembered, and only while no key of the
+    // store changed.
+    const log = this.#log;
+    if (log !== undefined) {
+      const writes = log.writes;
+      if (session.clearAt === writes) return false;
+      if (log.noneHeld(session.keys)) {
+        session.clearAt = writes;
+        return false;
+      }
+    }
+    return revokedBy(kv.getManySync(session.keys), issuedAtMs);
   }
 
   /** The denylist key of `jti` and the cut-off key of `subject`. */
-  #keysOf(subject: string, jti: string): readonly string[] {
+  #keysOf(subject: string, jti: string): SessionKeys {
     const known = this.#keys.get(jti);
-    if (known !== undefined && known.subject === subject) return known.keys;
+    if (known !== undefined && known.subject === subject) return known;
     if (this.#keys.size >= KEY_MEMO_SIZE) this.#keys.clear();
     const keys = Object.freeze([this.#deny + jti, this.#cut + subject]);
-    this.#keys.set(jti, { subject, keys });
-    return keys;
+    const session = { subject, keys, clearAt: -1 };
+    this.#keys.set(jti, session);
+    return session;
   }
 
   /** {@inheritDoc SessionStore.revoke} */
@@ -173,6 +192,11 @@ export class KVSessionStore implements SessionStore {
 interface SessionKeys {
   readonly subject: string;
   readonly keys: readonly string[];
+  /**
+   * The store's write count when neither key was held (see
+   * `_write_log.ts`), or -1.
+   */
+  clearAt: number;
 }
 
 /** How many sessions' keys a {@linkcode KVSessionStore} keeps. */

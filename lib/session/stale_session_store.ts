@@ -72,7 +72,7 @@ const LIVE: Promise<boolean> = Promise.resolve(false);
  *   SessionManager,
  * } from "@portcullis/auth";
  * const sessions = new SessionManager({
- *   secret: SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI="),
+ *   secret: SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))),
  *   store: new KVSessionStore(new MemoryKV()),
  *   revocationStaleness: 5, // wraps the store in a StaleSessionStore
  * });

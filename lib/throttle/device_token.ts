@@ -21,7 +21,7 @@
  * import { SecretProvider } from "@portcullis/auth";
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * import type { DeviceTokenSigner } from "@portcullis/auth/throttle";
- * const secret = SecretProvider.fromValue("0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=");
+ * const secret = SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32)));
  * const keys = secret.keys("login-device");
  * const signer: DeviceTokenSigner = {
  *   sign: async (payload) => signToken((await keys).current, "login-device", payload),
@@ -69,7 +69,7 @@ export interface DeviceTokenSigner {
  * import { MemoryKV, SecretProvider } from "@portcullis/auth";
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * import { LoginThrottle } from "@portcullis/auth/throttle";
- * const keys = SecretProvider.fromValue("0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=").keys("login-device");
+ * const keys = SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32))).keys("login-device");
  * const throttle = new LoginThrottle({
  *   store: new MemoryKV(),
  *   hardStop: 3,

@@ -21,10 +21,10 @@
  *   hasher: new Pbkdf2Hasher({ iterations: 1000 }),
  *   throttle: new LoginThrottle({ store: new MemoryKV(), hardStop: 2 }),
  * });
- * await auth.register("a@example.com", "correct horse");
+ * await auth.register("a@example.com", "correct horse battery");
  * await auth.login("a@example.com", "wrong 1", { address: "198.51.100.7" });
  * await auth.login("a@example.com", "wrong 2", { address: "198.51.100.7" });
- * const stopped = await auth.login("a@example.com", "correct horse", { address: "203.0.113.1" });
+ * const stopped = await auth.login("a@example.com", "correct horse battery", { address: "203.0.113.1" });
  * assert.equal(stopped.kind, "throttled");
  * ```
  *

@@ -15,7 +15,7 @@
  * import { signToken, verifyToken } from "@portcullis/auth/tokens";
  * import assert from "node:assert/strict";
  *
- * const secret = SecretProvider.fromValue("19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=");
+ * const secret = SecretProvider.fromValue(crypto.getRandomValues(new Uint8Array(32)));
  * const keys = await secret.keys("flash");
  * const token = await signToken(keys.current, "flash", new TextEncoder().encode("saved"));
  * const payload = await verifyToken(keys, "flash", token);

@@ -15,6 +15,7 @@
  */
 import { Hono } from "hono";
 import {
+  CookieTransport,
   type CredentialStore,
   currentIdentity,
   errorResponse,
@@ -43,9 +44,11 @@ import {
   type SecurityEventStore,
 } from "@portcullis/auth/events";
 import { SessionRegistry } from "@portcullis/auth/session-registry";
-import type {
-  DeviceBoundOptions,
-  IdentityOptions,
+import {
+  clientAddress,
+  type DeviceBoundOptions,
+  type IdentityOptions,
+  TrustedProxies,
 } from "@portcullis/auth/http";
 import { LoginThrottle, SlidingWindowLimiter } from "@portcullis/auth/throttle";
 import { commonPasswordCheck } from "@portcullis/common-passwords";
@@ -57,6 +60,7 @@ import {
 } from "@portcullis/sql";
 import type { ModuleContext, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
+import { HashingGate, type HashingGateOptions } from "./hashing_gate.ts";
 import { bodyCaps, isFormPost } from "./request_body.ts";
 import {
   acceptedBodies,
@@ -125,6 +129,19 @@ export interface AccountsOptions {
    * `@portcullis/common-passwords`.
    */
   isCompromised?: (password: string) => boolean | Promise<boolean>;
+  /**
+   * The fewest characters of a new password that is the account's only
+   * factor (registration, and a change or reset on an account without a
+   * second factor); default 15 (NIST SP 800-63B-4 §3.1.1.2). Passwords set
+   * before keep signing in; the app asks their owners to lengthen them.
+   */
+  minPasswordLength?: number;
+  /**
+   * The fewest characters of a new password on an account with a second
+   * factor (TOTP on, a passkey: each module answers); default 8 (NIST SP
+   * 800-63B-4 §3.1.1.2), at most `minPasswordLength`.
+   */
+  minPasswordLengthWithSecondFactor?: number;
   /** The clock, in unix milliseconds; default `Date.now`. */
   now?: () => number;
   /** Where operational messages go; default `console.log`. */
@@ -136,16 +153,42 @@ export interface AccountsOptions {
    */
   cookieSecure?: boolean;
   /**
-   * The client's address for per-address rate limits, given the request and
-   * the arguments the runtime passed beside it. Default: Deno's
-   * `info.remoteAddr.hostname` when the runtime passes it, else one shared
-   * bucket for every client (logged once when this is not given). Behind a
-   * proxy, read the header your platform sets (for example
-   * `cf-connecting-ip` on Workers); never trust a header a client can set.
+   * The peer's address (the socket's), given the request and the arguments
+   * the runtime passed beside it. Default: Deno's and the Node adapter's
+   * `info.remoteAddr.hostname`, Bun's `server.requestIP(req)`, else one
+   * shared bucket for every client (logged once when neither this nor a
+   * hop-count `trustedProxies` is given). Behind a proxy, set
+   * `trustedProxies` rather than reading a forwarding header here: a header
+   * read here is believed from anyone.
    */
   clientAddress?: (req: Request, ...rest: unknown[]) => string | null;
+  /**
+   * The reverse proxies in front of the app, whose forwarding header
+   * (`forwardedHeader`) is believed: addresses and CIDR ranges
+   * (`"127.0.0.1"`, `"10.0.0.0/8, fd00::/8"`), or a hop count (`"1"`), as
+   * {@linkcode TrustedProxies.parse} reads them (`TRUSTED_PROXIES` in the
+   * reference app). The client's address for every rate limit is then the
+   * rightmost address in the header that is not a trusted proxy. Default:
+   * none, so headers are ignored and the peer's address is used.
+   */
+  trustedProxies?: TrustedProxies | string;
+  /**
+   * The header the trusted proxies write: `x-forwarded-for` (default),
+   * `forwarded`, or a platform's one-address header (`cf-connecting-ip`,
+   * `fly-client-ip`, `x-real-ip`).
+   */
+  forwardedHeader?: string;
   /** Overrides of the default rate limits. */
   limits?: Partial<RateLimits>;
+  /**
+   * The bound on password hashing for sign-in and registration: at most
+   * `concurrency` hashes at once (default: the CPUs the runtime reports, at
+   * least 2), `reserved` of them (default 1) kept for browsers holding a
+   * trusted-device token, and a queue of `queue` (default 16) per kind; past
+   * it the answer is 503 with `Retry-After`. A {@linkcode HashingGate} to
+   * share one between apps; `false` for no bound.
+   */
+  hashing?: HashingGateOptions | HashingGate | false;
   /** Also receives every security event (an audit log, alerts). */
   onSecurityEvent?: SecurityEventHook;
   /**
@@ -210,6 +253,7 @@ export const DEFAULT_LIMITS: RateLimits = {
   resetPerEmail: { max: 3, windowSeconds: 60 * 60 },
   resetPerAddress: { max: 30, windowSeconds: 15 * 60 },
   totpConsecutiveFailures: { max: 100, windowSeconds: 30 * 24 * 3600 },
+  recheckConsecutiveFailures: { max: 100, windowSeconds: 30 * 24 * 3600 },
 };
 
 /**
@@ -242,6 +286,20 @@ export function accounts(options: AccountsOptions): Accounts {
   const secure = deps.cookieSecure ?? true;
   const addresses = new WeakMap<Request, string>();
   const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  for (const name of ["recheckConsecutiveFailures"] as const) {
+    if (!(limits[name].max <= 100)) {
+      throw new RangeError(
+        `limits.${name}.max must be at most 100 consecutive failures (NIST SP 800-63B): received ${
+          limits[name].max
+        }`,
+      );
+    }
+  }
+  if (!(limits.loginPerAccount.hardStop <= 100)) {
+    throw new RangeError(
+      `limits.loginPerAccount.hardStop must be at most 100 consecutive failures (NIST SP 800-63B): received ${limits.loginPerAccount.hardStop}`,
+    );
+  }
   if (!(limits.totpConsecutiveFailures.max <= 100)) {
     throw new RangeError(
       `limits.totpConsecutiveFailures.max must be at most 100 consecutive failures (NIST SP 800-63B): received ${limits.totpConsecutiveFailures.max}`,
@@ -315,7 +373,11 @@ export function accounts(options: AccountsOptions): Accounts {
     onError: log,
     // An operator acting as the user (impersonation): every event of the
     // request names them.
-    actorOf: (req) => currentIdentity(req)?.actor,
+    // Before the identity is known (a device-bound registration refused
+    // inside the identity middleware), the presented token's actor, when
+    // this process has already verified it.
+    actorOf: (req) =>
+      currentIdentity(req)?.actor ?? presentedActor(deps.sessions, req, secure),
   });
   const registry = new SessionRegistry({
     kv: deps.kv,
@@ -336,6 +398,8 @@ export function accounts(options: AccountsOptions): Accounts {
       // New passwords are checked against ~49,000 common and breached
       // passwords (NIST SP 800-63B's blocklist); logins are not.
       isCompromised: deps.isCompromised ?? commonPasswordCheck(),
+      minPasswordLength: deps.minPasswordLength,
+      minPasswordLengthWithSecondFactor: deps.minPasswordLengthWithSecondFactor,
       now,
       throttle,
       // Every password write revokes the user's sessions before it writes
@@ -364,6 +428,15 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
+    hashing: deps.hashing instanceof HashingGate
+      ? deps.hashing
+      : deps.hashing === false
+      ? new HashingGate({
+        concurrency: Number.MAX_SAFE_INTEGER,
+        reserved: 0,
+        queue: 0,
+      })
+      : new HashingGate(deps.hashing),
     events,
     eventStore,
     registry,
@@ -386,10 +459,27 @@ export function accounts(options: AccountsOptions): Accounts {
     // The account record and its password: last, after every module's part.
     passwordLifecyclePart(credentials),
   ]);
-  const readAddress = deps.clientAddress ?? defaultClientAddress;
-  if (deps.clientAddress === undefined) {
+  const readPeer = deps.clientAddress ?? defaultClientAddress;
+  const trustedProxies = typeof deps.trustedProxies === "string"
+    ? TrustedProxies.parse(deps.trustedProxies, "trustedProxies")
+    : deps.trustedProxies ?? TrustedProxies.none;
+  const forwardedHeader = deps.forwardedHeader ?? "x-forwarded-for";
+  // A bad header name throws here, at start, not on a request.
+  clientAddress(new Request(appOrigin), { header: forwardedHeader });
+  const readAddress = (req: Request, ...rest: unknown[]) =>
+    clientAddress(req, {
+      remote: readPeer(req, ...rest),
+      trustedProxies,
+      header: forwardedHeader,
+    });
+  if (deps.clientAddress === undefined && trustedProxies.hops === undefined) {
     log(
-      "warning: clientAddress is not set: per-address rate limits use Deno's remote address when the runtime passes it, and otherwise put every client in one shared bucket (one client can then throttle everyone). Pass clientAddress, reading the address your platform sets.",
+      "warning: clientAddress is not set: per-address rate limits use the runtime's remote address (Deno, Bun, the Node adapter) when it passes one, and otherwise put every client in one shared bucket (one client can then throttle everyone). Behind a proxy, set trustedProxies; on a platform without a socket address, a hop count and its header.",
+    );
+  }
+  if (!trustedProxies.isNone) {
+    log(
+      `Trusted proxies: ${trustedProxies}; the client's address comes from ${forwardedHeader}`,
     );
   }
 
@@ -400,6 +490,23 @@ export function accounts(options: AccountsOptions): Accounts {
     await record(ctx, "login_failed", error.subject, req);
     return refusedSignIn(ctx, req);
   });
+  // The modules that see every answer, refused ones included (an audit):
+  // outside everything but the error handler.
+  const answered = setUp.flatMap(({ parts }) =>
+    parts.answered ? [parts.answered.bind(parts)] : []
+  );
+  if (answered.length > 0) {
+    app.use(async (c, next) => {
+      await next();
+      for (const hook of answered) {
+        try {
+          await hook(c.req.raw, c.res);
+        } catch (error) {
+          log(`a module's answered hook failed: ${(error as Error)?.message}`);
+        }
+      }
+    });
+  }
   app.use(...securityHeaders(hsts));
   // Every body passes the caps before any route sees it.
   app.use(...bodyCaps());
@@ -469,11 +576,16 @@ export function accounts(options: AccountsOptions): Accounts {
       await next();
       for (const hook of after) {
         const answer = await hook(req, c.res);
-        if (answer && answer !== c.res) c.res = answer;
+        if (answer && answer !== c.res) {
+          // The module's answer replaces the route's whole: Hono's setter
+          // would otherwise copy the old answer's headers (its cookies
+          // among them) over the new one's.
+          c.res = undefined;
+          c.res = answer;
+        }
       }
     });
   }
-  app.use(acceptedBodies);
   const routes: AppHono = new Hono();
   mountPages(routes, ctx);
   mountAccount(routes, ctx);
@@ -483,6 +595,7 @@ export function accounts(options: AccountsOptions): Accounts {
     if (parts.routes) routes.route("/", parts.routes as AppHono);
   }
   const list = appRoutes(routes);
+  app.use(acceptedBodies(list));
   app.use(methodNotAllowed(list));
   app.route("/", routes);
   return {
@@ -492,11 +605,40 @@ export function accounts(options: AccountsOptions): Accounts {
   };
 }
 
+/**
+ * The actor of the session token a request presents (its session cookie or
+ * its Bearer token), when this process has verified that token already;
+ * `undefined` otherwise. Never verifies: it only names who acted.
+ */
+function presentedActor(
+  sessions: SessionManager,
+  req: Request,
+  secure: boolean,
+): string | undefined {
+  const bearer = /^bearer +(\S+)$/i.exec(
+    req.headers.get("authorization") ?? "",
+  )?.[1];
+  const token = bearer ??
+    new CookieTransport({ secure, warn: () => {} }).read(req);
+  return token === null ? undefined : sessions.peek(token)?.actor;
+}
+
 function defaultClientAddress(
-  _req: Request,
+  req: Request,
   ...rest: unknown[]
 ): string | null {
-  const info = rest[0] as { remoteAddr?: { hostname?: unknown } } | undefined;
+  const info = rest[0] as
+    | {
+      remoteAddr?: { hostname?: unknown };
+      requestIP?: (req: Request) => { address?: unknown } | null;
+    }
+    | undefined;
   const host = info?.remoteAddr?.hostname;
-  return typeof host === "string" ? host : null;
+  if (typeof host === "string") return host;
+  // Bun's `fetch(req, server)`.
+  if (typeof info?.requestIP === "function") {
+    const address = info.requestIP(req)?.address;
+    if (typeof address === "string") return address;
+  }
+  return null;
 }

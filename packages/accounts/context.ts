@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { HashingGate } from "./hashing_gate.ts";
 import type {
   CredentialStore,
   KeyValueStore,
@@ -40,15 +41,34 @@ export interface Passwords {
     password: string,
     options: { address: string },
   ): Promise<LoginResult>;
-  /** Changes a password after checking the current one. */
+  /**
+   * Changes a password after checking the current one; `secondFactor`
+   * (the account has one) lowers the minimum length.
+   */
   changePasswordWithCurrent(
     subject: string,
-    input: { currentPassword: string; newPassword: string },
+    input: {
+      currentPassword: string;
+      newPassword: string;
+      secondFactor?: boolean;
+    },
   ): Promise<boolean>;
   /** Throws `AuthError` `INVALID_PASSWORD` for a refused new password. */
-  checkNewPassword(password: string): Promise<void>;
+  checkNewPassword(
+    password: string,
+    context?: { secondFactor?: boolean },
+  ): Promise<void>;
   /** Sets a password without the current one (after a reset). */
-  changePassword(subject: string, newPassword: string): Promise<boolean>;
+  changePassword(
+    subject: string,
+    newPassword: string,
+    context?: { secondFactor?: boolean },
+  ): Promise<boolean>;
+  /**
+   * The fewest characters of a new password: 15 by default when it is the
+   * account's only factor, 8 with a second factor (NIST SP 800-63B-4).
+   */
+  minPasswordLength(context?: { secondFactor?: boolean }): number;
 }
 
 /** The single-use token operations the routes use (`OneTimeTokens`). */
@@ -125,6 +145,14 @@ export interface RateLimits {
    * password change or reset, or a new enrolment starts it afresh.
    */
   totpConsecutiveFailures: { max: number; windowSeconds: number };
+  /**
+   * The hard stop of the signed-in password re-check (before an email
+   * change, a deletion, TOTP or a passkey changed, …): consecutive wrong
+   * passwords of one account (at most 100, NIST SP 800-63B-4 §3.2.2), kept
+   * `windowSeconds`. A right password, and any change of the password (a
+   * reset), start it afresh. The login has its own (`loginPerAccount`).
+   */
+  recheckConsecutiveFailures: { max: number; windowSeconds: number };
 }
 
 /** A signer for one purpose's short-lived values (see `ModuleContext.signer`). */
@@ -194,6 +222,11 @@ export interface ModuleContext {
   log: (line: string) => void;
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
+  /**
+   * The bound on password hashing (sign-in, registration): take a slot
+   * around each hash; no slot means answer 503 with `Retry-After`.
+   */
+  hashing: HashingGate;
   /** Security events: the one hook, and where the activity page reads them. */
   events: SecurityEvents;
   /** The stored security events. */

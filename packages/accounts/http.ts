@@ -109,23 +109,33 @@ export function securityHeaders(hsts: boolean): MiddlewareHandler[] {
 
 /**
  * 415 for a `POST`, `PUT` or `PATCH` whose body is not JSON or a form
- * (`acceptedBody`).
+ * (`acceptedBody`), on a path a route takes: a path no route has answers
+ * 404 whatever its body, so that an answer never tells which paths exist
+ * (the console hides itself behind that 404).
+ *
+ * @param routes The app's routes ({@linkcode appRoutes}).
+ * @returns The middleware.
  */
-export const acceptedBodies: MiddlewareHandler = async (c, next) => {
-  const method = c.req.method;
-  if (
-    (method === "POST" || method === "PUT" || method === "PATCH") &&
-    !acceptedBody(c.req.raw)
-  ) {
-    return errorResponse(
-      c.req.raw,
-      415,
-      "unsupported_media_type",
-      "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
-    );
-  }
-  await next();
-};
+export function acceptedBodies(
+  routes: { method: string; path: string }[],
+): MiddlewareHandler {
+  const methodsOf = routeMethods(routes);
+  return async (c, next) => {
+    const method = c.req.method;
+    if (
+      (method === "POST" || method === "PUT" || method === "PATCH") &&
+      !acceptedBody(c.req.raw) && methodsOf(c.req.path) !== undefined
+    ) {
+      return errorResponse(
+        c.req.raw,
+        415,
+        "unsupported_media_type",
+        "Send application/json, application/x-www-form-urlencoded or multipart/form-data",
+      );
+    }
+    await next();
+  };
+}
 
 /**
  * Every route the app serves, `METHOD path` (Hono's route list without the
@@ -179,22 +189,9 @@ export function extraOf(c: {
 export function methodNotAllowed(
   routes: { method: string; path: string }[],
 ): MiddlewareHandler {
-  const allowed = new Map<string, string[]>();
-  for (const { method, path } of routes) {
-    allowed.set(path, [...allowed.get(path) ?? [], method]);
-  }
-  const patterns = [...allowed.keys()].filter((p) => p.includes("/:")).map(
-    (path) => ({
-      path,
-      pattern: new RegExp(`^${path.replace(/\/:[a-z]+/g, "/[^/]+")}$`),
-    }),
-  );
+  const methodsOf = routeMethods(routes);
   return async (c, next) => {
-    const path = c.req.path;
-    const route = allowed.has(path)
-      ? path
-      : patterns.find((p) => p.pattern.test(path))?.path;
-    const methods = route === undefined ? undefined : allowed.get(route)!;
+    const methods = methodsOf(c.req.path);
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     if (methods === undefined || methods.includes(method)) return await next();
     return errorResponse(
@@ -208,5 +205,30 @@ export function methodNotAllowed(
         ),
       },
     );
+  };
+}
+
+/**
+ * The methods the routes take on a path, or `undefined` for a path no route
+ * has. A path without a parameter wins over one with.
+ */
+function routeMethods(
+  routes: { method: string; path: string }[],
+): (path: string) => string[] | undefined {
+  const allowed = new Map<string, string[]>();
+  for (const { method, path } of routes) {
+    allowed.set(path, [...allowed.get(path) ?? [], method]);
+  }
+  const patterns = [...allowed.keys()].filter((p) => p.includes("/:")).map(
+    (path) => ({
+      path,
+      pattern: new RegExp(`^${path.replace(/\/:[a-z]+/g, "/[^/]+")}$`),
+    }),
+  );
+  return (path) => {
+    const route = allowed.has(path)
+      ? path
+      : patterns.find((p) => p.pattern.test(path))?.path;
+    return route === undefined ? undefined : allowed.get(route);
   };
 }

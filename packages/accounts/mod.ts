@@ -60,3 +60,8 @@ export {
   type ResendMailerOptions,
 } from "./mailer.ts";
 export { allMethodsOff, envFlag, methodOn } from "./config.ts";
+export {
+  HashingGate,
+  type HashingGateOptions,
+  type Release,
+} from "./hashing_gate.ts";

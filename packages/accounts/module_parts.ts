@@ -154,6 +154,15 @@ export interface ModuleParts {
     req: Request,
     res: Response,
   ): Response | null | Promise<Response | null>;
+  /**
+   * Sees every answer once it is decided, the ones refused before any route
+   * included (a body over the caps, a cross-origin post, a path no route
+   * has, a module's own `beforeRoute` refusal): for an audit that must miss
+   * nothing. It cannot change the answer; an error it throws is logged and
+   * ignored. Keep it cheap: return without a promise when there is nothing
+   * to do.
+   */
+  answered?(req: Request, res: Response): void | Promise<void>;
 }
 
 /** A module's name with the parts its `setup` built for one app. */

@@ -115,12 +115,14 @@ export async function accountPageWithError(
 ): Promise<Response> {
   const found = await ctx.credentials.findById(subject);
   const user = found === null ? null : pageUser(found);
+  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
   return render(
     ctx,
     ctx.views.account({
       email: user?.email ?? "",
       status: user === null ? [] : statusLines(ctx, user),
       passwordless: user !== null && !user.password,
+      minPasswordLength: ctx.passwords.minPasswordLength({ secondFactor }),
       flash: null,
       error: message,
     }),
@@ -212,6 +214,9 @@ export async function account(
       email: user.email,
       status: statusLines(ctx, user),
       passwordless,
+      minPasswordLength: ctx.passwords.minPasswordLength({
+        secondFactor: await ctx.lifecycle.hasSecondFactor(user.subject),
+      }),
       flash,
       security: html`${
         passwordless ? await reauthView(ctx, req, user.subject) : null

@@ -37,9 +37,11 @@ export function throttleAccount(email: string): string {
 
 /**
  * What {@linkcode passwordLogin} answers: `PasswordAuthenticator.login`'s
- * `ok` or `invalid`, or `throttled` with the rule that refused (`hardStop`:
+ * `ok` or `invalid`, `throttled` with the rule that refused (`hardStop`:
  * the account's failures reached the hard stop, which a password reset
- * lifts; the same for a registered and an unknown email).
+ * lifts; the same for a registered and an unknown email), or `busy` when
+ * the password-hashing bound ({@linkcode ModuleContext.hashing}) had no
+ * slot and no place in its queue (answer 503).
  */
 export type PasswordLoginResult =
   | Exclude<LoginResult, { kind: "throttled" }>
@@ -47,7 +49,11 @@ export type PasswordLoginResult =
     readonly kind: "throttled";
     readonly retryAfterSeconds: number;
     readonly reason: "address" | "delay" | "hardStop";
-  };
+  }
+  | { readonly kind: "busy"; readonly retryAfterSeconds: number };
+
+/** How long a client refused by the hashing bound is told to wait. */
+export const HASHING_BUSY_RETRY_SECONDS = 2;
 
 /**
  * Checks an email and password: the login throttle first (with the
@@ -69,6 +75,14 @@ export async function passwordLogin(
   const account = throttleAccount(email);
   const address = ctx.clientAddress(req);
   const device = ctx.deviceCookie.read(req);
+  const busy = {
+    kind: "busy",
+    retryAfterSeconds: HASHING_BUSY_RETRY_SECONDS,
+  } as const;
+  // Hashing is saturated and the queue full: refuse before the throttle
+  // counts anything (a browser with a device cookie goes on to have it
+  // checked, and may take a reserved slot).
+  if (!ctx.hashing.admits(device !== null, account)) return busy;
   const decision = await ctx.throttle.attempt(account, address, device);
   if (!decision.allowed) {
     return {
@@ -77,7 +91,19 @@ export async function passwordLogin(
       reason: decision.reason,
     };
   }
-  const result = await ctx.checkPassword(email, password);
+  // A browser the account trusts goes first and may use the reserve, in a
+  // lane fair between accounts.
+  const release = await ctx.hashing.acquire(
+    decision.trustedDevice === true,
+    account,
+  );
+  if (release === null) return busy;
+  let result: LoginResult;
+  try {
+    result = await ctx.checkPassword(email, password);
+  } finally {
+    release();
+  }
   if (result.kind === "ok") {
     // Best effort, as in PasswordAuthenticator: a count left only delays.
     await ctx.throttle.succeeded(account, address, device).catch(() => {});

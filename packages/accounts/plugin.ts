@@ -126,6 +126,7 @@ export {
   proofWay,
   proveByLink,
 } from "./address_proof.ts";
+export { type SoleFactorInput, soleFactorRefusal } from "./sole_factor.ts";
 export { ShortCookie } from "./short_cookie.ts";
 export { Flash } from "./flash.ts";
 export { Reauth, type ReauthSigner } from "./reauth.ts";

@@ -76,11 +76,53 @@ export async function recheck(
     const wait = await ctx.limiter.take(limits);
     if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };
   }
+  // At most 100 wrong passwords in a row per account (NIST SP 800-63B-4
+  // §3.2.2), counted before the check so concurrent guesses cannot pass
+  // together; keyed by the password hash's digest, so a reset starts over.
+  const streak = await recheckStreak(ctx, subject, user.passwordHash);
+  const stop = await ctx.limiter.take([streak]);
+  if (stop > 0) return { kind: "throttled", retryAfterSeconds: stop };
   const result = await ctx.checkPassword(user.email, password ?? "");
   if (result.kind === "ok" && result.subject === subject) {
+    await ctx.limiter.reset([streak]).catch(() => {});
     return { kind: "ok", email: user.email, via: "password" };
   }
   return { kind: "wrongPassword" };
+}
+
+/**
+ * The counter of one account's wrong passwords in a row at the signed-in
+ * checks (the re-check, the current password of a change): at most
+ * `limits.recheckConsecutiveFailures.max` (100) attempts, keyed by the
+ * stored hash's digest so that a new password starts it afresh. Take it
+ * before the check; reset it after a right password.
+ *
+ * @param ctx The app.
+ * @param subject The account.
+ * @param passwordHash The account's stored hash.
+ * @returns The limit.
+ */
+export async function recheckStreak(
+  ctx: ModuleContext,
+  subject: string,
+  passwordHash: string,
+): Promise<Limit> {
+  return limit(
+    "recheck-consecutive",
+    `${subject}:${await digest(passwordHash)}`,
+    ctx.limits.recheckConsecutiveFailures,
+  );
+}
+
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  return Array.from(
+    bytes.subarray(0, 12),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
+    .join("");
 }
 
 /**

@@ -58,6 +58,9 @@ export function passkeyLifecyclePart(
       return await removeAll(event.subject);
     },
     accountDeleted: removeAll,
+    // Any passkey is a second factor beside a password.
+    hasSecondFactor: async (subject) =>
+      (await store.listFor(subject)).length > 0,
   };
 }
 

@@ -4,7 +4,15 @@
  *
  * @module
  */
-import { PACKAGE_EXPORTS, TEMPLATES, VERSION } from "./_templates.ts";
+import {
+  NPM_VERSIONS,
+  PACKAGE_EXPORTS,
+  RUNTIME_TEMPLATES,
+  TEMPLATES,
+  VERSION,
+  VIEW_ENTRIES,
+} from "./_templates.ts";
+import { VIEW_COPIES, VIEWS_INDEX, viewsIndex } from "./_views.ts";
 import {
   moduleOf,
   MODULES_FILE,
@@ -13,8 +21,42 @@ import {
   withoutModules,
 } from "./_modules.ts";
 
+/** The runtimes a project can be written for. */
+export const RUNTIMES = [
+  "deno",
+  "bun",
+  "node",
+  "vercel_edge",
+  "cloudflare_workers",
+] as const;
+
+/** One of {@linkcode RUNTIMES}. */
+export type Runtime = typeof RUNTIMES[number];
+
+/**
+ * The files only the Deno project has: its entry, its configuration and
+ * its tests (which run under `deno test`).
+ */
+const DENO_ONLY = new Set([
+  "main.ts",
+  "deno.json",
+  "deno.lock",
+  ".gitignore",
+  "testing.ts",
+]);
+
 /** Options of {@linkcode renderApp}: which modules the project has. */
 export interface RenderOptions {
+  /**
+   * The runtime whose entry and configuration are written: `"deno"` (the
+   * default: `main.ts`, `deno.json`, the project's tests), `"bun"`
+   * (`server.ts`), `"node"` (`server.ts`, built by esbuild),
+   * `"vercel_edge"` (`api/index.ts`, `vercel.json`) or
+   * `"cloudflare_workers"` (`worker.ts`, `wrangler.toml`); the npm
+   * runtimes get a `package.json` naming every package the project's files
+   * import.
+   */
+  runtime?: Runtime;
   /**
    * The modules to leave out, by their file's name under `modules/`
    * (`"verification"`, `"magic_link"`, `"totp"`, …; {@linkcode modules}
@@ -41,6 +83,11 @@ const SOURCES: ReadonlyMap<string, string> = new Map(
   Object.entries(TEMPLATES).filter(([path]) => path !== "deno.json"),
 );
 
+/** The module each copied view belongs to, by the project's path. */
+const VIEW_MODULE: ReadonlyMap<string, string | null> = new Map(
+  VIEW_COPIES.map((c) => [c.path, c.module]),
+);
+
 /**
  * The modules a project may leave out: every file under `modules/` that
  * no other part of the app imports. The password and DPoP-bound API
@@ -63,7 +110,9 @@ export function modules(): string[] {
 
 /**
  * The app's files for a new project, by relative path: every template but
- * the files of the modules left out, and `modules.ts` listing the rest.
+ * the files of the modules left out (their code under `modules/` and their
+ * views under `views/`), `modules.ts` listing the rest and `views/mod.ts`
+ * the views the project has.
  *
  * @param options Which modules to leave out.
  * @returns Path → content, sorted by path.
@@ -82,7 +131,7 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
   const without = leftOut(options);
   const out = new Map<string, string>();
   for (const path of [...SOURCES.keys()].sort()) {
-    const name = moduleOf(path);
+    const name = moduleOf(path) ?? VIEW_MODULE.get(path) ?? null;
     if (name !== null && without.has(name)) continue;
     const source = SOURCES.get(path)!;
     out.set(
@@ -90,7 +139,24 @@ export function renderApp(options: RenderOptions = {}): Map<string, string> {
       path === MODULES_FILE ? withoutModules(source, without) : source,
     );
   }
-  return out;
+  if (without.size > 0 && out.has(VIEWS_INDEX)) {
+    out.set(
+      VIEWS_INDEX,
+      viewsIndex(VIEW_ENTRIES, new Set(out.keys()), VERSION),
+    );
+  }
+  const runtime = runtimeOf(options);
+  if (runtime === "deno") return out;
+  // An npm runtime: the shared files, its own, and its package.json.
+  for (const path of [...out.keys()]) {
+    if (DENO_ONLY.has(path) || path.endsWith("_test.ts")) out.delete(path);
+  }
+  const own = RUNTIME_TEMPLATES[runtime];
+  for (const [path, text] of Object.entries(own)) {
+    if (path !== "package.json") out.set(path, text);
+  }
+  out.set("package.json", packageJson(own["package.json"], out));
+  return new Map([...out].sort(([a], [b]) => a < b ? -1 : 1));
 }
 
 /**
@@ -183,6 +249,60 @@ function importKey(
     ) best = key;
   }
   return best;
+}
+
+/** The runtime the options name, checked. */
+function runtimeOf(options: RenderOptions): Runtime {
+  const runtime = options.runtime ?? "deno";
+  if (!RUNTIMES.includes(runtime)) {
+    throw new Error(
+      `No runtime ${JSON.stringify(runtime)}: the runtimes are ${
+        RUNTIMES.join(", ")
+      }`,
+    );
+  }
+  return runtime;
+}
+
+/**
+ * A runtime's package.json: its template with `dependencies` naming every
+ * package the project's files import (`@portcullis/*` as JSR's npm
+ * packages, pinned at this version), sorted.
+ */
+function packageJson(
+  template: string,
+  files: ReadonlyMap<string, string>,
+): string {
+  const pkg = JSON.parse(template);
+  const deps: Record<string, string> = { ...pkg.dependencies };
+  for (const [path, source] of files) {
+    if (!path.endsWith(".ts")) continue;
+    for (const specifier of specifiersOf(source)) {
+      if (/^(\.|\/|node:|npm:|jsr:)/.test(specifier)) continue;
+      const parts = specifier.split("/");
+      const name = specifier.startsWith("@")
+        ? parts.slice(0, 2).join("/")
+        : parts[0];
+      if (name.startsWith("@portcullis/")) {
+        deps[name] = `npm:@jsr/portcullis__${
+          name.slice("@portcullis/".length)
+        }@^${VERSION}`;
+      } else if (NPM_VERSIONS[name] !== undefined) {
+        deps[name] = NPM_VERSIONS[name];
+      } else {
+        throw new Error(`${path} imports ${name}, whose version is unknown`);
+      }
+    }
+  }
+  pkg.dependencies = Object.fromEntries(
+    Object.entries(deps).sort(([a], [b]) => a < b ? -1 : 1),
+  );
+  // The dependencies before the devDependencies, as npm writes them.
+  const { devDependencies, ...rest } = pkg;
+  const out = devDependencies === undefined
+    ? rest
+    : { ...rest, devDependencies };
+  return JSON.stringify(out, null, 2) + "\n";
 }
 
 /** The modules the options leave out, checked. */

@@ -18,9 +18,13 @@
  * imports only it used leave `deno.json`): `--no-verification`,
  * `--no-magic-link`, `--no-totp`, `--no-oidc`, `--no-passkeys`,
  * `--no-device-bound`, as {@linkcode modules} lists them (a `_` in a
- * file's name is a `-` in its flag). `--force` overwrites existing files;
+ * file's name is a `-` in its flag). A file that exists is never
+ * overwritten: `--force` keeps each one that differs and writes the
+ * scaffold's version beside it as `<file>.new`;
  * `--package <spec>` changes where `@portcullis/auth` comes from (a `jsr:`
- * specifier, or the path of a local checkout).
+ * specifier, or the path of a local checkout). `--runtime <name>` writes
+ * another runtime's entry and configuration instead of Deno's
+ * (`bun`, `node`, `vercel_edge`, `cloudflare_workers`: {@linkcode RUNTIMES}).
  *
  * @example Usage
  * ```ts ignore
@@ -37,6 +41,8 @@ import {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
+  type Runtime,
+  RUNTIMES,
 } from "./generate.ts";
 
 export {
@@ -46,67 +52,98 @@ export {
   type ProjectOptions,
   renderApp,
   type RenderOptions,
+  type Runtime,
+  RUNTIMES,
 } from "./generate.ts";
 
 /** Options of {@linkcode scaffold}. */
 export interface ScaffoldOptions extends RenderOptions, ProjectOptions {
-  /** Overwrite files that exist; default `false`. */
+  /**
+   * Go on when files exist and differ from what the scaffold would write:
+   * each such file is kept as it is, and the scaffold's version is written
+   * beside it as `<file>.new`, to compare and merge by hand. Default
+   * `false`: nothing is written then. Never overwrites a file.
+   */
   force?: boolean;
 }
 
+/** What {@linkcode scaffold} did, by path relative to the project. */
+export interface ScaffoldResult {
+  /** The files written (they did not exist). */
+  written: string[];
+  /** The files that exist with the very content the scaffold writes: left alone. */
+  unchanged: string[];
+  /**
+   * The files that exist with another content (an edit of yours, or an
+   * older scaffold's): kept, and the scaffold's version written to
+   * `<file>.new` beside each (with `force`).
+   */
+  proposed: string[];
+}
+
 /**
- * Writes the app into `dir` (created if needed), plus a `deno.json` when
- * the directory has none.
+ * Writes the app and its `deno.json` into `dir` (created if needed). A
+ * file that exists is never overwritten: one with the same content is left
+ * alone; one that differs stops the scaffold before it writes anything, or,
+ * with `force`, is kept while the scaffold's version goes to `<file>.new`
+ * beside it.
  *
  * @param dir The project directory.
  * @param options The modules left out, the package and `force`.
- * @returns The paths written, relative to `dir`.
- * @throws {Error} When a file exists and `force` is not set (nothing is
- * written then).
+ * @returns What was written, left alone and proposed.
+ * @throws {Error} When a file exists with other content and `force` is not
+ * set (nothing is written then; the message names the files).
  */
 export async function scaffold(
   dir: string,
   options: ScaffoldOptions = {},
-): Promise<string[]> {
+): Promise<ScaffoldResult> {
   const files = renderApp(options);
+  const deno = (options.runtime ?? "deno") === "deno";
+  if (!deno && options.package !== undefined) {
+    throw new Error(
+      "--package applies to the Deno runtime: an npm runtime's package.json names JSR's npm packages",
+    );
+  }
+  if (deno) files.set("deno.json", projectConfig(options));
   const root = dir.replace(/\/+$/, "") || ".";
-  const configPath = `${root}/deno.json`;
-  const writeConfig = !(await exists(configPath));
-  if (!options.force) {
-    const clashes: string[] = [];
-    for (const path of files.keys()) {
-      if (await exists(`${root}/${path}`)) clashes.push(path);
-    }
-    if (clashes.length > 0) {
-      throw new Error(
-        `Refusing to overwrite existing files (use --force): ${
-          clashes.join(", ")
-        }`,
-      );
+  const result: ScaffoldResult = { written: [], unchanged: [], proposed: [] };
+  const plan: [string, string][] = [];
+  const differing: string[] = [];
+  for (const [path, content] of files) {
+    const existing = await readIfExists(`${root}/${path}`);
+    if (existing === null) plan.push([path, content]);
+    else if (existing === content) result.unchanged.push(path);
+    else {
+      differing.push(path);
+      plan.push([`${path}.new`, content]);
     }
   }
-  const written: string[] = [];
-  for (const [path, content] of files) {
+  if (differing.length > 0 && !options.force) {
+    throw new Error(
+      `These files exist and differ from what the scaffold writes, so nothing was written: ${
+        differing.join(", ")
+      }. Run again with --force to keep them and write the scaffold's version of each beside it as <file>.new`,
+    );
+  }
+  for (const [path, content] of plan) {
     const target = `${root}/${path}`;
     await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), {
       recursive: true,
     });
     await Deno.writeTextFile(target, content);
-    written.push(path);
+    if (path.endsWith(".new") && differing.includes(path.slice(0, -4))) {
+      result.proposed.push(path.slice(0, -4));
+    } else result.written.push(path);
   }
-  if (writeConfig) {
-    await Deno.writeTextFile(configPath, projectConfig(options));
-    written.push("deno.json");
-  }
-  return written;
+  return result;
 }
 
-async function exists(path: string): Promise<boolean> {
+async function readIfExists(path: string): Promise<string | null> {
   try {
-    await Deno.lstat(path);
-    return true;
+    return await Deno.readTextFile(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
 }
@@ -114,7 +151,9 @@ async function exists(path: string): Promise<boolean> {
 function usage(): never {
   const flags = modules().map((name) => `[--no-${flagOf(name)}]`).join(" ");
   console.error(
-    `Usage: deno run -A jsr:@portcullis/scaffold <dir> ${flags} [--force] [--package <jsr: specifier or local path>]`,
+    `Usage: deno run -A jsr:@portcullis/scaffold <dir> ${flags} [--runtime <${
+      RUNTIMES.join("|")
+    }>] [--force] [--package <jsr: specifier or local path>]`,
   );
   Deno.exit(2);
 }
@@ -134,7 +173,11 @@ async function main(args: string[]): Promise<void> {
     const module = a.startsWith("--no-") ? optional.get(a.slice(5)) : null;
     if (module) without.push(module);
     else if (a === "--force") options.force = true;
-    else if (a === "--package") options.package = args[++i] ?? usage();
+    else if (a === "--runtime" || a.startsWith("--runtime=")) {
+      const value = a === "--runtime" ? args[++i] : a.slice(10);
+      if (!RUNTIMES.includes(value as Runtime)) usage();
+      options.runtime = value as Runtime;
+    } else if (a === "--package") options.package = args[++i] ?? usage();
     else if (a.startsWith("--package=")) options.package = a.slice(10);
     else if (a.startsWith("-") || dir !== undefined) usage();
     else dir = a;
@@ -142,12 +185,28 @@ async function main(args: string[]): Promise<void> {
   if (dir === undefined) usage();
   options.without = without;
   try {
-    const written = await scaffold(dir, options);
-    console.log(`Wrote ${written.length} files to ${dir}.`);
+    const { written, unchanged, proposed } = await scaffold(dir, options);
     console.log(
-      `Next: cd ${dir} && deno task start   (tests: deno task test; package: ${
-        options.package ?? DEFAULT_PACKAGE
-      })`,
+      `Wrote ${written.length} files to ${dir}${
+        unchanged.length > 0
+          ? ` (${unchanged.length} already there, unchanged)`
+          : ""
+      }.`,
+    );
+    if (proposed.length > 0) {
+      console.log(
+        `These files differ from the scaffold's and were kept; its version of each is beside it as <file>.new, to compare and merge:\n${
+          proposed.map((p) => `  ${p} -> ${p}.new`).join("\n")
+        }`,
+      );
+    }
+    const runtime = options.runtime ?? "deno";
+    console.log(
+      runtime === "deno"
+        ? `Next: cd ${dir} && deno task start   (tests: deno task test; package: ${
+          options.package ?? DEFAULT_PACKAGE
+        })`
+        : `Next: cd ${dir}, then see README.md to install and run it on ${runtime}`,
     );
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);

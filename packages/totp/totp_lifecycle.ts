@@ -53,5 +53,8 @@ export function totpLifecyclePart(store: TotpStore): AccountLifecyclePart {
     addressProven: (event) =>
       isFirstProof(event) ? removeAll(event.subject) : Promise.resolve(0),
     accountDeleted: removeAll,
+    // A second factor once enrolment is confirmed; a pending one is not.
+    hasSecondFactor: async (subject) =>
+      ((await store.find(subject))?.enabledAt ?? 0) > 0,
   };
 }

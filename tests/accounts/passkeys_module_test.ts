@@ -135,3 +135,47 @@ Deno.test("passkeys: PASSKEYS=false or No turns them off; a value neither yes no
     /^TypeError: PASSKEYS must be one of .* received "none"$/,
   );
 });
+
+Deno.test("passkeys: a passkey lets the password be 8 characters (NIST SP 800-63B-4), and the last one stays while the password is shorter than 15", async () => {
+  const app = await startTestApp({ PASSKEYS: "on" });
+  let { token } = await app.verifiedUser("nist@example.com", PASSWORD);
+  const add = async (password: string, name: string) => {
+    const options = await app.call("POST", "/passkeys/register/options", {
+      password,
+    }, token);
+    assert.equal(options.res.status, 200);
+    const added = await app.call("POST", "/passkeys/register", {
+      response: await new SoftAuthenticator().create(options.json),
+      name,
+    }, token);
+    assert.equal(added.res.status, 201);
+    return added.json.id as string;
+  };
+  const change = async (currentPassword: string, newPassword: string) =>
+    await app.call("POST", "/account/password", {
+      currentPassword,
+      newPassword,
+    }, token);
+  assert.equal((await change(PASSWORD, "eight ch")).res.status, 422);
+  const first = await add(PASSWORD, "Laptop");
+  const short = await change(PASSWORD, "eight ch");
+  assert.equal(short.res.status, 200, short.text);
+  token = short.json.token;
+  const second = await add("eight ch", "Phone");
+  const remove = (id: string, password: string) =>
+    app.call("POST", "/account/passkeys/delete", { id, password }, token);
+  assert.equal(
+    (await remove(first, "eight ch")).res.status,
+    204,
+    "one remains",
+  );
+  const last = await remove(second, "eight ch");
+  assert.equal(last.res.status, 409);
+  assert.equal(last.json.error, "password_too_short");
+  assert.match(last.json.message, /at least 15 characters/);
+  const longer = await change("eight ch", PASSWORD);
+  assert.equal(longer.res.status, 200);
+  token = longer.json.token;
+  assert.equal((await remove(second, PASSWORD)).res.status, 204);
+  app.close();
+});

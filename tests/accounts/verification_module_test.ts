@@ -10,7 +10,7 @@ import { startTestApp } from "../../examples/app/testing.ts";
 
 Deno.test("verification: notes wait for the proof; POST /verify redeems the mailed link once", async () => {
   const { call, mail, close } = await startTestApp();
-  const password = "correct horse";
+  const password = "correct horse battery";
   const owner = (await call("POST", "/register", {
     email: "o@example.com",
     password,

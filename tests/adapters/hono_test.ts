@@ -23,7 +23,7 @@ import {
 function setup(options: { sliding?: boolean; now?: () => number } = {}) {
   const sessions = new SessionManager({
     secret: SecretProvider.fromValue(
-      "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
+      crypto.getRandomValues(new Uint8Array(32)),
     ),
     store: new KVSessionStore(new MemoryKV()),
     sliding: options.sliding
@@ -115,7 +115,7 @@ Deno.test("hono adapter: a middleware that passes next() another Request is refu
 Deno.test('hono adapter: typed variables c.get("identity") and c.get("user") hold what the middleware resolved', async () => {
   const sessions = new SessionManager({
     secret: SecretProvider.fromValue(
-      "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
+      crypto.getRandomValues(new Uint8Array(32)),
     ),
     store: new KVSessionStore(new MemoryKV()),
   });

@@ -122,7 +122,7 @@ export async function startApp(
   await migrate(db);
   const kv = await DenoKV.open(`${dir}/kv.sqlite3`, { now });
   const secret = SecretProvider.fromValue(
-    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+    crypto.getRandomValues(new Uint8Array(32)),
   );
   const sessionStore = new KVSessionStore(options.sessionKv?.(kv) ?? kv);
   const sessions = new SessionManager({ secret, store: sessionStore, now });

@@ -22,7 +22,7 @@ Deno.test("GET / shows links when anonymous and the email when signed in", async
   assert.match(page.body, /href="\/register"/);
   await b.post("/register", {
     email: "Ann@Example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   page = await b.page("/");
   assert.equal(page.status, 200);
@@ -49,7 +49,7 @@ Deno.test("POST /register (form) answers 303 to / with the session cookie and ma
   const b = new Browser(app.origin);
   const res = await b.post("/register", {
     email: "a@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(res.status, 303);
   assert.equal(res.headers.get("location"), "/");
@@ -75,7 +75,7 @@ Deno.test("POST /register (JSON) answers 201 {subject, token}; 409 for a taken e
   await using app = await startApp();
   const created = await api(app.origin, "POST", "/register", {
     email: "b@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(created.status, 201);
   assert.equal(typeof created.body.subject, "string");
@@ -99,11 +99,11 @@ Deno.test("POST /register (JSON) answers 201 {subject, token}; 409 for a taken e
 
   for (
     const body of [
-      { email: "not-an-email", password: "correct horse" },
+      { email: "not-an-email", password: "correct horse battery" },
       { email: "c@example.com", password: "short" },
       { email: "c@example.com" },
-      { password: "correct horse" },
-      { email: ["c@example.com"], password: "correct horse" },
+      { password: "correct horse battery" },
+      { email: ["c@example.com"], password: "correct horse battery" },
     ]
   ) {
     const res = await api(app.origin, "POST", "/register", body);
@@ -114,7 +114,7 @@ Deno.test("POST /register (JSON) answers 201 {subject, token}; 409 for a taken e
   const b = new Browser(app.origin);
   const form = await b.post("/register", {
     email: "b@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(form.status, 409);
   assert.match(await form.text(), /already registered/);
@@ -173,7 +173,7 @@ Deno.test("POST /logout revokes the jti: form 303 to /login clearing the cookie;
   const b = new Browser(app.origin);
   await b.post("/register", {
     email: "e@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   const token = b.cookies.get("__Host-session")!;
   const res = await b.post("/logout", {});
@@ -220,7 +220,7 @@ Deno.test("finding 5 (GET /verify consumed the token): GET /verify shows a confi
   const b = new Browser(app.origin);
   await b.post("/register", {
     email: "g@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   await b.page("/"); // read the welcome flash
   const link = new URL(app.lastLink("g@example.com"));
@@ -323,7 +323,7 @@ Deno.test("POST /verify/resend (signed in) mails a new link, flashes and redirec
   const b = new Browser(app.origin);
   await b.post("/register", {
     email: "h@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   const first = app.lastLink("h@example.com");
   const res = await b.post("/verify/resend", { next: "/account" });
@@ -345,7 +345,7 @@ Deno.test("GET /account: 200 HTML when signed in; 303 to /login?next=/account fo
   assert.equal(anon.headers.get("location"), "/login?next=%2Faccount");
   await b.post("/register", {
     email: "i@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   const page = await b.page("/account");
   assert.equal(page.status, 200);
@@ -466,23 +466,23 @@ Deno.test("a password change signs the user out everywhere (revokeAll) and keeps
   const { token } = await registerJson(
     app.origin,
     "m@example.com",
-    "first password",
+    "first long password",
   );
   const b = new Browser(app.origin);
   await b.post("/login", {
     email: "m@example.com",
-    password: "first password",
+    password: "first long password",
   });
   app.advance(1000);
   const wrong = await b.post("/account/password", {
     currentPassword: "nope nope",
-    newPassword: "second password",
+    newPassword: "second long password",
   });
   assert.equal(wrong.status, 401);
   await wrong.body?.cancel();
   const res = await b.post("/account/password", {
-    currentPassword: "first password",
-    newPassword: "second password",
+    currentPassword: "first long password",
+    newPassword: "second long password",
   });
   assert.equal(res.status, 303);
   assert.equal(
@@ -492,12 +492,12 @@ Deno.test("a password change signs the user out everywhere (revokeAll) and keeps
   assert.equal((await b.page("/account")).status, 200);
   const old = await api(app.origin, "POST", "/login", {
     email: "m@example.com",
-    password: "first password",
+    password: "first long password",
   });
   assert.equal(old.status, 401);
   const fresh = await api(app.origin, "POST", "/login", {
     email: "m@example.com",
-    password: "second password",
+    password: "second long password",
   });
   assert.equal(fresh.status, 200);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { openLocalSQLite } from "../../examples/app/local_sqlite.ts";
+import { openLocalSQLite } from "../../packages/accounts/deno/_node_sqlite.ts";
 import {
   migrate,
   SQLCredentialStore,

@@ -166,7 +166,7 @@ Deno.test("SECURITY item 17: POST /password/reset (form) sets the password, revo
   assert.match(weakBody, /id="password-error"/);
   const common = await asker.post("/password/reset", {
     token,
-    password: "password123",
+    password: "1qaz2wsx3edc4rfv",
   });
   assert.equal(common.status, 422);
   assert.match(await common.text(), /too common/);

@@ -97,7 +97,7 @@ Deno.test({
       for (const [i, without] of cases.entries()) {
         const name = `p${String(i).padStart(2, "0")}`;
         const dir = `${ws}/${name}`;
-        const written = await scaffold(dir, {
+        const { written } = await scaffold(dir, {
           without,
           package: root.pathname,
         });

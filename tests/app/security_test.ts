@@ -70,7 +70,7 @@ Deno.test("after a resend the older link answers 400 and the newer one works", a
   const b = new Browser(app.origin);
   await b.post("/register", {
     email: "v5@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   const older = app.lastLink("v5@example.com");
   (await b.post("/verify/resend", {})).body?.cancel();
@@ -81,7 +81,10 @@ Deno.test("after a resend the older link answers 400 and the newer one works", a
     (await app.credentials.findByEmail("v5@example.com"))!.verifiedAt,
     0,
   );
-  assert.equal((await redeemLink(newer, {}, "correct horse")).status, 303);
+  assert.equal(
+    (await redeemLink(newer, {}, "correct horse battery")).status,
+    303,
+  );
 });
 
 Deno.test("the verification link does not sign anyone in (SECURITY 44)", async () => {
@@ -377,12 +380,12 @@ Deno.test("registration and resend are rate limited (429 + Retry-After)", async 
   const b = new Browser(app.origin);
   const second = await b.post("/register", {
     email: "r2@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(second.status, 303);
   const third = await api(app.origin, "POST", "/register", {
     email: "r3@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   assert.equal(third.status, 429);
   assert.ok(third.headers.has("retry-after"));
@@ -402,7 +405,7 @@ Deno.test("CSRF: a cross-site form POST is refused with 403 and changes nothing 
   const b = new Browser(app.origin);
   await b.post("/register", {
     email: "csrf@example.com",
-    password: "correct horse",
+    password: "correct horse battery",
   });
   const before = app.mail.length;
   for (

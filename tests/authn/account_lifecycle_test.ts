@@ -193,3 +193,67 @@ Deno.test("addressProven(): the first proof removes every method's credentials; 
   );
   assert.equal((await a.passkeys.listFor("u2")).length, 1);
 });
+
+Deno.test("hasSecondFactor(): TOTP once confirmed and any passkey answer yes, a provider identity no; except leaves a method out; a part that throws counts as no", async () => {
+  const credentials = new MemoryCredentialStore();
+  const totp = new MemoryTotpStore();
+  const passkeys = new MemoryPasskeyStore();
+  const identities = new MemoryIdentityStore();
+  const parts = [
+    totpLifecyclePart(totp),
+    passkeyLifecyclePart(passkeys),
+    identityLifecyclePart(identities),
+    passwordLifecyclePart(credentials),
+  ];
+  const lifecycle = accountLifecycle(parts);
+  await identities.link({
+    provider: "op",
+    providerSubject: "s1",
+    subject: "u1",
+    email: "a@example.com",
+    createdAt: 1,
+  });
+  assert.equal(await lifecycle.hasSecondFactor("u1"), false, "a provider");
+  await totp.savePending({
+    subject: "u1",
+    secret: "sealed",
+    enabledAt: 0,
+    lastStep: 0,
+    createdAt: 0,
+  });
+  assert.equal(await lifecycle.hasSecondFactor("u1"), false, "pending TOTP");
+  await totp.enable("u1", "sealed", 1, 2);
+  assert.equal(await lifecycle.hasSecondFactor("u1"), true, "TOTP on");
+  assert.equal(
+    await lifecycle.hasSecondFactor("u1", { except: "totp" }),
+    false,
+    "nothing besides TOTP",
+  );
+  await passkeys.add({
+    credentialId: "c1",
+    subject: "u1",
+    publicKey: "pk",
+    counter: 0,
+    transports: [],
+    name: "key",
+    createdAt: 1,
+    lastUsedAt: 0,
+  });
+  assert.equal(
+    await lifecycle.hasSecondFactor("u1", { except: "totp" }),
+    true,
+    "a passkey besides TOTP",
+  );
+  assert.equal(await lifecycle.hasSecondFactor("u2"), false, "another user");
+  const failing: AccountLifecyclePart = {
+    method: "broken",
+    addressProven: () => Promise.resolve(0),
+    accountDeleted: () => Promise.resolve(0),
+    hasSecondFactor: () => Promise.reject(new Error("store down")),
+  };
+  const strict = accountLifecycle([
+    failing,
+    passwordLifecyclePart(credentials),
+  ]);
+  assert.equal(await strict.hasSecondFactor("u1"), false, "fails closed");
+});

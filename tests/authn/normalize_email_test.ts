@@ -96,13 +96,15 @@ Deno.test("item 44: property: normalizeEmail either throws INVALID_EMAIL or retu
   );
 });
 
-Deno.test("item 11: the policy asks 8 code points by default, accepts spaces, emoji, 64+ characters and no composition rules", () => {
+Deno.test("item 11: the policy asks 15 code points by default (8 with a second factor), accepts spaces, emoji, 64+ characters and no composition rules", () => {
   const policy = new PasswordPolicy();
+  assert.equal(policy.minLength, 15);
+  assert.equal(policy.minLengthWithSecondFactor, 8);
   for (
     const ok of [
-      "aaaaaaaa",
-      "        ",
-      "🔑🔑🔑🔑🔑🔑🔑🔑",
+      "a".repeat(15),
+      " ".repeat(15),
+      "🔑".repeat(15),
       "x".repeat(1024),
       "é".repeat(64),
       "😀".repeat(64),
@@ -111,10 +113,27 @@ Deno.test("item 11: the policy asks 8 code points by default, accepts spaces, em
     policy.check(ok);
   }
   assert.throws(
-    () => policy.check("🔑".repeat(7)),
+    () => policy.check("🔑".repeat(14)),
+    /too short: 14 characters, at least 15/,
+  );
+  policy.check("🔑".repeat(8), { secondFactor: true });
+  assert.throws(
+    () => policy.check("🔑".repeat(7), { secondFactor: true }),
     /too short: 7 characters, at least 8/,
   );
   assert.throws(() => policy.check("short"), AuthError);
+  assert.equal(
+    new PasswordPolicy({ minLength: 6 }).minLengthWithSecondFactor,
+    6,
+  );
+  assert.throws(
+    () => new PasswordPolicy({ minLength: 10, minLengthWithSecondFactor: 11 }),
+    RangeError,
+  );
+  assert.throws(
+    () => new PasswordPolicy({ minLengthWithSecondFactor: 0 }),
+    RangeError,
+  );
 });
 
 Deno.test("item 12: the hard cap is 1024 bytes by default and configurable, never below 256", () => {

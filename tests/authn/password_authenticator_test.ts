@@ -37,16 +37,19 @@ Deno.test("register creates a user with a normalised email and a random subject;
     hasher: fast(),
     now: () => 42,
   });
-  const r = await auth.register("  Alice@Example.com ", "correct horse");
+  const r = await auth.register(
+    "  Alice@Example.com ",
+    "correct horse battery",
+  );
   assert.equal(r.kind, "created");
   const subject = (r as { subject: string }).subject;
   assert.match(subject, /^[A-Za-z0-9_-]{22}$/); // 128 bits, base64url
   const user = await credentials.findByEmail("alice@example.com");
   assert.equal(user?.id, subject);
   assert.equal(user?.createdAt, 42);
-  assert.ok(!user?.passwordHash.includes("correct horse"));
+  assert.ok(!user?.passwordHash.includes("correct horse battery"));
   assert.equal(
-    await auth.authenticate("ALICE@example.com", "correct horse"),
+    await auth.authenticate("ALICE@example.com", "correct horse battery"),
     subject,
   );
   assert.equal(
@@ -66,7 +69,7 @@ Deno.test("item 23-like: subject ids are distinct and never contain |", async ()
   });
   const seen = new Set<string>();
   for (let i = 0; i < 20; i++) {
-    const r = await auth.register(`u${i}@example.com`, "password1");
+    const r = await auth.register(`u${i}@example.com`, "first long password");
     assert.equal(r.kind, "created");
     const s = (r as { subject: string }).subject;
     assert.ok(!s.includes("|"));
@@ -78,13 +81,19 @@ Deno.test("item 23-like: subject ids are distinct and never contain |", async ()
 Deno.test("register answers emailTaken for the same normalised email, and nothing changes", async () => {
   const credentials = new MemoryCredentialStore();
   const auth = new PasswordAuthenticator({ credentials, hasher: fast() });
-  await auth.register("a@example.com", "password1");
+  await auth.register("a@example.com", "first long password");
   const before = await credentials.findByEmail("a@example.com");
-  assert.deepEqual(await auth.register("A@EXAMPLE.COM", "password2"), {
-    kind: "emailTaken",
-  });
+  assert.deepEqual(
+    await auth.register("A@EXAMPLE.COM", "second long password"),
+    {
+      kind: "emailTaken",
+    },
+  );
   assert.deepEqual(await credentials.findByEmail("a@example.com"), before);
-  assert.equal(await auth.authenticate("a@example.com", "password2"), null);
+  assert.equal(
+    await auth.authenticate("a@example.com", "second long password"),
+    null,
+  );
 });
 
 Deno.test("concurrent registrations of one email end in exactly one created", async () => {
@@ -95,7 +104,7 @@ Deno.test("concurrent registrations of one email end in exactly one created", as
   const results = await Promise.all(
     Array.from(
       { length: 8 },
-      () => auth.register("race@example.com", "password1"),
+      () => auth.register("race@example.com", "first long password"),
     ),
   );
   assert.equal(results.filter((r) => r.kind === "created").length, 1);
@@ -105,10 +114,13 @@ Deno.test("item 44 / item 11 / issue 8 (outcomes as values): register answers re
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());
   const auth = new PasswordAuthenticator({ credentials, hasher });
-  assert.deepEqual(await auth.register("a＠b@example.com", "password1"), {
-    kind: "rejected",
-    reason: "emailInvalid",
-  });
+  assert.deepEqual(
+    await auth.register("a＠b@example.com", "first long password"),
+    {
+      kind: "rejected",
+      reason: "emailInvalid",
+    },
+  );
   assert.deepEqual(await auth.register("a@example.com", "short"), {
     kind: "rejected",
     reason: "passwordTooShort",
@@ -133,15 +145,76 @@ Deno.test("item 11: minPasswordLength is configurable (NIST asks 15 for password
   const auth = new PasswordAuthenticator({
     credentials: new MemoryCredentialStore(),
     hasher: fast(),
-    minPasswordLength: 15,
+    minPasswordLength: 20,
   });
+  assert.deepEqual(
+    await auth.register("a@example.com", "nineteen characters"),
+    { kind: "rejected", reason: "passwordTooShort" },
+  );
+  assert.equal(
+    (await auth.register("a@example.com", "twenty characters!!!")).kind,
+    "created",
+  );
+});
+
+Deno.test("NIST SP 800-63B-4 §3.1.1.2: a password that is the only factor needs 15 characters by default, 8 with a second factor", async () => {
+  const auth = new PasswordAuthenticator({
+    credentials: new MemoryCredentialStore(),
+    hasher: fast(),
+  });
+  // Registration: a new account has no second factor.
   assert.deepEqual(await auth.register("a@example.com", "fourteen chars"), {
     kind: "rejected",
     reason: "passwordTooShort",
   });
+  const created = await auth.register("a@example.com", "fifteen chars!!");
+  assert.equal(created.kind, "created");
+  if (created.kind !== "created") return;
+  assert.equal(auth.minPasswordLength(), 15);
+  assert.equal(auth.minPasswordLength({ secondFactor: true }), 8);
+  // A change without a second factor: 15 again.
+  await assert.rejects(
+    () =>
+      auth.changePasswordWithCurrent(created.subject, {
+        currentPassword: "fifteen chars!!",
+        newPassword: "eight ch",
+      }),
+    (e: unknown) => e instanceof AuthError && e.reason === "passwordTooShort",
+  );
+  await assert.rejects(
+    () => auth.changePassword(created.subject, "fourteen chars"),
+    (e: unknown) => e instanceof AuthError && e.reason === "passwordTooShort",
+  );
+  await assert.rejects(
+    () => auth.checkNewPassword("fourteen chars"),
+    /at least 15/,
+  );
+  // With a second factor, 8 is enough, and 7 is not.
+  await assert.rejects(
+    () => auth.checkNewPassword("seven c", { secondFactor: true }),
+    /at least 8/,
+  );
   assert.equal(
-    (await auth.register("a@example.com", "fifteen chars!!")).kind,
-    "created",
+    await auth.changePasswordWithCurrent(created.subject, {
+      currentPassword: "fifteen chars!!",
+      newPassword: "eight ch",
+      secondFactor: true,
+    }),
+    true,
+  );
+  // The shorter password set with a second factor still signs in.
+  assert.equal(
+    await auth.authenticate("a@example.com", "eight ch"),
+    created.subject,
+  );
+  assert.throws(
+    () =>
+      new PasswordAuthenticator({
+        credentials: new MemoryCredentialStore(),
+        minPasswordLength: 10,
+        minPasswordLengthWithSecondFactor: 12,
+      }),
+    RangeError,
   );
 });
 
@@ -149,14 +222,14 @@ Deno.test("item 13: a pluggable breached-password check refuses listed passwords
   const auth = new PasswordAuthenticator({
     credentials: new MemoryCredentialStore(),
     hasher: fast(),
-    isCompromised: (p) => p === "password123",
+    isCompromised: (p) => p === "password123456789",
   });
-  assert.deepEqual(await auth.register("a@example.com", "password123"), {
+  assert.deepEqual(await auth.register("a@example.com", "password123456789"), {
     kind: "rejected",
     reason: "passwordCommon",
   });
   assert.equal(
-    (await auth.register("a@example.com", "password124")).kind,
+    (await auth.register("a@example.com", "password123456780")).kind,
     "created",
   );
 });
@@ -171,12 +244,12 @@ Deno.test("item 15: an unknown email runs exactly one hasher.verify, against a d
     1,
     "the dummy is minted when the authenticator is made",
   );
-  await auth.register("known@example.com", "password1");
+  await auth.register("known@example.com", "first long password");
   calls.hash = 0;
   for (let i = 0; i < 3; i++) {
     const before = calls.verify;
     assert.equal(
-      await auth.authenticate(`nobody${i}@example.com`, "password1"),
+      await auth.authenticate(`nobody${i}@example.com`, "first long password"),
       null,
     );
     assert.equal(calls.verify - before, 1);
@@ -187,7 +260,10 @@ Deno.test("item 15: an unknown email runs exactly one hasher.verify, against a d
   assert.equal(new Set(calls.verified).size, 1);
   // A wrong password for a known email also costs exactly one verify.
   const before = calls.verify;
-  assert.equal(await auth.authenticate("known@example.com", "password2"), null);
+  assert.equal(
+    await auth.authenticate("known@example.com", "second long password"),
+    null,
+  );
   assert.equal(calls.verify - before, 1);
 });
 
@@ -208,7 +284,7 @@ Deno.test("issue 16 finding 6 / item 15: a password login on an account without 
     new Pbkdf2Hasher({ iterations: 1000, subtle: counting }),
   );
   const auth = new PasswordAuthenticator({ credentials, hasher });
-  await auth.register("known@example.com", "password1");
+  await auth.register("known@example.com", "first long password");
   // The markers an app stores for "no password" ("!oidc-only" in the
   // reference app), as a locked entry in /etc/shadow.
   const markers = ["!oidc-only", "!", "*", ""];
@@ -249,7 +325,7 @@ Deno.test("item 12: oversize or malformed input is refused before any hashing, w
   const credentials = new MemoryCredentialStore();
   const { hasher, calls } = spy(fast());
   const auth = new PasswordAuthenticator({ credentials, hasher });
-  await auth.register("a@example.com", "password1");
+  await auth.register("a@example.com", "first long password");
   const v = calls.verify;
   assert.equal(
     await auth.authenticate("a@example.com", "x".repeat(1025)),
@@ -260,7 +336,10 @@ Deno.test("item 12: oversize or malformed input is refused before any hashing, w
     await auth.authenticate("nobody@example.com", "x".repeat(100_000)),
     null,
   );
-  assert.equal(await auth.authenticate("not an email", "password1"), null);
+  assert.equal(
+    await auth.authenticate("not an email", "first long password"),
+    null,
+  );
   assert.equal(
     await auth.authenticate("a@example.com", "pass\ud800word"),
     null,
@@ -274,19 +353,28 @@ Deno.test("item 3: a hash below policy is re-minted on successful login, through
     credentials,
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
   });
-  const r = await old.register("a@example.com", "password1");
+  const r = await old.register("a@example.com", "first long password");
   const subject = (r as { subject: string }).subject;
   const oldHash = (await credentials.findById(subject))!.passwordHash;
   const current = new Pbkdf2Hasher({ iterations: 2000, minIterations: 1000 });
   const auth = new PasswordAuthenticator({ credentials, hasher: current });
   // A failed login never writes.
-  assert.equal(await auth.authenticate("a@example.com", "password2"), null);
+  assert.equal(
+    await auth.authenticate("a@example.com", "second long password"),
+    null,
+  );
   assert.equal((await credentials.findById(subject))!.passwordHash, oldHash);
-  assert.equal(await auth.authenticate("a@example.com", "password1"), subject);
+  assert.equal(
+    await auth.authenticate("a@example.com", "first long password"),
+    subject,
+  );
   const newHash = (await credentials.findById(subject))!.passwordHash;
   assert.match(newHash, /^\$pbkdf2-sha256\$i=2000\$/);
   assert.equal(current.needsRehash(newHash), false);
-  assert.equal(await auth.authenticate("a@example.com", "password1"), subject);
+  assert.equal(
+    await auth.authenticate("a@example.com", "first long password"),
+    subject,
+  );
 });
 
 Deno.test("item 3: rehash loses to a concurrent password change (compare-and-set)", async () => {
@@ -296,7 +384,9 @@ Deno.test("item 3: rehash loses to a concurrent password change (compare-and-set
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
   });
   const subject =
-    ((await old.register("a@example.com", "password1")) as { subject: string })
+    ((await old.register("a@example.com", "first long password")) as {
+      subject: string;
+    })
       .subject;
   const current = new Pbkdf2Hasher({ iterations: 2000, minIterations: 1000 });
   const racing: PasswordHasher = {
@@ -309,12 +399,18 @@ Deno.test("item 3: rehash loses to a concurrent password change (compare-and-set
     needsRehash: (s) => current.needsRehash(s),
   };
   const auth = new PasswordAuthenticator({ credentials, hasher: racing });
-  assert.equal(await auth.authenticate("a@example.com", "password1"), subject);
+  assert.equal(
+    await auth.authenticate("a@example.com", "first long password"),
+    subject,
+  );
   assert.equal(
     await old.authenticate("a@example.com", "brand new password"),
     subject,
   );
-  assert.equal(await old.authenticate("a@example.com", "password1"), null);
+  assert.equal(
+    await old.authenticate("a@example.com", "first long password"),
+    null,
+  );
 });
 
 Deno.test("item 9: migration verifies a bcrypt hash, re-mints PBKDF2 of the exact password, and the bcrypt hash is gone", async () => {
@@ -356,7 +452,7 @@ Deno.test("item 9: migration verifies a bcrypt hash, re-mints PBKDF2 of the exac
     "legacy1",
   );
   // New registrations are PBKDF2.
-  await auth.register("new@example.com", "password1");
+  await auth.register("new@example.com", "first long password");
   assert.match(
     (await credentials.findByEmail("new@example.com"))!.passwordHash,
     /^\$pbkdf2-sha256\$/,
@@ -372,36 +468,47 @@ Deno.test("item 17: changePasswordWithCurrent requires the current password", as
   const credentials = new MemoryCredentialStore();
   const auth = new PasswordAuthenticator({ credentials, hasher: fast() });
   const subject =
-    ((await auth.register("a@example.com", "password1")) as { subject: string })
+    ((await auth.register("a@example.com", "first long password")) as {
+      subject: string;
+    })
       .subject;
   assert.equal(
     await auth.changePasswordWithCurrent(subject, {
       currentPassword: "wrong pass",
-      newPassword: "password2",
+      newPassword: "second long password",
     }),
     false,
   );
-  assert.equal(await auth.authenticate("a@example.com", "password1"), subject);
+  assert.equal(
+    await auth.authenticate("a@example.com", "first long password"),
+    subject,
+  );
   await assert.rejects(
     () =>
       auth.changePasswordWithCurrent(subject, {
-        currentPassword: "password1",
+        currentPassword: "first long password",
         newPassword: "short",
       }),
     AuthError,
   );
   assert.equal(
     await auth.changePasswordWithCurrent(subject, {
-      currentPassword: "password1",
-      newPassword: "password2",
+      currentPassword: "first long password",
+      newPassword: "second long password",
     }),
     true,
   );
-  assert.equal(await auth.authenticate("a@example.com", "password1"), null);
-  assert.equal(await auth.authenticate("a@example.com", "password2"), subject);
+  assert.equal(
+    await auth.authenticate("a@example.com", "first long password"),
+    null,
+  );
+  assert.equal(
+    await auth.authenticate("a@example.com", "second long password"),
+    subject,
+  );
   assert.equal(
     await auth.changePasswordWithCurrent("nobody", {
-      currentPassword: "password2",
+      currentPassword: "second long password",
       newPassword: "password3",
     }),
     false,
@@ -412,11 +519,22 @@ Deno.test("changePassword (reset flows) sets a new password; unknown subjects an
   const credentials = new MemoryCredentialStore();
   const auth = new PasswordAuthenticator({ credentials, hasher: fast() });
   const subject =
-    ((await auth.register("a@example.com", "password1")) as { subject: string })
+    ((await auth.register("a@example.com", "first long password")) as {
+      subject: string;
+    })
       .subject;
-  assert.equal(await auth.changePassword(subject, "password9"), true);
-  assert.equal(await auth.authenticate("a@example.com", "password9"), subject);
-  assert.equal(await auth.changePassword("nobody", "password9"), false);
+  assert.equal(
+    await auth.changePassword(subject, "a ninth long password"),
+    true,
+  );
+  assert.equal(
+    await auth.authenticate("a@example.com", "a ninth long password"),
+    subject,
+  );
+  assert.equal(
+    await auth.changePassword("nobody", "a ninth long password"),
+    false,
+  );
   await assert.rejects(() => auth.changePassword(subject, "short"), AuthError);
 });
 
@@ -432,10 +550,10 @@ Deno.test("item 8: the hasher sees only the password, never the email or id", as
     credentials: new MemoryCredentialStore(),
     hasher,
   });
-  await auth.register("a@example.com", "password1");
-  await auth.authenticate("a@example.com", "password1");
-  await auth.authenticate("b@example.com", "password1");
-  assert.ok(seen.filter((p) => p !== "password1").length <= 1); // the dummy's random password
+  await auth.register("a@example.com", "first long password");
+  await auth.authenticate("a@example.com", "first long password");
+  await auth.authenticate("b@example.com", "first long password");
+  assert.ok(seen.filter((p) => p !== "first long password").length <= 1); // the dummy's random password
   assert.ok(seen.every((p) => !p.includes("example.com")));
 });
 
@@ -446,7 +564,7 @@ Deno.test("a newId that returns a bad subject is refused with INVALID_SUBJECT", 
     newId: () => "a|b",
   });
   await assert.rejects(
-    () => auth.register("a@example.com", "password1"),
+    () => auth.register("a@example.com", "first long password"),
     (e: unknown) => e instanceof AuthError && e.code === "INVALID_SUBJECT",
   );
 });
@@ -477,12 +595,12 @@ Deno.test("hardening finding 1: with revokeSessions, a password write revokes be
         : Promise.resolve();
     },
   });
-  const r = await auth.register("o@example.com", "correct horse");
+  const r = await auth.register("o@example.com", "correct horse battery");
   if (r.kind !== "created") throw new Error(r.kind);
   assert.equal(
     await auth.changePasswordWithCurrent(r.subject, {
-      currentPassword: "correct horse",
-      newPassword: "second horse",
+      currentPassword: "correct horse battery",
+      newPassword: "second horse battery",
     }),
     true,
   );
@@ -494,10 +612,12 @@ Deno.test("hardening finding 1: with revokeSessions, a password write revokes be
 
   events.length = 0;
   revokeFails = true;
-  await assert.rejects(() => auth.changePassword(r.subject, "third horse"));
+  await assert.rejects(() =>
+    auth.changePassword(r.subject, "third horse battery")
+  );
   assert.deepEqual(events, [`revoke ${r.subject}`], "nothing was written");
   assert.equal(
-    await auth.authenticate("o@example.com", "second horse"),
+    await auth.authenticate("o@example.com", "second horse battery"),
     r.subject,
   );
 });
@@ -513,7 +633,7 @@ Deno.test("SECURITY item 45: login through a LoginThrottle answers throttled wit
       baseDelaySeconds: 60,
     }),
   });
-  await auth.register("k@example.com", "correct horse");
+  await auth.register("k@example.com", "correct horse battery");
   for (const email of ["k@example.com", "nobody@example.com", "not-an-email"]) {
     for (let i = 0; i < 2; i++) {
       assert.deepEqual(await auth.login(email, "wrong horse"), {
@@ -521,12 +641,12 @@ Deno.test("SECURITY item 45: login through a LoginThrottle answers throttled wit
       });
     }
     const verifies = calls.verify;
-    const held = await auth.login(email, "correct horse");
+    const held = await auth.login(email, "correct horse battery");
     assert.deepEqual(held, { kind: "throttled", retryAfterSeconds: 60 });
     assert.equal(calls.verify, verifies, "no hash while throttled");
   }
   // From another address the owner signs in, which clears the counts.
-  const ok = await auth.login("k@example.com", "correct horse", {
+  const ok = await auth.login("k@example.com", "correct horse battery", {
     address: "203.0.113.5",
   });
   assert.equal(ok.kind, "ok");

@@ -1,13 +1,20 @@
 /**
  * One conformance run of one entry: the mail sink and the sign-in methods'
  * services, the entry started by {@linkcode startEntry} on
- * `http://localhost:<port>`, the contract, the runner's own checks, and the
+ * `http://localhost:<port>`, the contract, the security test kit of
+ * `@portcullis/accounts/testing`, the runner's own checks, and the
  * closing line. An entry that cannot start here is skipped (a failure
  * under CI).
  *
  * @module
  */
 import type { ContractResult } from "./contract.ts";
+import {
+  formatKitReport,
+  recordedMailReader,
+  runAccountsKit,
+} from "@portcullis/accounts/testing";
+import type { MailSink } from "./mail_sink.ts";
 import {
   type EntryName,
   EntryUnavailable,
@@ -72,6 +79,7 @@ export async function runEntry(
     mail,
     { secret, op: signIn.op, opError: signIn.opError },
   );
+  await runKit(entry.label, origin, mail, result);
   await after?.(origin, result);
   const closing = await entry.stop();
   await mail.close();
@@ -79,4 +87,40 @@ export async function runEntry(
   for (const line of closing) console.log(line);
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   finish(result, entry.output());
+}
+
+/**
+ * Runs the security test kit of `@portcullis/accounts/testing` against the
+ * entry, as a user runs it against their app: its checks join the tally,
+ * and its time is printed per runtime.
+ *
+ * @param label The runtime.
+ * @param origin Where the entry listens.
+ * @param mail The mail sink the entry sends to.
+ * @param result The tally to add to.
+ */
+async function runKit(
+  label: string,
+  origin: string,
+  mail: MailSink,
+  result: ContractResult,
+): Promise<void> {
+  const report = await runAccountsKit({
+    baseUrl: origin,
+    mail: recordedMailReader(mail.mails),
+    totp: true, // the entries list the TOTP module
+    verification: true,
+  });
+  for (const line of formatKitReport(report).split("\n")) {
+    console.log(
+      line.startsWith("security kit:") ? `# ${label}: ${line}` : line,
+    );
+  }
+  for (const r of report.results) {
+    if (r.status === "passed") result.passed++;
+    else {
+      result.failed++;
+      result.failures.push(`security kit: ${r.name}`);
+    }
+  }
 }

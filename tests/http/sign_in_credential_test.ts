@@ -47,9 +47,9 @@ Deno.test("hardening finding 2: PasswordAuthenticator.login's ok result signs in
     credentials: new MemoryCredentialStore(),
     hasher: new Pbkdf2Hasher({ iterations: 1000 }),
   });
-  const created = await auth.register("a@example.com", "correct horse");
+  const created = await auth.register("a@example.com", "correct horse battery");
   assert.equal(created.kind, "created");
-  const login = await auth.login("a@example.com", "correct horse");
+  const login = await auth.login("a@example.com", "correct horse battery");
   assert.equal(login.kind, "ok");
   if (login.kind !== "ok" || created.kind !== "created") return;
   const fresh = await app(sessions, () => login)(

@@ -19,7 +19,7 @@ import {
 
 const ORIGIN = "https://app.example";
 const secret = SecretProvider.fromValue(
-  "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
+  crypto.getRandomValues(new Uint8Array(32)),
 );
 const quiet = { onEvent: () => {}, crossOrigin: { appOrigin: ORIGIN } };
 

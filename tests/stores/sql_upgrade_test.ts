@@ -23,7 +23,7 @@ import mysql from "mysql2/promise";
 import { drizzle as mysqlDrizzle } from "drizzle-orm/mysql2";
 import { Miniflare } from "miniflare";
 import { sql } from "drizzle-orm";
-import { openLocalSQLite } from "../../examples/app/local_sqlite.ts";
+import { openLocalSQLite } from "../../packages/accounts/deno/_node_sqlite.ts";
 import {
   checkMigrations,
   migrate,

@@ -312,7 +312,7 @@ storeTest(
 
 function deviceSigner(purpose = "login-device"): DeviceTokenSigner {
   const keys = SecretProvider.fromValue(
-    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+    crypto.getRandomValues(new Uint8Array(32)),
   ).keys(purpose);
   return {
     sign: async (p) => signToken((await keys).current, purpose, p),

@@ -13,6 +13,7 @@ import {
   envFlag,
 } from "@portcullis/accounts";
 import { oidc } from "@portcullis/oidc/accounts";
+import { defaultOidcViews } from "../views/auth/oidc.ts";
 
 /**
  * The OpenID Connect module, while a provider is configured.
@@ -36,5 +37,6 @@ export function oidcModule(
       clientSecret: env.OIDC_CLIENT_SECRET ?? "",
       allowInsecureHttp: allowHttp,
     }],
+    views: defaultOidcViews,
   })];
 }

@@ -8,6 +8,7 @@
  */
 import { type AccountsModule, methodOn } from "@portcullis/accounts";
 import { passkeys } from "@portcullis/passkeys/accounts";
+import { defaultPasskeyViews } from "../views/auth/passkeys.ts";
 
 /**
  * The passkeys module, unless its switch is off.
@@ -20,6 +21,12 @@ export function passkeysModule(
   env: Record<string, string | undefined>,
 ): AccountsModule[] {
   return methodOn(env, "PASSKEYS")
-    ? [passkeys({ rpId: env.PASSKEYS_RP_ID, rpName: env.PASSKEYS_RP_NAME })]
+    ? [
+      passkeys({
+        rpId: env.PASSKEYS_RP_ID,
+        rpName: env.PASSKEYS_RP_NAME,
+        views: defaultPasskeyViews,
+      }),
+    ]
     : [];
 }

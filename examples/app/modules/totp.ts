@@ -7,6 +7,7 @@
  */
 import { type AccountsModule, methodOn } from "@portcullis/accounts";
 import { totp } from "@portcullis/totp/accounts";
+import { defaultTotpViews } from "../views/auth/totp.ts";
 
 /**
  * The TOTP module, unless its switch is off.
@@ -18,5 +19,7 @@ import { totp } from "@portcullis/totp/accounts";
 export function totpModule(
   env: Record<string, string | undefined>,
 ): AccountsModule[] {
-  return methodOn(env, "TOTP") ? [totp({ issuer: env.TOTP_ISSUER })] : [];
+  return methodOn(env, "TOTP")
+    ? [totp({ issuer: env.TOTP_ISSUER, views: defaultTotpViews })]
+    : [];
 }

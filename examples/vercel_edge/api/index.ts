@@ -1,13 +1,13 @@
 /**
- * portcullis as one Vercel Edge Function: every path is rewritten to `/api`
- * (vercel.json); the session denylist and the login limit live in Upstash
- * Redis, users in Turso over HTTP (`drizzle-orm/libsql/web`: no native
- * code, no TCP, which the edge runtime does not have).
- *
- * Environment: `AUTH_SECRET`, `APP_ORIGIN`, `UPSTASH_REDIS_REST_URL`,
- * `UPSTASH_REDIS_REST_TOKEN`, `DATABASE_URL` (`libsql://…`),
- * `DATABASE_AUTH_TOKEN`. Passwords: PBKDF2-SHA256 at 600000 iterations
- * through WebCrypto, which the edge runtime allows.
+ * The app as a Vercel Edge Function: every path (`vercel.json` rewrites
+ * them here). The modules are in `modules.ts`, the pages and mails in
+ * `views/`. The session denylist, rate limits and the notes in Upstash
+ * Redis (`UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`); users and
+ * single-use tokens in Turso over HTTP (`DATABASE_URL`,
+ * `DATABASE_AUTH_TOKEN`), migrated on the first request. Settings:
+ * `AUTH_SECRET` (at least 32 random bytes), `APP_ORIGIN` (the public
+ * origin), `RESEND_API_KEY` and `MAIL_FROM`, and each module's (see
+ * `modules.ts`).
  *
  * @module
  */
@@ -16,53 +16,58 @@ import {
   SecretProvider,
   SessionManager,
 } from "@portcullis/auth";
-import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { UpstashKV } from "@portcullis/upstash";
+import { migrate } from "@portcullis/sql";
 import { drizzle } from "drizzle-orm/libsql/web";
-import { createApp } from "../src/app.ts";
+import { type Accounts, accounts, mailerFromEnv } from "@portcullis/accounts";
+import { modules } from "../modules.ts";
+import { views } from "../views/mod.ts";
 
 /** Vercel: run this function on the edge runtime. */
 export const config = { runtime: "edge" };
 
 type Env = Record<string, string | undefined>;
-type App = ReturnType<typeof createApp>;
 
-async function build(env: Env): Promise<App> {
-  for (const name of ["APP_ORIGIN", "DATABASE_URL", "UPSTASH_REDIS_REST_URL"]) {
-    if (!env[name]) throw new TypeError(`${name} is not set`);
-  }
+async function build(env: Env): Promise<Accounts> {
   const secret = SecretProvider.fromEnv("AUTH_SECRET", { env });
   const kv = new UpstashKV({
-    url: env.UPSTASH_REDIS_REST_URL!,
+    url: env.UPSTASH_REDIS_REST_URL ?? "",
     token: env.UPSTASH_REDIS_REST_TOKEN ?? "",
   });
   const db = drizzle({
-    connection: { url: env.DATABASE_URL!, authToken: env.DATABASE_AUTH_TOKEN },
+    connection: {
+      url: env.DATABASE_URL ?? "",
+      authToken: env.DATABASE_AUTH_TOKEN,
+    },
   });
-  await migrate(db); // once per isolate; idempotent
-  return createApp({
+  await migrate(db);
+  return accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
-    credentials: new SQLCredentialStore(db),
+    secret,
+    db,
     kv,
-    appOrigin: env.APP_ORIGIN!,
+    mailer: mailerFromEnv(env),
+    appOrigin: env.APP_ORIGIN ?? "",
     // Vercel sets x-real-ip; a client cannot override it there.
     clientAddress: (req) => req.headers.get("x-real-ip"),
+    modules: modules(env),
+    views,
   });
 }
 
-let app: Promise<App> | undefined;
+let app: Promise<Accounts> | undefined;
 
 /**
- * The Edge Function: builds the app once per isolate, then serves.
+ * Answers every request (the app is built once per isolate).
  *
  * @param req The request.
- * @returns The app's response.
+ * @returns The app's answer.
  */
 export default async function handler(req: Request): Promise<Response> {
-  const env = (globalThis as { process?: { env: Env } }).process?.env ?? {};
+  const env = (globalThis as unknown as { process: { env: Env } }).process.env;
   app ??= build(env).catch((error) => {
-    app = undefined; // retry the start on the next request
+    app = undefined;
     throw error;
   });
-  return (await app)(req);
+  return (await app).fetch(req);
 }

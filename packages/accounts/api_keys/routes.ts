@@ -19,8 +19,12 @@ const DAY = 86_400_000;
 const SCOPE = /^[A-Za-z][A-Za-z0-9:._-]{0,63}$/;
 const KEY_ID = /^[a-z2-7]{16}$/;
 const MAX_NAME = 100;
-// deno-lint-ignore no-control-regex -- a name with control characters is refused
-const CONTROL = /[\u0000-\u001f\u007f]/;
+// A name with control characters, or with the invisible and direction-changing
+// ones a list could be spoofed with (zero-width, bidirectional overrides and
+// isolates, the byte-order mark), is refused.
+const CONTROL =
+  // deno-lint-ignore no-control-regex -- control characters are what it finds
+  /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 
 /** The module's settings, checked once. */
 export interface KeySettings {
@@ -281,7 +285,7 @@ async function createKey(
     };
     if (await settings.store.add({ ...record, hash: minted.hash })) {
       await ctx.events.emit("api_key_created", subject, req, {
-        detail: `${record.id} "${record.name}"`,
+        detail: `${record.id} ${JSON.stringify(record.name)}`,
       });
       return { record, key: minted.key, form };
     }

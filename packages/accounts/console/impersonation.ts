@@ -23,6 +23,7 @@ import {
   CookieTransport,
   currentIdentity,
   errorResponse,
+  requirePerson,
   safeNextPath,
   signOut,
 } from "@portcullis/auth";
@@ -102,6 +103,9 @@ export async function startImpersonation(
   await ctx.registry.add(held.identity, agent(req)).catch((error) =>
     ctx.log(`session list not updated: ${(error as Error)?.message}`)
   );
+  await ctx.kv.put(actingKey(operator.subject), user.id, {
+    ttlSeconds: settings.impersonationMinutes * 60 + 60,
+  });
   await ctx.events.emit("impersonation_started", user.id, req, {
     actor: operator.subject,
     detail: `for ${settings.impersonationMinutes} minutes`,
@@ -121,7 +125,12 @@ export async function startImpersonation(
       actor: operator.subject,
     }, 201);
   }
-  const own = await setAside(ctx, req, operator);
+  const own = await setAside(
+    ctx,
+    req,
+    operator,
+    settings.impersonationMinutes * 60 + PARKED_GRACE_SECONDS,
+  );
   const cookies = [
     sessionCookie(ctx).serialize(
       held.token,
@@ -153,11 +162,18 @@ function withCookies(res: Response, cookies: (string | null)[]): Response {
 }
 
 /**
+ * How long after an impersonation's end the operator's own session may
+ * still come back from `__Host-operator`: past it, the operator signs in
+ * again.
+ */
+const PARKED_GRACE_SECONDS = 600;
+
+/**
  * Puts the browser's own session aside for the end of the impersonation:
- * the `Set-Cookie` of `__Host-operator`. An ordinary session waits as it
- * is; a device-bound one is ended (its browser would otherwise renew it
- * over the impersonation) and an ordinary session with the same end waits
- * instead.
+ * the `Set-Cookie` of `__Host-operator`, kept no longer than `keepSeconds`.
+ * An ordinary session waits as it is; a device-bound one is ended (its
+ * browser would otherwise renew it over the impersonation) and an ordinary
+ * session with the same end waits instead.
  */
 async function setAside(
   ctx: ModuleContext,
@@ -169,6 +185,7 @@ async function setAside(
     expiresAt: number;
     deviceBound: boolean;
   },
+  keepSeconds: number,
 ): Promise<string> {
   let token: string | null = operator.deviceBound
     ? null
@@ -186,7 +203,7 @@ async function setAside(
     token = fresh.token;
     left = ctx.sessions.secondsLeft(fresh.identity);
   }
-  return operatorCookie(ctx).set(token, left);
+  return operatorCookie(ctx).set(token, Math.min(left, keepSeconds));
 }
 
 /**
@@ -234,6 +251,10 @@ export async function endImpersonation(
 ): Promise<Response> {
   await readBody(req);
   const identity = currentIdentity(req);
+  if (identity?.apiKey !== undefined) {
+    return requirePerson(req, { allowActor: true }) ??
+      errorResponse(req, 403, "api_key_refused", "Not with an API key");
+  }
   const actor = identity?.actor;
   if (identity !== null && actor === undefined) {
     return errorResponse(
@@ -251,6 +272,7 @@ export async function endImpersonation(
   if (identity !== null && actor !== undefined) {
     await signOut(req);
     await ctx.registry.remove(identity.subject, identity.jti).catch(() => {});
+    await endActorSessions(ctx, actor);
     const user = await ctx.credentials.findById(identity.subject);
     await ctx.events.emit("impersonation_ended", identity.subject, req, {
       actor,
@@ -261,6 +283,7 @@ export async function endImpersonation(
     });
     back = `/console/users/${encodeURIComponent(identity.subject)}`;
   } else if (own !== null) {
+    await endActorSessions(ctx, own.subject);
     await ctx.events.emit("impersonation_ended", own.subject, req, {
       detail: "ended after its time limit",
     });
@@ -287,6 +310,80 @@ export async function endImpersonation(
       message: "The impersonation ended: you are back in your own session.",
     }),
   ]);
+}
+
+/** Where the user an operator is acting as is kept, for the end. */
+function actingKey(operator: string): string {
+  return `portcullis:impersonating:${operator}`;
+}
+
+/**
+ * Every session of the user the operator holds (a sign-in made inside the
+ * impersonation replaces its session with another of the same actor):
+ * revoked when the impersonation ends, however it ends, so that none is
+ * left behind.
+ */
+async function endActorSessions(
+  ctx: ModuleContext,
+  operator: string,
+): Promise<void> {
+  try {
+    const [subject] = await ctx.kv.getMany([actingKey(operator)]);
+    if (subject === null) return;
+    const list = await ctx.registry.list(subject);
+    await Promise.all(
+      list.filter((s) => s.actor === operator).map((s) =>
+        ctx.registry.revoke(subject, s.id)
+      ),
+    );
+    await ctx.kv.delete(actingKey(operator));
+  } catch (error) {
+    ctx.log(
+      `impersonation sessions not all revoked: ${(error as Error)?.message}`,
+    );
+  }
+}
+
+/**
+ * After an answer that signs this browser out (`POST /logout`, or any
+ * answer clearing the session cookie), the operator's session waiting in
+ * `__Host-operator` goes too: revoked, and its cookie cleared. "Log out"
+ * then leaves nobody signed in on a shared machine, and no later sign-out
+ * in the same browser brings the operator back. `null` when there is
+ * nothing to drop.
+ *
+ * @param ctx The app.
+ * @param req The request.
+ * @param res Its answer.
+ * @returns The answer with the cookie cleared, or `null`.
+ */
+export function dropParkedOnSignOut(
+  ctx: ModuleContext,
+  req: Request,
+  res: Response,
+): Promise<Response> | null {
+  const cookie = operatorCookie(ctx);
+  const header = req.headers.get("cookie");
+  if (header === null || !header.includes(`${cookie.name}=`)) return null;
+  const session = sessionCookie(ctx).name;
+  const clears = res.headers.getSetCookie().some((c) =>
+    c.startsWith(`${session}=`) &&
+    (c.startsWith(`${session}=;`) || /;\s*max-age=0(;|$)/i.test(c))
+  );
+  if (!clears || new URL(req.url).pathname === "/impersonation/end") {
+    return null;
+  }
+  return (async () => {
+    const token = cookie.read(req);
+    if (token !== null) {
+      await ctx.sessions.revoke(token).catch((error) =>
+        ctx.log(`parked session not revoked: ${(error as Error)?.message}`)
+      );
+    }
+    const out = new Response(res.body, res);
+    out.headers.append("set-cookie", cookie.clear());
+    return out;
+  })();
 }
 
 /**
@@ -362,15 +459,7 @@ export async function afterImpersonatedRequest(
     method !== "GET" && method !== "HEAD" && method !== "OPTIONS" &&
     path !== "/impersonation/end"
   ) {
-    const what = `${method} ${path} → ${res.status}`;
-    await ctx.events.emit("operator_acted", acting.subject, req, {
-      actor: acting.actor,
-      detail: what,
-    });
-    await ctx.events.emit("operator_acted", acting.actor, req, {
-      actor: null,
-      detail: `as ${userEmail}: ${what}`,
-    });
+    await recordWrite(ctx, req, res, acting, userEmail);
   }
   const still = currentIdentity(req);
   if (
@@ -390,4 +479,59 @@ export async function afterImpersonatedRequest(
   const out = new Response(page.slice(0, at) + banner + page.slice(at), res);
   out.headers.delete("content-length");
   return out;
+}
+
+/** Records a write of an impersonation on the user's side and the operator's. */
+async function recordWrite(
+  ctx: ModuleContext,
+  req: Request,
+  res: Response,
+  acting: { subject: string; actor: string },
+  userEmail: string,
+): Promise<void> {
+  const what = `${req.method} ${new URL(req.url).pathname} → ${res.status}`;
+  await ctx.events.emit("operator_acted", acting.subject, req, {
+    actor: acting.actor,
+    detail: what,
+  });
+  await ctx.events.emit("operator_acted", acting.actor, req, {
+    actor: null,
+    detail: `as ${userEmail}: ${what}`,
+  });
+}
+
+/**
+ * A write refused before its route ran (a body over the caps, a
+ * cross-origin post, a device-bound registration, a console path): when
+ * the session it presents is an impersonation, it is recorded on both
+ * sides like any other write of one.
+ *
+ * @param ctx The app.
+ * @param req The request (not a `GET`, `HEAD` or `OPTIONS`).
+ * @param res Its answer.
+ */
+export async function recordRefusedWrite(
+  ctx: ModuleContext,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  if (new URL(req.url).pathname === "/impersonation/end") return;
+  let identity = currentIdentity(req);
+  if (identity === null) {
+    const bearer = /^bearer +(\S+)$/i.exec(
+      req.headers.get("authorization") ?? "",
+    )?.[1];
+    const token = bearer ?? sessionCookie(ctx).read(req);
+    if (token === null) return;
+    identity = await ctx.sessions.resolve(token).catch(() => null);
+  }
+  if (identity?.actor === undefined) return;
+  const user = await ctx.credentials.findById(identity.subject);
+  await recordWrite(
+    ctx,
+    req,
+    res,
+    { subject: identity.subject, actor: identity.actor },
+    user?.email ?? identity.subject,
+  );
 }

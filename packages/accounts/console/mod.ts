@@ -67,7 +67,9 @@ import {
 } from "./routes.ts";
 import {
   afterImpersonatedRequest,
+  dropParkedOnSignOut,
   endImpersonation,
+  recordRefusedWrite,
   restoreOperator,
   startImpersonation,
 } from "./impersonation.ts";
@@ -171,6 +173,8 @@ export function operatorConsole(
         Request,
         { subject: string; actor: string; expiresAt: number }
       >();
+      // The impersonated requests whose write afterRoute recorded.
+      const recorded = new WeakSet<Request>();
       const on = handleWith(ctx, settings);
       const routes = new Hono<AccountsEnv>();
       routes.get("/console", on(consoleHome));
@@ -219,9 +223,24 @@ export function operatorConsole(
         },
         afterRoute(req, res) {
           const a = acting.get(req);
-          return a === undefined
-            ? null
-            : afterImpersonatedRequest(ctx, req, res, a);
+          if (a === undefined) return dropParkedOnSignOut(ctx, req, res);
+          recorded.add(req);
+          return afterImpersonatedRequest(ctx, req, res, a).then((out) =>
+            dropParkedOnSignOut(ctx, req, out) ?? out
+          );
+        },
+        // A write of an impersonation refused before its route (a body over
+        // the caps, a cross-origin post, a device-bound registration, a
+        // console path): recorded too, so no attempt goes unseen.
+        answered(req, res) {
+          const method = req.method;
+          if (
+            recorded.has(req) || method === "GET" || method === "HEAD" ||
+            method === "OPTIONS"
+          ) {
+            return;
+          }
+          return recordRefusedWrite(ctx, req, res);
         },
       };
     },

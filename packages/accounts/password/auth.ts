@@ -20,8 +20,13 @@ import {
 import { json, redirect, render, tooManyRequests } from "../respond.ts";
 import { accountPageWithError, loginAutofill, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
+import { recheckStreak } from "../recheck.ts";
 import { passwordAdvice } from "./password_advice.ts";
-import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import {
+  HASHING_BUSY_RETRY_SECONDS,
+  passwordLogin,
+  trustThisDevice,
+} from "../password_login.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 /**
@@ -32,6 +37,9 @@ const INVALID_CREDENTIALS = "Email or password is incorrect";
 const LOGIN_PAUSED =
   "Too many failed sign-ins with this email address: signing in with its password is paused. If an account uses this address, resetting its password opens it again at once";
 const TOO_MANY = "Too many attempts, try again later";
+/** The 503 of the password-hashing bound (`hashing` of `accounts()`). */
+const HASHING_BUSY =
+  "Too many passwords are being checked right now: try again in a few seconds";
 const NO_PASSWORD_YET =
   "This account has no password yet: ask for a link to set one on your account page";
 
@@ -45,9 +53,14 @@ export async function register(
   const form = body.kind === "form";
   const email = body.fields.email ?? "";
   const password = body.fields.password ?? "";
+  const minPasswordLength = ctx.passwords.minPasswordLength();
   const refuse = (status: number, code: string, message: string) =>
     form
-      ? render(ctx, ctx.views.register({ email, error: message }), status)
+      ? render(
+        ctx,
+        ctx.views.register({ email, error: message, minPasswordLength }),
+        status,
+      )
       : json({ error: code, message }, status);
 
   const perAddress = [
@@ -60,12 +73,24 @@ export async function register(
   const wait = await ctx.limiter.take(perAddress);
   if (wait > 0) return tooManyRequests(req, wait);
 
-  const result = await ctx.passwords.register(email, password);
+  // One slow hash: within the app's bound on hashing, or 503.
+  const release = await ctx.hashing.acquire(false);
+  if (release === null) {
+    const res = refuse(503, "busy", HASHING_BUSY);
+    res.headers.set("retry-after", String(HASHING_BUSY_RETRY_SECONDS));
+    return res;
+  }
+  let result: Awaited<ReturnType<typeof ctx.passwords.register>>;
+  try {
+    result = await ctx.passwords.register(email, password);
+  } finally {
+    release();
+  }
   if (result.kind === "rejected") {
     return refuse(
       422,
       result.reason === "emailInvalid" ? "invalid_email" : "invalid_password",
-      advice(result.reason),
+      advice(result.reason, minPasswordLength),
     );
   }
   if (result.kind === "emailTaken") {
@@ -131,6 +156,16 @@ export async function login(
       status,
     );
   const result = await passwordLogin(ctx, req, email, password);
+  if (result.kind === "busy") {
+    // Hashing is at its bound: the password was not checked.
+    const headers = { "retry-after": String(result.retryAfterSeconds) };
+    if (form) {
+      const res = loginAgain(HASHING_BUSY, 503);
+      res.headers.set("retry-after", headers["retry-after"]);
+      return res;
+    }
+    return json({ error: "busy", message: HASHING_BUSY }, 503, headers);
+  }
   if (result.kind === "throttled") {
     await record(ctx, "throttled", await subjectOfEmail(ctx, email), req);
     const message = result.reason === "hardStop" ? LOGIN_PAUSED : TOO_MANY;
@@ -169,13 +204,38 @@ export async function login(
     );
   }
   await record(ctx, "login", session.identity.subject, req);
+  // A password set before the rule of NIST SP 800-63B-4 (15 characters as
+  // the only factor) keeps working; its owner is asked to lengthen it.
+  const advice = await lengthenAdvice(ctx, session.identity.subject, password);
   // The sign-in is complete: a browser's form is trusted for the account
   // from now (an API client keeps its cookie-free answer).
   if (form) {
     const device = await trustThisDevice(ctx, req, email);
-    return redirect(next, [session.setCookie, device]);
+    const notice = advice === null
+      ? []
+      : [await ctx.flash.set({ kind: "notice", message: advice })];
+    return redirect(next, [session.setCookie, device, ...notice]);
   }
-  return sessionJson(session);
+  return sessionJson(session, advice === null ? {} : { notice: advice });
+}
+
+/**
+ * The notice for a password shorter than the account's rule asks today
+ * (set under an older rule, or before the account's last second factor
+ * went), or `null`.
+ */
+async function lengthenAdvice(
+  ctx: ModuleContext,
+  subject: string,
+  password: string,
+): Promise<string | null> {
+  const length = [...password].length;
+  // Most passwords meet the stricter rule: no question to the modules.
+  if (length >= ctx.passwords.minPasswordLength()) return null;
+  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
+  const min = ctx.passwords.minPasswordLength({ secondFactor });
+  if (length >= min) return null;
+  return `Your password is shorter than ${min} characters, the length we now ask for: please choose a longer one under Security on your account page`;
 }
 
 /**
@@ -222,18 +282,33 @@ export async function changePassword(
     ),
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
+  // At most 100 wrong current passwords in a row (NIST SP 800-63B-4
+  // §3.2.2), shared with the re-check; a new password starts it afresh.
+  if (user !== null) {
+    const stop = await ctx.limiter.take([
+      await recheckStreak(ctx, subject, user.passwordHash),
+    ]);
+    if (stop > 0) return tooManyRequests(req, stop);
+  }
   let changed: boolean;
+  // NIST SP 800-63B-4: 15 characters when the password is the account's
+  // only factor, 8 with a second factor (a module answers that).
+  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
   try {
     changed = await ctx.passwords.changePasswordWithCurrent(subject, {
       currentPassword: body.fields.currentPassword ?? "",
       newPassword: body.fields.newPassword ?? "",
+      secondFactor,
     });
   } catch (error) {
     if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
       return refuse(
         422,
         "invalid_password",
-        advice(error.reason as RegisterRejectionReason | undefined),
+        advice(
+          error.reason as RegisterRejectionReason | undefined,
+          ctx.passwords.minPasswordLength({ secondFactor }),
+        ),
       );
     }
     throw error;
@@ -270,8 +345,11 @@ export async function changePassword(
 }
 
 /** What to tell a user whose email or new password was refused. */
-function advice(reason: RegisterRejectionReason | undefined): string {
+function advice(
+  reason: RegisterRejectionReason | undefined,
+  minPasswordLength: number,
+): string {
   return reason === "emailInvalid"
     ? "Enter a valid email address"
-    : passwordAdvice(reason);
+    : passwordAdvice(reason, minPasswordLength);
 }

@@ -32,7 +32,15 @@ export function password(): AccountsModule {
       const routes = new Hono<AccountsEnv>();
       routes.get(
         "/register",
-        () => render(ctx, ctx.views.register({ email: "", error: null })),
+        () =>
+          render(
+            ctx,
+            ctx.views.register({
+              email: "",
+              error: null,
+              minPasswordLength: ctx.passwords.minPasswordLength(),
+            }),
+          ),
       );
       routes.post("/register", handle(ctx, register));
       routes.post("/login", handle(ctx, login));

@@ -9,9 +9,14 @@
  *
  * @param reason The refusal's reason (`passwordTooShort`, `passwordCommon`,
  * …), or `undefined`.
+ * @param minLength The account's minimum (15 for a password that is the
+ * only factor, 8 with a second factor).
  * @returns One sentence for the form.
  */
-export function passwordAdvice(reason: string | undefined): string {
+export function passwordAdvice(
+  reason: string | undefined,
+  minLength: number,
+): string {
   switch (reason) {
     case "passwordCommon":
       return "That password is too common: choose another";
@@ -20,6 +25,6 @@ export function passwordAdvice(reason: string | undefined): string {
     case "passwordMalformed":
       return "That password holds characters that cannot be stored";
     default:
-      return "Passwords need at least 8 characters";
+      return `Passwords need at least ${minLength} characters`;
   }
 }

@@ -139,6 +139,20 @@ export async function passwordLink(
   ]);
 }
 
+/**
+ * Whether the account keeps a second factor through a reset: an account
+ * never verified loses every other method at the reset's address proof,
+ * so its new password is its only factor.
+ */
+async function keepsSecondFactor(
+  ctx: ModuleContext,
+  subject: string,
+): Promise<boolean> {
+  const owner = await ctx.credentials.findById(subject);
+  return owner !== null && owner.verifiedAt !== 0 &&
+    await ctx.lifecycle.hasSecondFactor(subject);
+}
+
 function currentEmail(ctx: ModuleContext) {
   return async (subject: string) =>
     (await ctx.credentials.findById(subject))?.email ?? null;
@@ -158,10 +172,16 @@ export async function resetForm(
     currentEmail: currentEmail(ctx),
   });
   if (found === null) return strictOrigin(refusedPage(ctx, 400));
+  const secondFactor = await keepsSecondFactor(ctx, found.subject);
   return strictOrigin(
     render(
       ctx,
-      ctx.views.resetPassword({ token, email: found.email, error: null }),
+      ctx.views.resetPassword({
+        token,
+        email: found.email,
+        error: null,
+        minPasswordLength: ctx.passwords.minPasswordLength({ secondFactor }),
+      }),
     ),
   );
 }
@@ -193,11 +213,15 @@ export async function reset(
   const check = { currentEmail: currentEmail(ctx) };
   const found = await ctx.tokens.peek(token, PASSWORD_RESET_PURPOSE, check);
   if (found === null) return strictOrigin(refused(ctx, req, form));
+  // NIST SP 800-63B-4: 15 characters for a password that is the only
+  // factor, 8 when the account keeps a second factor through the reset.
+  const secondFactor = await keepsSecondFactor(ctx, found.subject);
+  const minPasswordLength = ctx.passwords.minPasswordLength({ secondFactor });
   try {
-    await ctx.passwords.checkNewPassword(password);
+    await ctx.passwords.checkNewPassword(password, { secondFactor });
   } catch (error) {
     if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
-      const message = passwordAdvice(error.reason);
+      const message = passwordAdvice(error.reason, minPasswordLength);
       return strictOrigin(
         form
           ? render(
@@ -206,6 +230,7 @@ export async function reset(
               token,
               email: found.email,
               error: message,
+              minPasswordLength,
             }),
             422,
           )
@@ -242,6 +267,7 @@ export async function reset(
   const changed = await ctx.passwords.changePassword(
     redeemed.subject,
     password,
+    { secondFactor },
   );
   if (!changed) return strictOrigin(refused(ctx, req, form));
   // After the write: a link asked for with the old password, even one

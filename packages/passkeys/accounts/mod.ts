@@ -32,8 +32,11 @@ import * as signup from "./signup.ts";
 import * as recover from "./recovery.ts";
 import * as upgrades from "./upgrade.ts";
 import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
+import { defaultPasskeyPages, type PasskeyPages } from "./pages.ts";
 
 export {
+  defaultPasskeyPages,
+  type PasskeyPages,
   passkeyRecoverConfirmPage,
   passkeyRecoverPage,
   passkeyRecoveryEmail,
@@ -57,6 +60,11 @@ export interface PasskeysModuleOptions {
   rpName?: string;
   /** The module's pieces of the pages, over its defaults ({@linkcode defaultPasskeyViews}). */
   views?: Partial<PasskeyViews>;
+  /**
+   * The module's own pages and mail (sign-up, recovery), over its defaults
+   * ({@linkcode defaultPasskeyPages}).
+   */
+  pages?: Partial<PasskeyPages>;
 }
 
 /**
@@ -107,7 +115,12 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
         authenticator,
         store,
         script: PASSKEYS_BROWSER_SCRIPT,
-        views: { ...defaultPasskeyViews, ...options.views },
+        views: {
+          ...defaultPasskeyViews,
+          ...options.views,
+          ...defaultPasskeyPages,
+          ...options.pages,
+        },
         recovery,
         upgrade,
       };

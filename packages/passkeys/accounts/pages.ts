@@ -185,3 +185,26 @@ export function passkeyRecoveryEmail(input: { link: string }): EmailContent {
     text: `${lines}\n\n${input.link}\n\n${ignore}\n`,
   };
 }
+
+/** The passkeys module's own pages and mail. */
+export interface PasskeyPages {
+  /** `GET /passkeys/signup`. */
+  signupPage: typeof passkeySignupPage;
+  /** `GET /passkeys/recover`. */
+  recoverPage: typeof passkeyRecoverPage;
+  /** The page a recovery link opens. */
+  recoverConfirmPage: typeof passkeyRecoverConfirmPage;
+  /** The recovery session's page. */
+  recoverySessionPage: typeof passkeyRecoverySessionPage;
+  /** The recovery mail. */
+  recoveryEmail: typeof passkeyRecoveryEmail;
+}
+
+/** The passkeys module's default pages and mail. */
+export const defaultPasskeyPages: PasskeyPages = {
+  signupPage: passkeySignupPage,
+  recoverPage: passkeyRecoverPage,
+  recoverConfirmPage: passkeyRecoverConfirmPage,
+  recoverySessionPage: passkeyRecoverySessionPage,
+  recoveryEmail: passkeyRecoveryEmail,
+};

@@ -21,6 +21,7 @@ import {
   refuseUnverified,
   requireRecheck,
   signInWith,
+  soleFactorRefusal,
   tokenFields,
   tooManyRequests,
 } from "@portcullis/accounts/plugin";
@@ -251,7 +252,9 @@ export function rename(
 /**
  * `POST /account/passkeys/delete`: form `id`, and `password` (or a fresh
  * re-authentication). Wrong password: 401; no password and no
- * re-authentication: 403; not the user's passkey: 404.
+ * re-authentication: 403; not the user's passkey: 404; the account's last
+ * second factor while its password is shorter than a sole factor's
+ * minimum (15): 409 `password_too_short`.
  */
 export function remove(
   ctx: ModuleContext,
@@ -261,6 +264,20 @@ export function remove(
   return change(ctx, req, async (subject, fields) => {
     const refused = await requireRecheck(ctx, req, subject, fields.password);
     if (refused) return refused;
+    // NIST SP 800-63B-4: the last passkey of an account with a password
+    // shorter than 15 characters stays until the password is longer.
+    const keys = await settings.store.listFor(subject);
+    if (keys.some((k) => k.credentialId === fields.id)) {
+      const sole = await soleFactorRefusal(ctx, {
+        subject,
+        method: "passkeys",
+        password: fields.password || undefined,
+        methodKeepsOne: keys.length > 1,
+      });
+      if (sole !== null) {
+        return errorResponse(req, 409, "password_too_short", sole);
+      }
+    }
     if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
     await record(ctx, "passkey_removed", subject, req);
     emit(ctx, { type: "passkey_removed", subject });

@@ -10,6 +10,7 @@ import type { ShortCookie } from "@portcullis/accounts/plugin";
 import type { SQLPasskeyStore } from "@portcullis/sql";
 import type { PasskeyAuthenticator } from "../passkey_authenticator.ts";
 import type { PasskeyViews } from "./views.ts";
+import type { PasskeyPages } from "./pages.ts";
 
 /** The recovery's parts: its links and its session's cookie. */
 export interface Recovery {
@@ -35,8 +36,8 @@ export interface PasskeysSettings {
   store: SQLPasskeyStore;
   /** The browser module (`@portcullis/client` and its driver). */
   script: string;
-  /** The module's pieces of the pages. */
-  views: PasskeyViews;
+  /** The module's pieces of the shared pages, and its own pages. */
+  views: PasskeyViews & PasskeyPages;
   /** Recovery by a mailed link: its links and its session's cookie. */
   recovery: Recovery;
   /** The automatic upgrade after a sign-in by a first factor. */

@@ -10,13 +10,6 @@ import {
   type Html,
   html,
 } from "@portcullis/accounts/views";
-import {
-  passkeyRecoverConfirmPage,
-  passkeyRecoverPage,
-  passkeyRecoveryEmail,
-  passkeyRecoverySessionPage,
-  passkeySignupPage,
-} from "./pages.ts";
 
 const SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
 
@@ -143,16 +136,6 @@ export interface PasskeyViews {
   section: typeof passkeysSection;
   /** The passkey item of the "Confirm it's you" list. */
   reauthButton: typeof passkeyReauthButton;
-  /** `GET /passkeys/signup`. */
-  signupPage: typeof passkeySignupPage;
-  /** `GET /passkeys/recover`. */
-  recoverPage: typeof passkeyRecoverPage;
-  /** The page a recovery link opens. */
-  recoverConfirmPage: typeof passkeyRecoverConfirmPage;
-  /** The recovery session's page. */
-  recoverySessionPage: typeof passkeyRecoverySessionPage;
-  /** The recovery mail. */
-  recoveryEmail: typeof passkeyRecoveryEmail;
 }
 
 /** The passkeys module's default views. */
@@ -160,9 +143,4 @@ export const defaultPasskeyViews: PasskeyViews = {
   loginButton: passkeyLoginButton,
   section: passkeysSection,
   reauthButton: passkeyReauthButton,
-  signupPage: passkeySignupPage,
-  recoverPage: passkeyRecoverPage,
-  recoverConfirmPage: passkeyRecoverConfirmPage,
-  recoverySessionPage: passkeyRecoverySessionPage,
-  recoveryEmail: passkeyRecoveryEmail,
 };

@@ -29,6 +29,7 @@ import {
   sessionJson,
   ShortCookie,
   signInWith,
+  soleFactorRefusal,
   tooManyRequests,
   trustThisDevice,
 } from "@portcullis/accounts/plugin";
@@ -337,6 +338,28 @@ export async function disableTotp(
   const checked = await recheck(ctx, req, subject, body.fields.password);
   if (checked.kind === "throttled" || checked.kind === "reauthRequired") {
     return recheckRefusal(req, checked);
+  }
+  // NIST SP 800-63B-4: without a second factor the password is the only
+  // one and needs 15 characters; a shorter one must be changed first.
+  const sole = checked.kind === "ok"
+    ? await soleFactorRefusal(ctx, {
+      subject,
+      method: "totp",
+      password: body.fields.password || undefined,
+    })
+    : null;
+  if (sole !== null) {
+    return body.kind === "json"
+      ? json({ error: "password_too_short", message: sole }, 409)
+      : render(
+        ctx,
+        ctx.views.message({
+          title: "Two-factor authentication is still on",
+          message: sole,
+          email: user?.email ?? null,
+        }),
+        409,
+      );
   }
   const off = checked.kind === "ok" &&
     await authenticator.disable(subject, body.fields.code ?? "");

@@ -19,6 +19,12 @@ export interface AccountInput {
    * the page offers a mailed link to set one instead of the change form.
    */
   passwordless?: boolean;
+  /**
+   * The fewest characters a new password of this account may have: 15
+   * when the password is its only factor, 8 with a second factor (NIST SP
+   * 800-63B-4). Default 15.
+   */
+  minPasswordLength?: number;
   /** A flash message to show once. */
   flash: FlashMessage | null;
   /** An error from one of the page's forms, or `null`. */
@@ -62,7 +68,9 @@ export function accountPage(input: AccountInput): PageContent {
       ${error}
       <section id="security" class="group" aria-labelledby="security-h">
         <h2 id="security-h">Security</h2>
-        ${input.passwordless ? setPassword : changePassword(Boolean(error))}
+        ${input.passwordless
+          ? setPassword
+          : changePassword(Boolean(error), input.minPasswordLength ?? 15)}
         ${input.security ?? ""}
       </section>
       ${input.sections ?? ""}
@@ -81,7 +89,7 @@ const contents = html`
   </nav>
 `;
 
-function changePassword(open: boolean): Html {
+function changePassword(open: boolean, min: number): Html {
   return html`
     <section id="password" class="item" aria-labelledby="password-h">
       <h3 id="password-h">Password</h3>
@@ -93,8 +101,10 @@ function changePassword(open: boolean): Html {
             autocomplete="current-password" required>
           <label for="new">New password</label>
           <input id="new" name="newPassword" type="password"
-            autocomplete="new-password" required minlength="8">
-          <p class="hint">Every other session is signed out.</p>
+            autocomplete="new-password" required minlength="${min}"
+            aria-describedby="new-hint">
+          <p class="hint" id="new-hint">At least ${min} characters. Every other
+            session is signed out.</p>
           <p><button type="submit">Change password</button></p>
         </form>
       </details>

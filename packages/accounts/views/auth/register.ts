@@ -12,6 +12,11 @@ export interface RegisterInput {
   email: string;
   /** An error to show, or `null`. */
   error: string | null;
+  /**
+   * The fewest characters of a password that is the account's only
+   * factor; default 15 (NIST SP 800-63B-4).
+   */
+  minPasswordLength?: number;
 }
 
 /**
@@ -21,6 +26,7 @@ export interface RegisterInput {
  * @returns The page.
  */
 export function registerPage(input: RegisterInput): PageContent {
+  const min = input.minPasswordLength ?? 15;
   return {
     title: "Register",
     email: null,
@@ -33,9 +39,9 @@ export function registerPage(input: RegisterInput): PageContent {
         <label for="email">Email</label>
         <input id="email" name="email" type="email" autocomplete="username" required
           value="${input.email}">
-        <label for="password">Password (at least 8 characters)</label>
+        <label for="password">Password (at least ${min} characters)</label>
         <input id="password" name="password" type="password"
-          autocomplete="new-password" required minlength="8">
+          autocomplete="new-password" required minlength="${min}">
         <p><button type="submit">Register</button></p>
       </form>
       <p>Already registered? <a href="/login">Log in</a>.</p>

@@ -15,6 +15,11 @@ export interface ResetPasswordInput {
   email: string;
   /** Why the last password was refused, or `null`. */
   error: string | null;
+  /**
+   * The fewest characters the account's new password may have: 15 when
+   * it is the only factor, 8 with a second factor; default 15.
+   */
+  minPasswordLength?: number;
 }
 
 /**
@@ -24,6 +29,7 @@ export interface ResetPasswordInput {
  * @returns The page.
  */
 export function resetPasswordPage(input: ResetPasswordInput): PageContent {
+  const min = input.minPasswordLength ?? 15;
   return {
     title: "Choose a new password",
     email: null,
@@ -39,9 +45,9 @@ export function resetPasswordPage(input: ResetPasswordInput): PageContent {
           label: "New password",
           type: "password",
           autocomplete: "new-password",
-          minlength: 8,
+          minlength: min,
           hint:
-            "At least 8 characters. Every session of the account is signed out.",
+            `At least ${min} characters. Every session of the account is signed out.`,
           error: input.error,
         })}
         <p><button type="submit" id="reset">Set the new password</button></p>

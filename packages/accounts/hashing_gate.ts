@@ -1,0 +1,246 @@
+/**
+ * A bound on password-hashing work: each sign-in or registration costs one
+ * slow hash (600000 PBKDF2 iterations by default) whether the email exists
+ * or not, so anonymous clients from many addresses could keep every core
+ * busy and slow every legitimate sign-in. The gate runs at most
+ * `concurrency` hashes at once, keeps `reserved` of them for requests that
+ * carry a valid trusted-device token (a browser that signed in to the
+ * account before), lets a short queue wait, and refuses the rest at once
+ * (the app answers 503 with `Retry-After`).
+ *
+ * @module
+ */
+
+/** Options of {@linkcode HashingGate}. */
+export interface HashingGateOptions {
+  /**
+   * Hashes run at once; default the number of CPUs the runtime reports
+   * (`navigator.hardwareConcurrency`), at least 2.
+   */
+  concurrency?: number;
+  /**
+   * Of those, slots only a trusted-device request may use, so a flood of
+   * anonymous sign-ins never takes them all; default 1. Anonymous requests
+   * use at most `concurrency - reserved` (at least 1).
+   */
+  reserved?: number;
+  /**
+   * Requests that may wait for a slot, per kind (trusted, anonymous);
+   * default 16. Past it, the request is refused at once.
+   */
+  queue?: number;
+}
+
+/** Releases a slot taken with {@linkcode HashingGate.acquire}. */
+export type Release = () => void;
+
+interface Waiter {
+  resolve: (release: Release | null) => void;
+  /** The account of a trusted request ("" for an anonymous one). */
+  account: string;
+  /** When its account was last served (-1: not lately): lower goes first. */
+  rank: number;
+}
+
+/** Accounts whose last trusted hash the gate remembers. */
+const REMEMBERED_ACCOUNTS = 10_000;
+
+/**
+ * Bounds concurrent password hashing, trusted-device requests first.
+ *
+ * A trusted-device token is cheap for anyone to hold for an account of
+ * their own, so the trusted lane is fair between accounts: an account has
+ * at most one trusted hash running or waiting (more go in the anonymous
+ * lane), and the waiting ones are served by how long ago their account was
+ * last served, oldest first. When the trusted queue is full, a request of
+ * an account served longer ago takes the place of the one served most
+ * lately. A flood of sign-ins to the attacker's own accounts then keeps
+ * going to the back, and the owner who signs in now and then is served
+ * next.
+ *
+ * @example Usage
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { HashingGate } from "@portcullis/accounts";
+ *
+ * const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 0 });
+ * const anonymous = await gate.acquire(false);
+ * assert.ok(anonymous);
+ * // Anonymous requests have one slot and no queue: refused.
+ * assert.equal(await gate.acquire(false), null);
+ * // A trusted-device request takes the reserved slot.
+ * const trusted = await gate.acquire(true, "owner@example.com");
+ * assert.ok(trusted);
+ * anonymous();
+ * trusted();
+ * ```
+ */
+export class HashingGate {
+  #concurrency: number;
+  #anonymousLimit: number;
+  #queue: number;
+  #running = 0;
+  #trusted: Waiter[] = [];
+  #anonymous: Waiter[] = [];
+  /** Accounts with a trusted hash running or waiting. */
+  #active = new Set<string>();
+  /** Each account's last trusted service, in the gate's own sequence. */
+  #served = new Map<string, number>();
+  #sequence = 0;
+
+  /**
+   * Checks the settings once.
+   *
+   * @param options See {@linkcode HashingGateOptions}.
+   * @throws {RangeError} For a concurrency below 1, a negative reserve or
+   * queue, or a reserve that leaves anonymous requests no slot.
+   */
+  constructor(options: HashingGateOptions = {}) {
+    const cpus =
+      (globalThis as { navigator?: { hardwareConcurrency?: number } })
+        .navigator?.hardwareConcurrency ?? 2;
+    const concurrency = options.concurrency ?? Math.max(2, cpus);
+    const reserved = options.reserved ?? 1;
+    const queue = options.queue ?? 16;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new RangeError(
+        `hashing.concurrency must be a whole number of at least 1: received ${concurrency}`,
+      );
+    }
+    if (
+      !Number.isInteger(reserved) || reserved < 0 || reserved >= concurrency
+    ) {
+      throw new RangeError(
+        `hashing.reserved must be a whole number from 0 to concurrency - 1 (${
+          concurrency - 1
+        }): received ${reserved}`,
+      );
+    }
+    if (!Number.isInteger(queue) || queue < 0) {
+      throw new RangeError(
+        `hashing.queue must be a whole number of at least 0: received ${queue}`,
+      );
+    }
+    this.#concurrency = concurrency;
+    this.#anonymousLimit = concurrency - reserved;
+    this.#queue = queue;
+  }
+
+  /** Hashes running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Requests waiting now, trusted and anonymous. */
+  get waiting(): number {
+    return this.#trusted.length + this.#anonymous.length;
+  }
+
+  /**
+   * Whether a request of this kind would get a slot or a place in the
+   * queue now (a cheap check before any other work).
+   *
+   * @param trusted Whether the request carries a trusted-device token.
+   * @param account The account it signs in to (trusted requests).
+   * @returns `false` when {@linkcode HashingGate.acquire} would refuse.
+   */
+  admits(trusted: boolean, account = ""): boolean {
+    const lane = this.#lane(trusted, account);
+    if (this.#canStart(lane)) return true;
+    if (!lane) return this.#anonymous.length < this.#queue;
+    if (this.#trusted.length < this.#queue) return true;
+    const last = this.#trusted.at(-1);
+    return last !== undefined && last.rank > this.#rank(account);
+  }
+
+  /**
+   * Takes a slot, waiting in the queue when every slot of this kind is
+   * busy. Call the answer once the hash is done (in a `finally`).
+   *
+   * @param trusted Whether the request carries a valid trusted-device token.
+   * @param account The account it signs in to: a trusted request's place
+   * in the fair lane (an account already running or waiting there goes in
+   * the anonymous lane). Without it, the request is not tracked.
+   * @returns The release, or `null` when the queue is full (answer 503).
+   */
+  acquire(trusted: boolean, account = ""): Promise<Release | null> {
+    const lane = this.#lane(trusted, account);
+    if (this.#canStart(lane)) {
+      return Promise.resolve(this.#start(lane ? account : null));
+    }
+    if (!lane) {
+      if (this.#anonymous.length >= this.#queue) return Promise.resolve(null);
+      return new Promise((resolve) =>
+        this.#anonymous.push({ resolve, account: "", rank: 0 })
+      );
+    }
+    const rank = this.#rank(account);
+    if (this.#trusted.length >= this.#queue) {
+      // The waiter served most lately gives its place to one served
+      // longer ago, or this request is refused.
+      const last = this.#trusted.at(-1);
+      if (last === undefined || last.rank <= rank) return Promise.resolve(null);
+      this.#trusted.pop();
+      this.#active.delete(last.account);
+      last.resolve(null);
+    }
+    if (account !== "") this.#active.add(account);
+    return new Promise((resolve) => {
+      const at = this.#trusted.findIndex((w) => w.rank > rank);
+      const waiter = { resolve, account, rank };
+      if (at < 0) this.#trusted.push(waiter);
+      else this.#trusted.splice(at, 0, waiter);
+    });
+  }
+
+  /** Whether a request goes in the trusted lane. */
+  #lane(trusted: boolean, account: string): boolean {
+    return trusted && (account === "" || !this.#active.has(account));
+  }
+
+  /** A trusted request's place: "" (no account named) is never tracked. */
+  #rank(account: string): number {
+    return account === "" ? -1 : this.#served.get(account) ?? -1;
+  }
+
+  #canStart(trusted: boolean): boolean {
+    if (trusted) return this.#running < this.#concurrency;
+    // Anonymous requests wait behind trusted ones and leave the reserve.
+    return this.#trusted.length === 0 &&
+      this.#running < this.#anonymousLimit;
+  }
+
+  /** Starts a hash; `account` for a trusted one. */
+  #start(account: string | null): Release {
+    this.#running++;
+    if (account !== null && account !== "") {
+      this.#active.add(account);
+      this.#served.delete(account);
+      this.#served.set(account, this.#sequence++);
+      if (this.#served.size > REMEMBERED_ACCOUNTS) {
+        this.#served.delete(this.#served.keys().next().value!);
+      }
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#running--;
+      if (account !== null) this.#active.delete(account);
+      this.#dispatch();
+    };
+  }
+
+  #dispatch(): void {
+    while (this.#trusted.length > 0 && this.#running < this.#concurrency) {
+      const next = this.#trusted.shift()!;
+      next.resolve(this.#start(next.account));
+    }
+    while (
+      this.#trusted.length === 0 && this.#anonymous.length > 0 &&
+      this.#running < this.#anonymousLimit
+    ) {
+      this.#anonymous.shift()!.resolve(this.#start(null));
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// Issue 27, "CPU by hashing": the bound on concurrent password hashes,
+// its queue, its reserve for trusted-device requests and their priority.
+import assert from "node:assert/strict";
+import { HashingGate } from "../../packages/accounts/mod.ts";
+
+Deno.test("HashingGate runs at most concurrency - reserved anonymous hashes, queues `queue` more and refuses the rest", async () => {
+  const gate = new HashingGate({ concurrency: 3, reserved: 1, queue: 2 });
+  const a = await gate.acquire(false);
+  const b = await gate.acquire(false);
+  assert.ok(a && b);
+  assert.equal(gate.running, 2);
+  const queued = [gate.acquire(false), gate.acquire(false)];
+  assert.equal(gate.waiting, 2);
+  assert.equal(gate.admits(false), false);
+  assert.equal(await gate.acquire(false), null, "the queue is full");
+  // The reserved slot is the trusted requests' alone.
+  assert.equal(gate.admits(true), true);
+  const t = await gate.acquire(true);
+  assert.ok(t);
+  assert.equal(gate.running, 3);
+  a();
+  a(); // a second release changes nothing
+  // Two running (b and the trusted one): anonymous requests still have
+  // only concurrency - reserved slots, so the queue waits.
+  assert.equal(gate.running, 2);
+  assert.equal(gate.waiting, 2);
+  t();
+  const c = await queued[0];
+  assert.ok(c);
+  assert.equal(gate.running, 2);
+  assert.equal(gate.waiting, 1);
+  b!();
+  const d = await queued[1];
+  assert.ok(d);
+  c!();
+  d!();
+  assert.equal(gate.running, 0);
+  assert.equal(gate.waiting, 0);
+});
+
+Deno.test("HashingGate serves trusted-device requests before anonymous ones that waited longer", async () => {
+  const gate = new HashingGate({ concurrency: 1, reserved: 0, queue: 8 });
+  const order: string[] = [];
+  const first = await gate.acquire(false);
+  const waiters = [
+    ["anonymous 1", false],
+    ["anonymous 2", false],
+    ["trusted 1", true],
+    ["anonymous 3", false],
+    ["trusted 2", true],
+  ].map(async ([name, trusted]) => {
+    const release = await gate.acquire(trusted as boolean);
+    order.push(name as string);
+    await Promise.resolve();
+    release!();
+  });
+  // A new anonymous request waits behind the trusted ones too.
+  assert.equal(gate.waiting, 5);
+  first!();
+  await Promise.all(waiters);
+  assert.deepEqual(order, [
+    "trusted 1",
+    "trusted 2",
+    "anonymous 1",
+    "anonymous 2",
+    "anonymous 3",
+  ]);
+});
+
+Deno.test("HashingGate refuses settings that make no sense, naming them", () => {
+  assert.throws(() => new HashingGate({ concurrency: 0 }), /concurrency/);
+  assert.throws(() => new HashingGate({ concurrency: 1.5 }), /concurrency/);
+  assert.throws(
+    () => new HashingGate({ concurrency: 2, reserved: 2 }),
+    /^RangeError: hashing\.reserved must be a whole number from 0 to concurrency - 1 \(1\): received 2$/,
+  );
+  assert.throws(() => new HashingGate({ queue: -1 }), /queue/);
+  const gate = new HashingGate();
+  assert.ok(gate.admits(false));
+});
+
+Deno.test("HashingGate's trusted lane is fair between accounts: one place per account, the account served longest ago first, and a full queue makes room for it (outside review: five attacker accounts with their own device cookies shut the owner out)", async () => {
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 2 });
+  // Two attacker accounts signed in with their own device cookies.
+  const r1 = await gate.acquire(true, "a1");
+  const r2 = await gate.acquire(true, "a2");
+  assert.ok(r1 && r2);
+  r1();
+  r2();
+  // Two more hold both slots; a1 and a2, served lately, wait again.
+  const h1 = await gate.acquire(true, "x1");
+  const h2 = await gate.acquire(true, "x2");
+  assert.ok(h1 && h2);
+  const w1 = gate.acquire(true, "a1");
+  const w2 = gate.acquire(true, "a2");
+  // A second request of a1 takes no second trusted place: it waits in
+  // the anonymous lane, behind every trusted request.
+  const extra = gate.acquire(true, "a1");
+  assert.equal(gate.waiting, 3);
+  // The trusted queue is full, and a1 cannot push anyone out.
+  assert.equal(gate.admits(true, "x1"), true, "x1 goes anonymous: room");
+  // The owner, not served lately, takes the place of the account served
+  // last (a2), which is refused at once.
+  assert.equal(gate.admits(true, "owner"), true);
+  const owner = gate.acquire(true, "owner");
+  assert.equal(await w2, null);
+  h1();
+  const served = await owner;
+  assert.ok(served, "the owner is served first");
+  h2();
+  const a1 = await w1;
+  assert.ok(a1, "then the account served longest ago");
+  served();
+  a1();
+  const last = await extra;
+  assert.ok(last, "the anonymous lane last");
+  last();
+  assert.equal(gate.running, 0);
+  assert.equal(gate.waiting, 0);
+});

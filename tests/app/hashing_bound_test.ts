@@ -1,0 +1,157 @@
+/**
+ * Issue 27, "CPU by hashing" (weak spot): every anonymous sign-in costs one
+ * slow hash, so a flood from fresh addresses slowed legitimate sign-ins
+ * 2.6–4×. The app bounds hashing: past the slots and the queue, sign-in
+ * and registration answer 503 with `Retry-After` (JSON and page), and a
+ * browser with a trusted-device cookie still signs in through the reserved
+ * slot. The speed under a 64-address flood is measured by
+ * `bench/hashing_flood.ts`.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { PasswordHasher } from "../../mod.ts";
+import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
+import { HashingGate } from "../../packages/accounts/mod.ts";
+import { Browser, registerJson, startApp } from "./_harness.ts";
+
+const OWNER = "owner@example.com";
+const PASSWORD = "correct horse battery";
+const MESSAGE =
+  "Too many passwords are being checked right now: try again in a few seconds";
+
+/** A hasher whose work on passwords starting with "flood" waits for the test. */
+class HeldHasher implements PasswordHasher {
+  #inner = new Pbkdf2Hasher({ iterations: 1000 });
+  #open = Promise.withResolvers<void>();
+  held = 0;
+  release(): void {
+    this.#open.resolve();
+  }
+  async #maybeHold(password: string): Promise<void> {
+    if (!password.startsWith("flood")) return;
+    this.held++;
+    await this.#open.promise;
+  }
+  async hash(password: string): Promise<string> {
+    await this.#maybeHold(password);
+    return await this.#inner.hash(password);
+  }
+  async verify(password: string, stored: string): Promise<boolean> {
+    await this.#maybeHold(password);
+    return await this.#inner.verify(password, stored);
+  }
+  needsRehash(stored: string): boolean {
+    return this.#inner.needsRehash(stored);
+  }
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(check(), "timed out");
+}
+
+Deno.test("issue 27 (CPU by hashing): past the hashing bound, sign-in and registration answer 503 with Retry-After, as JSON and as a page; a trusted browser still signs in", async () => {
+  const hasher = new HeldHasher();
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 1 });
+  await using app = await startApp({ hasher, hashing: gate });
+  await registerJson(app.origin, OWNER, PASSWORD);
+  // The owner's browser signs in once: it is trusted from now on.
+  const owner = new Browser(app.origin);
+  const first = await owner.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  });
+  assert.equal(first.status, 303);
+  await first.body?.cancel();
+  assert.ok(
+    [...owner.cookies.keys()].some((name) => name.endsWith("device")),
+    "the browser holds a device cookie",
+  );
+  await owner.post("/logout", {}).then((r) => r.body?.cancel());
+
+  const json = (path: string, body: unknown, client: string) =>
+    fetch(app.origin + path, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+        "x-test-client": client,
+      },
+      body: JSON.stringify(body),
+    });
+  // A flood from fresh addresses: one hashes, one waits in the queue.
+  const flood = [1, 2].map((i) =>
+    json("/login", {
+      email: `nobody${i}@example.com`,
+      password: `flood password ${i}`,
+    }, `203.0.113.${i}`)
+  );
+  await until(() => gate.running === 1 && gate.waiting === 1);
+
+  const refused = await json("/login", {
+    email: "nobody3@example.com",
+    password: "flood password 3",
+  }, "203.0.113.3");
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "2");
+  assert.deepEqual(await refused.json(), { error: "busy", message: MESSAGE });
+  // The owner's password from a client without the device cookie waits its
+  // turn like anyone: refused as well.
+  const bare = await json(
+    "/login",
+    { email: OWNER, password: PASSWORD },
+    "198.51.100.9",
+  );
+  assert.equal(bare.status, 503);
+  await bare.body?.cancel();
+
+  const form = await new Browser(app.origin).post("/login", {
+    email: "nobody4@example.com",
+    password: "flood password 4",
+  });
+  assert.equal(form.status, 503);
+  assert.equal(form.headers.get("retry-after"), "2");
+  assert.match(form.headers.get("content-type") ?? "", /text\/html/);
+  const page = await form.text();
+  assert.ok(page.includes(MESSAGE), "the login page says why");
+  assert.ok(page.includes('name="email"'), "with the form again");
+
+  const register = await json("/register", {
+    email: "newcomer@example.com",
+    password: "flood password 5",
+  }, "203.0.113.5");
+  assert.equal(register.status, 503);
+  assert.equal(register.headers.get("retry-after"), "2");
+  assert.deepEqual(await register.json(), { error: "busy", message: MESSAGE });
+  const registerForm = await new Browser(app.origin).post("/register", {
+    email: "newcomer@example.com",
+    password: "flood password 5",
+  });
+  assert.equal(registerForm.status, 503);
+  assert.ok((await registerForm.text()).includes(MESSAGE));
+  assert.equal(
+    await app.credentials.findByEmail("newcomer@example.com"),
+    null,
+    "nothing was registered",
+  );
+
+  // The trusted browser takes the reserved slot while the flood holds.
+  const trusted = await owner.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  });
+  assert.equal(trusted.status, 303, "the owner's browser signs in");
+  await trusted.body?.cancel();
+  assert.equal(hasher.held, 1, "the queued flood request still waits");
+
+  hasher.release();
+  for (const res of await Promise.all(flood)) {
+    assert.equal(res.status, 401);
+    await res.body?.cancel();
+  }
+  assert.equal(gate.running, 0);
+  assert.equal(gate.waiting, 0);
+});

@@ -1,0 +1,152 @@
+// Issue 27 finding 5: the secrets printed in the docs were accepted, so a
+// developer who copied an example shipped a public secret. Every secret the
+// documentation printed is refused through the "paste mistake" checks; this
+// test scans the docs (docs/, every README, the changelog, every JSDoc and
+// comment of the published code, and every `fromValue("…")` outside the
+// tests) for text that could be a secret (base64 or hex of 32 bytes or more)
+// and fails when one is accepted: a new example secret must be added to
+// lib/secrets/_published_secrets.ts.
+import assert from "node:assert/strict";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SecretProvider } from "../../mod.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SKIP_DIRS = new Set([
+  "node_modules",
+  ".git",
+  "tests",
+  "bench",
+  "dist",
+  "data",
+  ".ci",
+]);
+// Generated from examples/app (scanned there) and a WebAssembly blob.
+const SKIP_FILES = new Set([
+  "packages/scaffold/_templates.ts",
+  "packages/hashers/pbkdf2_wasm/_pbkdf2_wasm_bytes.ts",
+]);
+const CANDIDATE = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{43,}={0,2}/g;
+
+async function* files(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) {
+      if (!SKIP_DIRS.has(entry.name)) yield* files(path);
+    } else if (/\.(md|ts|tsx)$/.test(entry.name)) {
+      if (!SKIP_FILES.has(relative(ROOT, path))) yield path;
+    }
+  }
+}
+
+/** The documentation text of a file: all of a Markdown file; a script's comments and `fromValue` literals. */
+function docText(path: string, text: string): string[] {
+  if (path.endsWith(".md")) return [text];
+  const parts = [
+    ...text.matchAll(/\/\*[\s\S]*?\*\//g),
+    ...text.matchAll(/\/\/[^\n]*/g),
+    ...text.matchAll(/fromValue\(\s*["'`]([^"'`]+)["'`]/g),
+  ];
+  return parts.map((m) => m[1] ?? m[0]);
+}
+
+function refused(secret: string): boolean {
+  try {
+    SecretProvider.fromValue(secret);
+    return false;
+  } catch (error) {
+    return error instanceof RangeError || error instanceof TypeError;
+  }
+}
+
+Deno.test("issue 27 finding 5: every secret the docs, READMEs and JSDoc print is refused", async () => {
+  const accepted: string[] = [];
+  let scanned = 0;
+  let candidates = 0;
+  for await (const path of files(ROOT)) {
+    scanned++;
+    const text = await Deno.readTextFile(path);
+    for (const part of docText(path, text)) {
+      for (const [match] of part.matchAll(CANDIDATE)) {
+        // Hyphenated words and rules of dashes are not secrets.
+        if (/^[a-z-]+$/i.test(match) && match.includes("-")) continue;
+        candidates++;
+        if (!refused(match)) accepted.push(`${relative(ROOT, path)}: ${match}`);
+      }
+    }
+  }
+  assert.ok(scanned > 200, `scanned ${scanned} files`);
+  assert.ok(candidates > 0, "the scan finds candidates (the docs' tables)");
+  assert.deepEqual(
+    accepted,
+    [],
+    "a secret printed in the docs is accepted: add its digest to lib/secrets/_published_secrets.ts",
+  );
+});
+
+Deno.test("issue 27 finding 5: the secrets earlier versions printed are refused, padded or not, in either base64 alphabet", () => {
+  const published = [
+    "19CRqcgP/VC3Dlx2GK5guv7BIfJjXBwWoyeP1VwPfnI=",
+    "q0uV8n4cJmPZQ1l9hS2bT7yWkRfXe3oAa6dGvNiLz5E=",
+    "0YXV2G8SDiuQrIbDvu3wVQSUMC7dd0KMkfthgxfQhNk=",
+  ];
+  for (const secret of published) {
+    const forms = [
+      secret,
+      secret.replace(/=+$/, ""),
+      secret.replaceAll("+", "-").replaceAll("/", "_"),
+    ];
+    for (const form of forms) {
+      assert.throws(
+        () => SecretProvider.fromValue(form),
+        (e: unknown) =>
+          e instanceof RangeError &&
+          e.message ===
+            "The secret is an example printed in portcullis's documentation, so it is public: generate one with `openssl rand -base64 32`",
+        form,
+      );
+      assert.throws(
+        () =>
+          SecretProvider.fromEnv("AUTH_SECRET", { env: { AUTH_SECRET: form } }),
+        /^RangeError: AUTH_SECRET is an example printed in portcullis's documentation/,
+      );
+      assert.throws(
+        () =>
+          SecretProvider.fromEnv("AUTH_SECRET", {
+            env: {
+              AUTH_SECRET: btoa(
+                String.fromCharCode(
+                  ...crypto.getRandomValues(new Uint8Array(32)),
+                ),
+              ),
+              AUTH_PREVIOUS_SECRETS: form,
+            },
+          }),
+        /^RangeError: Previous secret #1 is an example printed/,
+      );
+    }
+  }
+  // A fresh secret still passes.
+  const fresh = btoa(
+    String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))),
+  );
+  assert.equal(SecretProvider.fromValue(fresh).size, 1);
+});
+
+Deno.test("the synchronous SHA-256 behind the list matches WebCrypto's", async () => {
+  const { sha256HexSync } = await import("../../lib/secrets/_sha256.ts");
+  for (const length of [0, 1, 3, 55, 56, 63, 64, 65, 119, 120, 1000]) {
+    const text = "é".repeat(length >> 1) + "a".repeat(length - (length >> 1));
+    const web = new Uint8Array(
+      await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+    );
+    const hex = Array.from(web, (b) => b.toString(16).padStart(2, "0")).join(
+      "",
+    );
+    assert.equal(sha256HexSync(text), hex, `length ${length}`);
+  }
+  assert.equal(
+    sha256HexSync("abc"),
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+  );
+});
