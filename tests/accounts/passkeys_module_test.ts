@@ -145,7 +145,7 @@ Deno.test("passkeys: a passkey lets the password be 8 characters (NIST SP 800-63
     }, token);
     assert.equal(options.res.status, 200);
     const added = await app.call("POST", "/passkeys/register", {
-      response: await new SoftAuthenticator().create(options.json),
+      response: await new SoftAuthenticator(ORIGIN).create(options.json),
       name,
     }, token);
     assert.equal(added.res.status, 201);
