@@ -41,9 +41,11 @@ export type ProofRefusal =
 /**
  * Decides how a link for `owner` may be redeemed from this request, by
  * the rules of `POST /verify`: an address proven before needs nothing
- * more; for one never proven, `disown=1` or an account without a password
- * disowns, the account's own signed-in browser confirms, and anyone else
- * must give the account's password (through the login throttle).
+ * more; for one never proven, `disown=1` disowns, the account's own
+ * signed-in browser confirms (an account signed up with a passkey keeps
+ * it), any other browser disowns an account without a password, and
+ * anyone else must give the account's password (through the login
+ * throttle).
  *
  * @param ctx The app.
  * @param req The request (its session and address).
@@ -58,10 +60,12 @@ export async function proofWay(
   fields: { password?: string; disown?: string },
 ): Promise<ProofWay | ProofRefusal> {
   if (owner.verifiedAt > 0) return "proven";
-  if (fields.disown === "1" || !hasPassword(owner)) return "disown";
+  if (fields.disown === "1") return "disown";
   // The account's own session (never an API key or an operator acting as
-  // the user): the same party that holds the password.
+  // the user): the same party that set the account up (its password, or
+  // the passkey it signed up with).
   if (ownSession(req) === owner.id) return "session";
+  if (!hasPassword(owner)) return "disown";
   const result = await ctx.passwords.login(owner.email, fields.password ?? "", {
     address: ctx.clientAddress(req),
   });

@@ -77,6 +77,12 @@ export interface ModuleParts {
   /** Buttons or links on `/login`, under the password form. */
   loginButtons?(next: string): Html | null;
   /**
+   * Whether the login page's email field offers this module's credentials
+   * in the browser's autofill (`autocomplete="username webauthn"`, for a
+   * conditional WebAuthn request the module's script makes).
+   */
+  loginAutofill?: boolean;
+  /**
    * Whether this module's login buttons come before the others (a one-tap
    * way such as a passkey above a list of providers).
    */

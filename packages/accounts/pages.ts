@@ -162,6 +162,17 @@ export function loginButtons(ctx: ModuleContext, next: string): Html {
   }`;
 }
 
+/**
+ * Whether the login page's email field offers a module's credentials in
+ * the autofill (a module with `loginAutofill`, such as passkeys).
+ *
+ * @param ctx The app.
+ * @returns `true` when one does.
+ */
+export function loginAutofill(ctx: ModuleContext): boolean {
+  return ctx.modules.some(({ parts }) => parts.loginAutofill === true);
+}
+
 /** `GET /login`. */
 export async function loginForm(
   ctx: ModuleContext,
@@ -176,6 +187,7 @@ export async function loginForm(
       error: null,
       flash,
       extra: loginButtons(ctx, next),
+      autofill: loginAutofill(ctx),
     }),
     200,
     [clear],

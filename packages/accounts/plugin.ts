@@ -18,7 +18,9 @@
  *   {@linkcode startSession}, {@linkcode sessionJson} and
  *   {@linkcode tokenFields} for flows that answer themselves;
  *   {@linkcode refuseUnverified} holds the rule that an unverified account
- *   gains no sign-in method; {@linkcode stepAfterPassword} runs the second
+ *   gains no sign-in method; {@linkcode proofWay} and
+ *   {@linkcode proveByLink} are the rules every mailed link that proves an
+ *   address follows; {@linkcode stepAfterPassword} runs the second
  *   factors; {@linkcode record} and {@linkcode emit} record and log events.
  * - Re-checks before sensitive changes: {@linkcode recheck},
  *   {@linkcode requireRecheck}, {@linkcode recheckRefusal}.
@@ -116,6 +118,14 @@ export {
   WRONG_PASSWORD,
 } from "./recheck.ts";
 export { hasPassword, NO_PASSWORD } from "./reauth.ts";
+export {
+  currentEmailCheck,
+  type LinkOwner,
+  type ProofRefusal,
+  type ProofWay,
+  proofWay,
+  proveByLink,
+} from "./address_proof.ts";
 export { type SoleFactorInput, soleFactorRefusal } from "./sole_factor.ts";
 export { ShortCookie } from "./short_cookie.ts";
 export { Flash } from "./flash.ts";

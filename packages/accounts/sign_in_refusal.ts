@@ -9,7 +9,7 @@ import { wantsHtml } from "@portcullis/auth/http";
 import type { ModuleContext } from "./context.ts";
 import { isFormPost } from "./request_body.ts";
 import { json, render } from "./respond.ts";
-import { loginButtons } from "./pages.ts";
+import { loginAutofill, loginButtons } from "./pages.ts";
 
 /** What a wrong password is told (`POST /login`). */
 const INVALID_CREDENTIALS = "Email or password is incorrect";
@@ -39,6 +39,7 @@ export function refusedSignIn(ctx: ModuleContext, req: Request): Response {
       error: INVALID_CREDENTIALS,
       flash: null,
       extra: loginButtons(ctx, next),
+      autofill: loginAutofill(ctx),
     }),
     401,
   );

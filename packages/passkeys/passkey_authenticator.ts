@@ -27,10 +27,12 @@ export type PasskeyRefusal =
   | "challenge_invalid"
   | "challenge_used"
   | "unknown_credential"
+  | "user_handle_mismatch"
   | "credential_exists"
   | "origin_mismatch"
   | "rp_id_mismatch"
   | "counter_stale"
+  | "backup_flags_invalid"
   | "verification_failed";
 
 /** The outcome of a ceremony. */
@@ -97,9 +99,12 @@ export interface PasskeyAuthenticatorOptions {
  * for registration, its user, and is accepted once (the store consumes it).
  * Issuing a challenge also removes expired ones from the store (at most
  * once a minute), so abandoned ceremonies need no scheduled job.
- * Sign-in checks the origin, the RP id, user verification and the
+ * Sign-in checks the origin, the RP id, user verification, the
  * signature counter (a clone that reports a counter not above the stored
- * one is refused). It issues no session: the application calls
+ * one is refused) and the backup flags: backed up without being eligible
+ * (BS without BE) is refused at either ceremony, and so is an assertion
+ * that is not eligible from a credential registered as eligible. The
+ * backup state (synced or on this device only) is kept with the passkey. It issues no session: the application calls
  * `signIn(req, subject)` with the subject it answers.
  *
  * @example Usage
@@ -150,6 +155,22 @@ export class PasskeyAuthenticator {
       this.#o.challengeSeconds,
       this.#o.now,
     );
+  }
+
+  /** The relying party id the ceremonies are bound to. */
+  get rpId(): string {
+    return this.#o.rpId;
+  }
+
+  /**
+   * The WebAuthn user handle of a subject (the `user.id` its passkeys were
+   * made with), base64url: what the Signals API names the user by.
+   *
+   * @param subject The subject id.
+   * @returns The handle.
+   */
+  userHandle(subject: string): string {
+    return encodeBase64Url(new TextEncoder().encode(subject));
   }
 
   /**
@@ -220,6 +241,8 @@ export class PasskeyAuthenticator {
       name: name.trim().slice(0, 64) || "Passkey",
       createdAt: this.#o.now(),
       lastUsedAt: 0,
+      backupEligible: info.credentialDeviceType === "multiDevice",
+      backedUp: info.credentialBackedUp,
     };
     if (!(await this.#o.store.add(passkey))) {
       return refused("credential_exists");
@@ -260,12 +283,14 @@ export class PasskeyAuthenticator {
     const handle = r.response?.userHandle;
     if (
       handle !== undefined && handle !== null &&
-      handle !== encodeBase64Url(new TextEncoder().encode(record.subject))
-    ) return refused("unknown_credential");
+      handle !== this.userHandle(record.subject)
+    ) return refused("user_handle_mismatch");
     const publicKey = decodeBase64Url(record.publicKey);
     if (publicKey === null) return refused("verification_failed");
     const ctx = { reason: null as ChallengeRefusal | null };
     let newCounter: number;
+    let eligible: boolean;
+    let backedUp: boolean;
     try {
       const result = await verifyAuthenticationResponse({
         response: r,
@@ -282,14 +307,25 @@ export class PasskeyAuthenticator {
       });
       if (!result.verified) return refused("verification_failed");
       newCounter = result.authenticationInfo.newCounter;
+      eligible = result.authenticationInfo.credentialDeviceType ===
+        "multiDevice";
+      backedUp = result.authenticationInfo.credentialBackedUp;
     } catch (error) {
       return refused(ctx.reason ?? reasonOf(error));
+    }
+    // Backup eligibility is fixed when the credential is made: one that
+    // was eligible and now says it is not is not the authenticator that
+    // registered it (WebAuthn L3 §7.2). A passkey stored before the flags
+    // were kept (not eligible on record) learns its backup state here.
+    if (record.backupEligible === true && !eligible) {
+      return refused("backup_flags_invalid");
     }
     const moved = await this.#o.store.updateCounter(
       record.credentialId,
       record.counter,
       newCounter,
       this.#o.now(),
+      backedUp,
     );
     if (!moved) return refused("counter_stale");
     return {
@@ -310,6 +346,7 @@ function refused(
 function reasonOf(error: unknown): PasskeyRefusal {
   const m = String((error as Error)?.message ?? "");
   if (/counter/i.test(m)) return "counter_stale";
+  if (/backed up|backup/i.test(m)) return "backup_flags_invalid";
   if (/origin/i.test(m)) return "origin_mismatch";
   if (/RP ID/i.test(m)) return "rp_id_mismatch";
   if (/challenge/i.test(m)) return "challenge_invalid";

@@ -5,6 +5,7 @@
  */
 import {
   type AccountLifecyclePart,
+  type AddressProven,
   isFirstProof,
 } from "@portcullis/auth/passwords";
 import type { PasskeyStore } from "./passkey_store.ts";
@@ -13,9 +14,16 @@ import type { PasskeyStore } from "./passkey_store.ts";
  * The part of passkeys in the account's lifecycle (`accountLifecycle` of
  * `@portcullis/auth/passwords`): on the first proof of the address every
  * passkey of the account goes (a party that had not proven the address
- * registered it); on deletion every passkey goes, so none signs in again.
+ * registered it), except for an account signed up with a passkey
+ * (`signedUpWithPasskey` answers `true`: it has no password) whose proof
+ * is a verification by the party that set it up (`kind: "verification"`,
+ * `keepPassword: true`: its own signed-in browser): then the passkey it
+ * signed up with stays, as a password does (an unverified account gains
+ * no other one). On deletion every passkey goes, so none signs in again.
  *
  * @param store The passkey store.
+ * @param signedUpWithPasskey Whether an account was signed up with a
+ * passkey (it has no password); default: none was.
  * @returns The part (`method: "passkeys"`).
  *
  * @example Usage
@@ -30,6 +38,8 @@ import type { PasskeyStore } from "./passkey_store.ts";
  */
 export function passkeyLifecyclePart(
   store: PasskeyStore,
+  signedUpWithPasskey: (subject: string) => Promise<boolean> = () =>
+    Promise.resolve(false),
 ): AccountLifecyclePart {
   async function removeAll(subject: string): Promise<number> {
     let removed = 0;
@@ -40,11 +50,26 @@ export function passkeyLifecyclePart(
   }
   return {
     method: "passkeys",
-    addressProven: (event) =>
-      isFirstProof(event) ? removeAll(event.subject) : Promise.resolve(0),
+    addressProven: async (event) => {
+      if (!isFirstProof(event)) return 0;
+      if (keptBySignUp(event) && await signedUpWithPasskey(event.subject)) {
+        return 0;
+      }
+      return await removeAll(event.subject);
+    },
     accountDeleted: removeAll,
     // Any passkey is a second factor beside a password.
     hasSecondFactor: async (subject) =>
       (await store.listFor(subject)).length > 0,
   };
+}
+
+/**
+ * Whether a first proof may keep a passkey-only account's passkey: a
+ * verification whose prover showed they set the account up (the passkey
+ * it signed up with plays the password's part). A disowning proof, a
+ * password reset or an email change never does.
+ */
+function keptBySignUp(event: AddressProven): boolean {
+  return event.kind === "verification" && event.keepPassword;
 }

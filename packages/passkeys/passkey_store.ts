@@ -22,6 +22,17 @@ export interface PasskeyRecord {
   createdAt: number;
   /** Unix milliseconds of the last sign-in with it; 0 before any. */
   lastUsedAt: number;
+  /**
+   * Whether the authenticator said the credential may be backed up
+   * (WebAuthn's BE flag: a synced passkey's provider sets it); fixed at
+   * registration. Default `false`.
+   */
+  backupEligible?: boolean;
+  /**
+   * Whether it was backed up (synced) at its last use (the BS flag).
+   * Default `false`: a device-bound passkey, lost with its device.
+   */
+  backedUp?: boolean;
 }
 
 /** The operations the passkey ceremonies need. */
@@ -35,13 +46,15 @@ export interface PasskeyStore {
   /**
    * Moves the counter from `expected` to `next` and stamps the use, only if
    * the stored counter is still `expected` (two concurrent sign-ins with one
-   * counter value: one wins).
+   * counter value: one wins); records `backedUp` (the BS flag of this
+   * use) when given.
    */
   updateCounter(
     credentialId: string,
     expected: number,
     next: number,
     usedAt: number,
+    backedUp?: boolean,
   ): Promise<boolean>;
   /** Renames a user's passkey; `false` when it is not theirs. */
   rename(subject: string, credentialId: string, name: string): Promise<boolean>;
@@ -111,11 +124,13 @@ export class MemoryPasskeyStore implements PasskeyStore, ChallengeStore {
     expected: number,
     next: number,
     usedAt: number,
+    backedUp?: boolean,
   ): Promise<boolean> {
     const r = this.#keys.get(credentialId);
     if (!r || r.counter !== expected) return Promise.resolve(false);
     r.counter = next;
     r.lastUsedAt = usedAt;
+    if (backedUp !== undefined) r.backedUp = backedUp;
     return Promise.resolve(true);
   }
 

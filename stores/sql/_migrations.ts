@@ -44,6 +44,13 @@ export const MIGRATIONS: {
       "sql":
         "CREATE TABLE `account_bans` (\n\t`user_id` text PRIMARY KEY NOT NULL,\n\t`reason` text NOT NULL,\n\t`banned_by` text NOT NULL,\n\t`banned_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `api_keys` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` text NOT NULL,\n\t`name` text NOT NULL,\n\t`secret_hash` text NOT NULL,\n\t`scopes` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`last_used_at` integer DEFAULT 0 NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `api_keys_user_idx` ON `api_keys` (`user_id`);--> statement-breakpoint\nALTER TABLE `auth_events` ADD `actor` text;--> statement-breakpoint\nALTER TABLE `auth_events` ADD `detail` text;",
     },
+    {
+      "tag": "0003_passkey_backup_state",
+      "hash":
+        "d754bb3f076e016b2bed737f73a760aab040a312d682cf8b4adf032fe2b6c87d",
+      "sql":
+        "ALTER TABLE `passkeys` ADD `backup_eligible` integer DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE `passkeys` ADD `backed_up` integer DEFAULT 0 NOT NULL;",
+    },
   ],
   "postgresql": [
     {
@@ -67,6 +74,13 @@ export const MIGRATIONS: {
       "sql":
         'CREATE TABLE "account_bans" (\n\t"user_id" text PRIMARY KEY NOT NULL,\n\t"reason" text NOT NULL,\n\t"banned_by" text NOT NULL,\n\t"banned_at" bigint NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE "api_keys" (\n\t"id" text PRIMARY KEY NOT NULL,\n\t"user_id" text NOT NULL,\n\t"name" text NOT NULL,\n\t"secret_hash" text NOT NULL,\n\t"scopes" text NOT NULL,\n\t"created_at" bigint NOT NULL,\n\t"expires_at" bigint NOT NULL,\n\t"last_used_at" bigint DEFAULT 0 NOT NULL\n);\n--> statement-breakpoint\nALTER TABLE "auth_events" ADD COLUMN "actor" text;--> statement-breakpoint\nALTER TABLE "auth_events" ADD COLUMN "detail" text;--> statement-breakpoint\nALTER TABLE "account_bans" ADD CONSTRAINT "account_bans_user_fk" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint\nALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_fk" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint\nCREATE INDEX "api_keys_user_idx" ON "api_keys" USING btree ("user_id");',
     },
+    {
+      "tag": "0003_passkey_backup_state",
+      "hash":
+        "a574f2fd23256ac5868b51f83efb2ffffc649a9ecba55fa53476cbdd1cfc6648",
+      "sql":
+        'ALTER TABLE "passkeys" ADD COLUMN "backup_eligible" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE "passkeys" ADD COLUMN "backed_up" bigint DEFAULT 0 NOT NULL;',
+    },
   ],
   "mysql": [
     {
@@ -89,6 +103,13 @@ export const MIGRATIONS: {
         "a87557a802c314b2fdc2e449ec4bc9f7f7333ff0eb161a29cba7cb115a997ede",
       "sql":
         "CREATE TABLE `account_bans` (\n\t`user_id` varchar(255) NOT NULL,\n\t`reason` text NOT NULL,\n\t`banned_by` varchar(255) NOT NULL,\n\t`banned_at` bigint NOT NULL,\n\tCONSTRAINT `account_bans_user_id` PRIMARY KEY(`user_id`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n--> statement-breakpoint\nCREATE TABLE `api_keys` (\n\t`id` varchar(32) NOT NULL,\n\t`user_id` varchar(255) NOT NULL,\n\t`name` varchar(255) NOT NULL,\n\t`secret_hash` varchar(64) NOT NULL,\n\t`scopes` text NOT NULL,\n\t`created_at` bigint NOT NULL,\n\t`expires_at` bigint NOT NULL,\n\t`last_used_at` bigint NOT NULL DEFAULT 0,\n\tCONSTRAINT `api_keys_id` PRIMARY KEY(`id`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n--> statement-breakpoint\nALTER TABLE `auth_events` ADD `actor` varchar(255);--> statement-breakpoint\nALTER TABLE `auth_events` ADD `detail` varchar(255);--> statement-breakpoint\nALTER TABLE `account_bans` ADD CONSTRAINT `account_bans_user_fk` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE cascade ON UPDATE no action;--> statement-breakpoint\nALTER TABLE `api_keys` ADD CONSTRAINT `api_keys_user_fk` FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON DELETE cascade ON UPDATE no action;--> statement-breakpoint\nCREATE INDEX `api_keys_user_idx` ON `api_keys` (`user_id`);",
+    },
+    {
+      "tag": "0003_passkey_backup_state",
+      "hash":
+        "c912997f25353089a5ffdc2ee4b41a22c930139fedf8b9e6fd664dc686e4c012",
+      "sql":
+        "ALTER TABLE `passkeys` ADD `backup_eligible` bigint DEFAULT 0 NOT NULL;--> statement-breakpoint\nALTER TABLE `passkeys` ADD `backed_up` bigint DEFAULT 0 NOT NULL;",
     },
   ],
 };

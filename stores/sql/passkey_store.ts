@@ -34,17 +34,22 @@ export interface SQLPasskeyRecord {
   createdAt: number;
   /** Unix milliseconds of the last use; 0 before any. */
   lastUsedAt: number;
+  /** Whether the credential may be backed up (WebAuthn's BE flag); default `false`. */
+  backupEligible?: boolean;
+  /** Whether it was backed up (synced) at its last use (BS); default `false`. */
+  backedUp?: boolean;
 }
 
 const COLUMNS = sql.raw(
-  "credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at",
+  "credential_id, user_id, public_key, counter, transports, name, created_at, last_used_at, backup_eligible, backed_up",
 );
 
 /**
  * The `PasskeyStore` of `@portcullis/passkeys` over a drizzle database.
  * The counter moves by compare-and-set (`UPDATE … WHERE counter = old`), so
  * of two concurrent sign-ins presenting one counter value only one
- * succeeds. Tables come from migration 0003 (`migrate(db)`).
+ * succeeds. Tables come from `migrate(db)` (the backup flags from
+ * migration 0003).
  *
  * @example Usage
  * ```ts
@@ -87,7 +92,9 @@ export class SQLPasskeyStore {
         this.dialect,
         sql`INSERT INTO ${this.#table} (${COLUMNS}) VALUES (${r.credentialId}, ${r.subject}, ${r.publicKey}, ${r.counter}, ${
           r.transports.join(",")
-        }, ${r.name}, ${r.createdAt}, ${r.lastUsedAt})`,
+        }, ${r.name}, ${r.createdAt}, ${r.lastUsedAt}, ${
+          r.backupEligible ? 1 : 0
+        }, ${r.backedUp ? 1 : 0})`,
       );
       return true;
     } catch (err) {
@@ -114,16 +121,23 @@ export class SQLPasskeyStore {
     return rows.map(toRecord);
   }
 
-  /** Compare-and-set of the counter, stamping the use. */
+  /**
+   * Compare-and-set of the counter, stamping the use and, when given, the
+   * backup state the authenticator reported with it.
+   */
   async updateCounter(
     credentialId: string,
     expected: number,
     next: number,
     usedAt: number,
+    backedUp?: boolean,
   ): Promise<boolean> {
     await this.#gate();
+    const backup = backedUp === undefined
+      ? sql``
+      : sql`, backed_up = ${backedUp ? 1 : 0}`;
     return await this.#touch(
-      sql`UPDATE ${this.#table} SET counter = ${next}, last_used_at = ${usedAt} WHERE credential_id = ${credentialId} AND counter = ${expected}`,
+      sql`UPDATE ${this.#table} SET counter = ${next}, last_used_at = ${usedAt}${backup} WHERE credential_id = ${credentialId} AND counter = ${expected}`,
     ) === 1;
   }
 
@@ -175,5 +189,7 @@ function toRecord(row: Row): SQLPasskeyRecord {
     name: String(row.name),
     createdAt: Number(row.created_at),
     lastUsedAt: Number(row.last_used_at),
+    backupEligible: Number(row.backup_eligible) === 1,
+    backedUp: Number(row.backed_up) === 1,
   };
 }

@@ -280,6 +280,8 @@ Deno.test({
           ["login", "/login"],
           ["register", "/register"],
           ["forgot", "/password/forgot"],
+          ["passkey-signup", "/passkeys/signup"],
+          ["passkey-recover", "/passkeys/recover"],
         ]
       ) {
         await out.goto(`${o}${path}`);

@@ -186,6 +186,8 @@ export function testPasskeyStore(
     name: "Laptop",
     createdAt: 5,
     lastUsedAt: 0,
+    backupEligible: false,
+    backedUp: false,
     ...extra,
   });
 
@@ -215,6 +217,21 @@ export function testPasskeyStore(
     const after = await s.find(a.credentialId);
     assert.equal(after?.counter, 4);
     assert.equal(after?.lastUsedAt, 11);
+  });
+
+  test("the backup flags (BE, BS) are kept; a use records its BS, and a use that names none keeps it", async (s) => {
+    const a = record(`u_${crypto.randomUUID()}`, {
+      backupEligible: true,
+      backedUp: false,
+    });
+    await s.add(a);
+    assert.deepEqual(await s.find(a.credentialId), a);
+    assert.equal(await s.updateCounter(a.credentialId, 0, 1, 12, true), true);
+    const synced = await s.find(a.credentialId);
+    assert.equal(synced?.backupEligible, true);
+    assert.equal(synced?.backedUp, true);
+    assert.equal(await s.updateCounter(a.credentialId, 1, 2, 13), true);
+    assert.equal((await s.find(a.credentialId))?.backedUp, true);
   });
 
   test("rename() and remove() act only on the owner's passkey", async (s) => {

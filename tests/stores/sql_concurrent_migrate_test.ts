@@ -73,6 +73,7 @@ const JOURNAL = [
   "0000_v0_2_0",
   "0001_credential_foreign_keys",
   "0002_api_keys_and_bans",
+  "0003_passkey_backup_state",
 ];
 
 Deno.test({

@@ -170,6 +170,7 @@ Deno.test("libSQL: a store over a database nobody migrated throws SQLMigrationEr
       "0000_v0_2_0",
       "0001_credential_foreign_keys",
       "0002_api_keys_and_bans",
+      "0003_passkey_backup_state",
     ]);
     assert.match(err.message, /migrate\(db\)/);
     assert.doesNotMatch(err.message, /who@example\.com|pbkdf2/);

@@ -83,13 +83,18 @@ async function snapshot(o: Opened): Promise<Record<string, string[]>> {
     out[t] = rows.map((r) =>
       JSON.stringify(
         // The events' `actor` and `detail` (0002) are empty on the rows the
-        // upgrade kept: a kept row compares with its 0.2.0 self.
+        // upgrade kept, and the passkeys' backup flags (0003) are 0 (not
+        // eligible, not backed up: unknown for a passkey stored before):
+        // a kept row compares with its 0.2.0 self.
         // (The reference app's node:sqlite adapter also gives each column
         // by its index: those duplicates are left out.)
         Object.keys(r).filter((k) =>
           !/^\d+$/.test(k) &&
           !(t === "auth_events" && (k === "actor" || k === "detail") &&
-            r[k] === null)
+            r[k] === null) &&
+          !(t === "passkeys" &&
+            (k === "backup_eligible" || k === "backed_up") &&
+            String(r[k]) === "0")
         ).sort().map((
           k,
         ) => [k, r[k] === null ? null : String(r[k])]),
@@ -340,6 +345,7 @@ for (const b of backends) {
           "0000_v0_2_0",
           "0001_credential_foreign_keys",
           "0002_api_keys_and_bans",
+          "0003_passkey_backup_state",
         ]);
         await checkMigrations(o.db);
         await migrate(o.db); // nothing left to do
@@ -418,7 +424,7 @@ for (const b of backends) {
         }
         assert.equal(
           (await o.all("SELECT id FROM portcullis_migrations")).length,
-          4,
+          5,
         );
       } finally {
         await o.close();

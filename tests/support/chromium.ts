@@ -31,12 +31,26 @@ export async function haveChromium(): Promise<boolean> {
 }
 
 /**
+ * Makes the page's browser one without passkey autofill
+ * (`isConditionalMediationAvailable()` answers `false`). The virtual
+ * authenticator answers a conditional (autofill) request at once, as if
+ * the user picked the passkey from the list: a test of the "Sign in with
+ * a passkey" button turns autofill off, or the login page signs in before
+ * the click.
+ */
+export const NO_AUTOFILL: string =
+  `if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);`;
+
+/**
  * Adds a CTAP2 platform authenticator with resident keys and user
- * verification to a page (CDP `WebAuthn.addVirtualAuthenticator`).
+ * verification to a page (CDP `WebAuthn.addVirtualAuthenticator`). Unless
+ * `autofill` is set, the page's context also gets {@linkcode NO_AUTOFILL}.
  */
 export async function addVirtualAuthenticator(
   page: Page,
+  options: { autofill?: boolean } = {},
 ): Promise<{ cdp: CDPSession; id: string }> {
+  if (!options.autofill) await page.context().addInitScript(NO_AUTOFILL);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("WebAuthn.enable");
   const { authenticatorId } = await cdp.send(

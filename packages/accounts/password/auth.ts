@@ -18,7 +18,7 @@ import {
   subjectOfEmail,
 } from "../lifecycle.ts";
 import { json, redirect, render, tooManyRequests } from "../respond.ts";
-import { accountPageWithError, loginButtons } from "../pages.ts";
+import { accountPageWithError, loginAutofill, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
 import { recheckStreak } from "../recheck.ts";
 import { passwordAdvice } from "./password_advice.ts";
@@ -151,6 +151,7 @@ export async function login(
         flash: null,
         email,
         extra: loginButtons(ctx, next),
+        autofill: loginAutofill(ctx),
       }),
       status,
     );

@@ -18,17 +18,36 @@
 import { Hono } from "hono";
 import { SQLPasskeyStore, SQLVerificationTokenStore } from "@portcullis/sql";
 import type { AccountsEnv, AccountsModule } from "@portcullis/accounts";
-import { handleWith, signedInOwner } from "@portcullis/accounts/plugin";
+import {
+  handleWith,
+  hasPassword,
+  signedInOwner,
+} from "@portcullis/accounts/plugin";
 import { PasskeyAuthenticator } from "../passkey_authenticator.ts";
 import { passkeyLifecyclePart } from "../passkey_lifecycle.ts";
 import { PASSKEYS_BROWSER_SCRIPT } from "../browser_script.ts";
 import * as routes from "./routes.ts";
+import type { PasskeysSettings } from "./settings.ts";
+import * as signup from "./signup.ts";
+import * as recover from "./recovery.ts";
+import * as upgrades from "./upgrade.ts";
 import { defaultPasskeyViews, type PasskeyViews } from "./views.ts";
+import { defaultPasskeyPages, type PasskeyPages } from "./pages.ts";
 
+export {
+  defaultPasskeyPages,
+  type PasskeyPages,
+  passkeyRecoverConfirmPage,
+  passkeyRecoverPage,
+  passkeyRecoveryEmail,
+  passkeyRecoverySessionPage,
+  passkeySignupPage,
+} from "./pages.ts";
 export {
   defaultPasskeyViews,
   passkeyLoginButton,
   passkeyReauthButton,
+  type PasskeySignals,
   passkeysSection,
   type PasskeyViews,
 } from "./views.ts";
@@ -41,6 +60,11 @@ export interface PasskeysModuleOptions {
   rpName?: string;
   /** The module's pieces of the pages, over its defaults ({@linkcode defaultPasskeyViews}). */
   views?: Partial<PasskeyViews>;
+  /**
+   * The module's own pages and mail (sign-up, recovery), over its defaults
+   * ({@linkcode defaultPasskeyPages}).
+   */
+  pages?: Partial<PasskeyPages>;
 }
 
 /**
@@ -85,11 +109,20 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
         signer: ctx.signer("webauthn-challenge"),
         now,
       });
-      const settings: routes.PasskeysSettings = {
+      const recovery = recover.recoveryParts(ctx);
+      const upgrade = upgrades.upgradeParts(ctx);
+      const settings: PasskeysSettings = {
         authenticator,
         store,
         script: PASSKEYS_BROWSER_SCRIPT,
-        views: { ...defaultPasskeyViews, ...options.views },
+        views: {
+          ...defaultPasskeyViews,
+          ...options.views,
+          ...defaultPasskeyPages,
+          ...options.pages,
+        },
+        recovery,
+        upgrade,
       };
       const views = settings.views;
       const on = handleWith(ctx, settings);
@@ -113,13 +146,52 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
       app.post("/passkeys/reauth", signedInOwner, on(routes.reauth));
       app.post("/account/passkeys/rename", signedInOwner, on(routes.rename));
       app.post("/account/passkeys/delete", signedInOwner, on(routes.remove));
+      // Passkey-only accounts: sign-up, and recovery by a mailed link.
+      app.get("/passkeys/signup", on(signup.signupPage));
+      app.post("/passkeys/signup/options", on(signup.signupOptions));
+      app.post("/passkeys/signup", on(signup.signup));
+      app.get("/passkeys/recover", on(recover.recoverPage));
+      app.post("/passkeys/recover", on(recover.requestRecovery));
+      app.get("/passkeys/recover/callback", on(recover.confirmRecovery));
+      app.post("/passkeys/recover/callback", on(recover.redeemRecovery));
+      app.get("/passkeys/recover/session", on(recover.recoverySessionPage));
+      app.post("/passkeys/recover/options", on(recover.recoveryOptions));
+      app.post("/passkeys/recover/register", on(recover.recoveryRegister));
+      app.post("/passkeys/recover/password", on(recover.recoveryPassword));
+      app.post("/passkeys/recover/end", on(recover.endRecovery));
+      // The automatic upgrade right after a sign-in by a first factor.
+      app.post(
+        "/passkeys/upgrade/options",
+        signedInOwner,
+        on(upgrades.upgradeOptions),
+      );
+      app.post(
+        "/passkeys/upgrade",
+        signedInOwner,
+        on(upgrades.upgradeRegister),
+      );
       return {
         routes: app,
-        lifecycle: [passkeyLifecyclePart(store)],
+        lifecycle: [
+          passkeyLifecyclePart(store, async (subject) => {
+            const user = await ctx.credentials.findById(subject);
+            return user !== null && !hasPassword(user);
+          }),
+        ],
         loginFirst: true,
+        loginAutofill: true,
         loginButtons: (next) => views.loginButton(next),
         accountSection: async (_req, user) =>
-          views.section(await store.listFor(user.subject), !user.password),
+          views.section(await store.listFor(user.subject), !user.password, {
+            rpId: authenticator.rpId,
+            userId: authenticator.userHandle(user.subject),
+            name: user.email,
+          }),
+        // A recovery session reaches its own routes and nothing else.
+        beforeRoute: recover.recoveryGate(ctx, recovery),
+        // A password sign-in's answer also grants the automatic upgrade,
+        // and the pages load the script that makes it (`upgrade.ts`).
+        afterRoute: upgrades.upgradeHook(ctx, upgrade),
         reauthWays: async (subject) =>
           (await store.listFor(subject)).length > 0
             ? [views.reauthButton()]

@@ -10,15 +10,12 @@
  * @module
  */
 import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
-import type { SQLPasskeyStore } from "@portcullis/sql";
 import {
   bodyOrBadRequest,
   emit,
   json,
   limit,
-  MAX_BODY_BYTES,
   type ModuleContext,
-  readBytes,
   record,
   redirect,
   refuseUnverified,
@@ -28,20 +25,10 @@ import {
   tokenFields,
   tooManyRequests,
 } from "@portcullis/accounts/plugin";
-import type { PasskeyAuthenticator } from "../passkey_authenticator.ts";
-import type { PasskeyViews } from "./views.ts";
+import { jsonOrBadRequest } from "./json_body.ts";
+import type { PasskeysSettings } from "./settings.ts";
 
-/** What the passkeys module's `setup` builds. */
-export interface PasskeysSettings {
-  /** The two ceremonies. */
-  authenticator: PasskeyAuthenticator;
-  /** The users' passkeys. */
-  store: SQLPasskeyStore;
-  /** The browser module (`@simplewebauthn/browser` and its driver). */
-  script: string;
-  /** The module's pieces of the pages. */
-  views: PasskeyViews;
-}
+export type { PasskeysSettings };
 
 const CEREMONIES_PER_ADDRESS = { max: 60, windowSeconds: 15 * 60 };
 
@@ -57,40 +44,6 @@ async function ceremonyLimit(
     limit("passkey-address", ctx.clientAddress(req), CEREMONIES_PER_ADDRESS),
   ]);
   return wait > 0 ? tooManyRequests(req, wait) : null;
-}
-
-/**
- * Reads a JSON object body (objects kept, unlike form fields) through the
- * capped reader; `null` when not one or over the cap.
- */
-async function readJson(req: Request): Promise<Record<string, unknown> | null> {
-  const type = (req.headers.get("content-type") ?? "").toLowerCase();
-  if (!type.startsWith("application/json")) return null;
-  try {
-    const bytes = await readBytes(req, MAX_BODY_BYTES);
-    if (bytes === null) return null;
-    const value = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? value
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * {@linkcode readJson}, or the 400 answer: what `bodyOrBadRequest` is to
- * `readBody`.
- */
-async function jsonOrBadRequest(
-  req: Request,
-): Promise<Record<string, unknown> | Response> {
-  return await readJson(req) ?? errorResponse(
-    req,
-    400,
-    "bad_request",
-    "Send a JSON object with content-type application/json",
-  );
 }
 
 /**
@@ -215,9 +168,18 @@ export async function login(
       method: "passkey",
       reason: outcome.reason,
     });
+    // The one answer, whatever the reason; a passkey the server does not
+    // know is also named, so the page can tell the browser
+    // (`signalUnknownCredential`) and its provider hide it. Its id is the
+    // browser's own: the answer tells nothing it did not send.
     return json({
       error: "passkey_refused",
-      message: "Sign-in with this passkey failed",
+      message: outcome.reason === "unknown_credential"
+        ? "This passkey is not known here: it may have been removed"
+        : "Sign-in with this passkey failed",
+      ...(outcome.reason === "unknown_credential"
+        ? { unknownCredential: true }
+        : {}),
     }, 401);
   }
   const session = await signInWith(ctx, req, outcome.subject, "passkey");

@@ -142,6 +142,10 @@ export interface MySqlAuthSchema {
     name: VarChar<"name", 255>;
     createdAt: Int<"created_at">;
     lastUsedAt: HasDefault<Int<"last_used_at">>;
+    /** The authenticator said the credential may be backed up (BE): fixed at creation. */
+    backupEligible: HasDefault<Int<"backup_eligible">>;
+    /** The credential was backed up (synced) at its last use (BS). */
+    backedUp: HasDefault<Int<"backed_up">>;
   }>;
   /** `totp_credentials`: one TOTP enrolment per user. */
   totpCredentials: MySqlAuthTable<{
@@ -248,6 +252,9 @@ export function mysqlSchema(tablePrefix = ""): MySqlAuthSchema {
     name: varchar("name", { length: 255 }).notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     lastUsedAt: bigint("last_used_at", { mode: "number" }).notNull().default(0),
+    backupEligible: bigint("backup_eligible", { mode: "number" }).notNull()
+      .default(0),
+    backedUp: bigint("backed_up", { mode: "number" }).notNull().default(0),
   }, (t) => [
     index(`${p}passkeys_user_idx`).on(t.userId),
     foreignKey({

@@ -115,6 +115,10 @@ export interface PgAuthSchema {
     name: Text<"name">;
     createdAt: Int<"created_at">;
     lastUsedAt: HasDefault<Int<"last_used_at">>;
+    /** The authenticator said the credential may be backed up (BE): fixed at creation. */
+    backupEligible: HasDefault<Int<"backup_eligible">>;
+    /** The credential was backed up (synced) at its last use (BS). */
+    backedUp: HasDefault<Int<"backed_up">>;
   }>;
   /** `totp_credentials`: one TOTP enrolment per user. */
   totpCredentials: PgAuthTable<{
@@ -224,6 +228,9 @@ export function pgSchema(tablePrefix = ""): PgAuthSchema {
     name: text("name").notNull(),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     lastUsedAt: bigint("last_used_at", { mode: "number" }).notNull().default(0),
+    backupEligible: bigint("backup_eligible", { mode: "number" }).notNull()
+      .default(0),
+    backedUp: bigint("backed_up", { mode: "number" }).notNull().default(0),
   }, (t) => [
     index(`${p}passkeys_user_idx`).on(t.userId),
     foreignKey({

@@ -128,6 +128,10 @@ export interface SQLiteAuthSchema {
     name: Text<"name">;
     createdAt: Int<"created_at">;
     lastUsedAt: HasDefault<Int<"last_used_at">>;
+    /** The authenticator said the credential may be backed up (BE): fixed at creation. */
+    backupEligible: HasDefault<Int<"backup_eligible">>;
+    /** The credential was backed up (synced) at its last use (BS). */
+    backedUp: HasDefault<Int<"backed_up">>;
   }>;
   /** `totp_credentials`: one TOTP enrolment per user. */
   totpCredentials: SQLiteAuthTable<{
@@ -234,6 +238,8 @@ export function sqliteSchema(tablePrefix = ""): SQLiteAuthSchema {
     name: text("name").notNull(),
     createdAt: integer("created_at").notNull(),
     lastUsedAt: integer("last_used_at").notNull().default(0),
+    backupEligible: integer("backup_eligible").notNull().default(0),
+    backedUp: integer("backed_up").notNull().default(0),
   }, (t) => [
     index(`${p}passkeys_user_idx`).on(t.userId),
     foreignKey({

@@ -14,11 +14,15 @@ import {
 
 const SCRIPT = html`<script type="module" src="/assets/passkeys.js"></script>`;
 
-/** The login page's "Sign in with a passkey" button. */
+/**
+ * The login page's "Sign in with a passkey" button, and the links to sign
+ * up with a passkey and to recover an account whose passkey is lost.
+ */
 export function passkeyLoginButton(next: string): Html {
   return html`
     <p><button type="button" id="passkey-login" data-next="${next}" hidden>Sign in with a passkey</button></p>
     <p id="passkey-status" role="status"></p>
+    <p><a href="/passkeys/signup">Sign up with a passkey</a> · <a href="/passkeys/recover">Lost your passkey?</a></p>
     ${SCRIPT}
   `;
 }
@@ -26,23 +30,54 @@ export function passkeyLoginButton(next: string): Html {
 /**
  * The account page's passkeys: the list (rename, remove) and "add". Adding
  * and removing ask for the current password unless the account has none
- * (`passwordless`: it re-authenticates first).
+ * (`passwordless`: it re-authenticates first). Each passkey says whether
+ * it is synced (backed up) or kept on one device only; a user whose only
+ * passkey is on one device is told to add another (and to set or keep a
+ * password). With `signals`, the
+ * section carries what the served script tells the browser on each visit
+ * (WebAuthn Signals: the accepted credential ids, the user's current
+ * name).
  */
 export function passkeysSection(
-  passkeys: readonly { credentialId: string; name: string }[],
+  passkeys: readonly {
+    credentialId: string;
+    name: string;
+    backedUp?: boolean;
+  }[],
   passwordless = false,
+  signals?: PasskeySignals,
 ): Html {
   const password = (id: string) => currentPasswordField(id, passwordless);
+  const data = signals
+    ? html`
+      data-rp-id="${signals.rpId}" data-user-id="${signals
+        .userId}" data-user-name="${signals
+        .name}" data-credential-ids="${passkeys.map((p) => p.credentialId).join(
+          " ",
+        )}"
+    `
+    : "";
   return html`
-    <section id="passkeys-section" class="item" aria-labelledby="passkeys-h">
+    <section id="passkeys-section" class="item" aria-labelledby="passkeys-h"
+      ${data}>
       <h3 id="passkeys-h">Passkeys</h3>
       ${passkeys.length === 0
         ? html`<p class="state" id="no-passkeys">None yet.</p>`
+        : ""}${passkeys.length === 1 && !passkeys[0].backedUp
+        ? html`
+          <p class="state"
+            id="passkey-nudge">Your only passkey is kept on one device, not synced: if that device is lost, so is the passkey. ${passwordless
+              ? "Add a passkey on another device, or set a password."
+              : "Add a passkey on another device, and keep your password."}</p>
+        `
         : ""}
       <ul id="passkeys" class="list">${passkeys.map((p) =>
         html`
           <li data-id="${p.credentialId}">
             <span class="passkey-name">${p.name}</span>
+            <span class="passkey-backup">${p.backedUp
+              ? "Synced"
+              : "This device only"}</span>
             <details class="action">
               <summary>Rename or remove</summary>
               <form method="post" action="/account/passkeys/rename">
@@ -82,6 +117,16 @@ export function passkeysSection(
  */
 export function passkeyReauthButton(): Html {
   return html`<li><button type="button" id="passkey-reauth" data-next="/account" hidden>Confirm with a passkey</button></li>`;
+}
+
+/** Who the account page's Signals are about. */
+export interface PasskeySignals {
+  /** The relying party id. */
+  rpId: string;
+  /** The user handle, base64url. */
+  userId: string;
+  /** The account's name (its address). */
+  name: string;
 }
 
 /** The passkeys module's pieces of the shared pages. */

@@ -18,6 +18,12 @@ export interface LoginInput {
   /** Other ways to sign in (provider links, passkeys), or `null`. */
   extra?: Html | null;
   /**
+   * Whether the email field also offers passkeys in the browser's autofill
+   * (`autocomplete="username webauthn"`); the passkeys module's script makes
+   * the conditional request that fills it.
+   */
+  autofill?: boolean;
+  /**
    * The email as typed, to fill in again after a refusal (the same page
    * for an unknown email and a wrong password: it echoes what was typed,
    * never what the app knows).
@@ -47,7 +53,8 @@ export function loginPage(input: LoginInput): PageContent {
       <form method="post" action="/login">
         <input type="hidden" name="next" value="${input.next}">
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username"
+        <input id="email" name="email" type="email"
+          autocomplete="${input.autofill ? "username webauthn" : "username"}"
           required${input.email
             ? html`
               value="${input.email}"

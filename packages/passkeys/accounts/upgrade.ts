@@ -1,0 +1,257 @@
+/**
+ * The automatic passkey upgrade (WebAuthn conditional create): right after
+ * a password sign-in (`POST /login`), the browser that signed in may make
+ * a passkey without a dialog, where it supports `mediation: "conditional"`
+ * on `create` (its password manager decides).
+ *
+ * The right to do so is a cookie signed for this purpose alone, set on the
+ * answer that started the session (the module's `afterRoute` adds it when
+ * that answer carries a new session cookie; a second step, such as TOTP,
+ * starts none, and its own answer grants nothing), bound to the account,
+ * living five minutes, its one use
+ * recorded in the single-use token table. It stands for the password just
+ * given, as the re-check before adding a passkey asks: a session cookie
+ * alone (stolen, however fresh) never adds a passkey. While it lives, the
+ * app's HTML pages load the browser module with a marker
+ * (`#passkey-upgrade`), whose script makes the attempt
+ * (`POST /passkeys/upgrade/options`, then `POST /passkeys/upgrade`).
+ *
+ * @module
+ */
+import { currentUser, errorResponse } from "@portcullis/auth";
+import { encodeBase64Url, sha256Hex } from "@portcullis/bytes";
+import {
+  emit,
+  json,
+  type ModuleContext,
+  record,
+  refuseUnverified,
+  ShortCookie,
+} from "@portcullis/accounts/plugin";
+import { jsonOrBadRequest } from "./json_body.ts";
+import type { PasskeysSettings, Upgrade } from "./settings.ts";
+
+export type { Upgrade };
+
+/** How long a sign-in's upgrade right lasts: five minutes. */
+export const UPGRADE_SECONDS = 300;
+const PURPOSE = "passkey-upgrade";
+
+/** The marker and the module the pages get while an upgrade may happen. */
+const MARKER =
+  '<span id="passkey-upgrade" hidden></span><script type="module" src="/assets/passkeys.js"></script>';
+
+/**
+ * Makes the upgrade's parts for an app.
+ *
+ * @param ctx The app.
+ * @returns The parts.
+ */
+export function upgradeParts(ctx: ModuleContext): Upgrade {
+  return {
+    cookie: new ShortCookie("passkey-upgrade", ctx.cookieSecure),
+    sessionCookie: ctx.cookieSecure ? "__Host-session" : "session",
+  };
+}
+
+async function readRight(
+  ctx: ModuleContext,
+  upgrade: Upgrade,
+  req: Request,
+): Promise<{ subject: string; nonce: string } | null> {
+  const value = upgrade.cookie.read(req);
+  if (value === null || value.length > 1024) return null;
+  const payload = await ctx.signer(PURPOSE).verify(value);
+  if (payload === null) return null;
+  try {
+    const d = JSON.parse(new TextDecoder().decode(payload));
+    if (
+      typeof d.s !== "string" || typeof d.n !== "string" ||
+      typeof d.e !== "number" || d.e * 1000 <= ctx.now()
+    ) return null;
+    return { subject: d.s, nonce: d.n };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The module's `afterRoute` part: adds the upgrade right to the answer of
+ * `POST /login` that started a session, and, while the signed-in user's
+ * right lives, the marker and the browser module to the app's HTML pages.
+ * Nothing for other requests (no promise without the cookie).
+ *
+ * @param ctx The app.
+ * @param upgrade The upgrade's parts.
+ * @returns The hook.
+ */
+export function upgradeHook(
+  ctx: ModuleContext,
+  upgrade: Upgrade,
+): (req: Request, res: Response) => Response | null | Promise<Response | null> {
+  return (req, res) => {
+    if (req.method === "POST" && new URL(req.url).pathname === "/login") {
+      return grant(ctx, upgrade, res);
+    }
+    if (
+      req.method !== "GET" || res.status !== 200 ||
+      upgrade.cookie.read(req) === null ||
+      !(res.headers.get("content-type") ?? "").startsWith("text/html")
+    ) return null;
+    return mark(ctx, upgrade, req, res);
+  };
+}
+
+async function grant(
+  ctx: ModuleContext,
+  upgrade: Upgrade,
+  res: Response,
+): Promise<Response | null> {
+  const started = res.headers.getSetCookie().find((c) =>
+    c.startsWith(`${upgrade.sessionCookie}=`) && !/Max-Age=0(;|$)/.test(c)
+  );
+  if (started === undefined) return null;
+  const token = started.slice(upgrade.sessionCookie.length + 1).split(";")[0];
+  const identity = await ctx.sessions.resolve(token);
+  if (identity === null) return null;
+  const subject = identity.subject;
+  const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+  const expires = Math.floor(ctx.now() / 1000) + UPGRADE_SECONDS;
+  await ctx.tokenStore.put({
+    tokenHash: await sha256Hex(nonce),
+    purpose: PURPOSE,
+    subject,
+    email: "",
+    expiresAt: expires * 1000,
+    createdAt: ctx.now(),
+  });
+  const value = await ctx.signer(PURPOSE).sign(
+    new TextEncoder().encode(
+      JSON.stringify({ s: subject, n: nonce, e: expires }),
+    ),
+  );
+  // In place: the app's answers have mutable headers, and a replacement
+  // answer would take the first one's cookies instead of its own.
+  res.headers.append("set-cookie", upgrade.cookie.set(value, UPGRADE_SECONDS));
+  return null;
+}
+
+async function mark(
+  ctx: ModuleContext,
+  upgrade: Upgrade,
+  req: Request,
+  res: Response,
+): Promise<Response | null> {
+  const right = await readRight(ctx, upgrade, req);
+  if (right === null || right.subject !== currentUser(req)) return null;
+  const page = await res.text();
+  const at = page.lastIndexOf("</body>");
+  const body = at < 0
+    ? page + MARKER
+    : page.slice(0, at) + MARKER + page.slice(at);
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return new Response(body, { status: res.status, headers });
+}
+
+/** The right of the signed-in user, or the 403 to answer. */
+async function rightOf(
+  ctx: ModuleContext,
+  upgrade: Upgrade,
+  req: Request,
+): Promise<{ subject: string; nonce: string } | Response> {
+  const right = await readRight(ctx, upgrade, req);
+  if (right === null || right.subject !== currentUser(req)) {
+    return errorResponse(
+      req,
+      403,
+      "upgrade_unavailable",
+      "A passkey is made this way only just after signing in: add one from your account page",
+    );
+  }
+  return await refuseUnverified(ctx, req, right.subject) ?? right;
+}
+
+/**
+ * `POST /passkeys/upgrade/options` (signed in, with the upgrade right of a
+ * sign-in in the last five minutes): the creation options of a passkey for
+ * a conditional create. No right (or another user's): 403
+ * `upgrade_unavailable`; an unverified address: 403 `unverified`.
+ */
+export async function upgradeOptions(
+  ctx: ModuleContext,
+  settings: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const right = await rightOf(ctx, settings.upgrade, req);
+  if (right instanceof Response) return right;
+  const user = await ctx.credentials.findById(right.subject);
+  if (user === null) return errorResponse(req, 404, "not_found", "No account");
+  return json(
+    await settings.authenticator.registrationOptions({
+      subject: user.id,
+      email: user.email,
+    }),
+  );
+}
+
+/**
+ * `POST /passkeys/upgrade` (signed in, with the upgrade right; JSON
+ * `{response}`): stores the passkey the browser made without a dialog,
+ * spends the right and records `passkey_added`: 201 `{id, name}`, the
+ * right's cookie cleared. No right, or its one use spent: 403
+ * `upgrade_unavailable`; refused: 400 `passkey_refused`.
+ */
+export async function upgradeRegister(
+  ctx: ModuleContext,
+  settings: PasskeysSettings,
+  req: Request,
+): Promise<Response> {
+  const right = await rightOf(ctx, settings.upgrade, req);
+  if (right instanceof Response) return right;
+  const body = await jsonOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const spent = await ctx.tokenStore.consume(
+    await sha256Hex(right.nonce),
+    PURPOSE,
+  );
+  if (
+    spent === null || spent.subject !== right.subject ||
+    spent.expiresAt <= ctx.now()
+  ) {
+    return errorResponse(
+      req,
+      403,
+      "upgrade_unavailable",
+      "This sign-in already made its passkey",
+    );
+  }
+  const outcome = await settings.authenticator.register(
+    right.subject,
+    body.response,
+    "Passkey",
+  );
+  const clear = { "set-cookie": settings.upgrade.cookie.clear() };
+  if (outcome.kind === "refused") {
+    return json(
+      {
+        error: "passkey_refused",
+        reason: outcome.reason,
+        message: "The passkey could not be added",
+      },
+      400,
+      clear,
+    );
+  }
+  await record(ctx, "passkey_added", right.subject, req);
+  emit(ctx, {
+    type: "passkey_added",
+    subject: right.subject,
+    method: "upgrade",
+  });
+  return json(
+    { id: outcome.passkey.credentialId, name: outcome.passkey.name },
+    201,
+    clear,
+  );
+}
