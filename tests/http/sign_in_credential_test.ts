@@ -59,7 +59,7 @@ Deno.test("hardening finding 2: PasswordAuthenticator.login's ok result signs in
   assert.equal((await sessions.resolve(token))?.subject, created.subject);
 
   // The password changes after the check and before signIn.
-  await auth.changePassword(created.subject, "another horse");
+  await auth.changePassword(created.subject, "another horse entirely");
   const stale = await app(sessions, () => login)(
     new Request("https://app.example/login", { method: "POST" }),
   );

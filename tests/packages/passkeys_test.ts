@@ -86,10 +86,11 @@ Deno.test("PasskeyAuthenticator: the constructor refuses a missing or malformed 
   );
 });
 
-Deno.test("the served browser module bundles @simplewebauthn/browser and imports nothing from elsewhere", () => {
+Deno.test("the served browser module bundles @portcullis/client and imports nothing from elsewhere", () => {
   assert.ok(PASSKEYS_BROWSER_SCRIPT.length > 2000);
   assert.match(PASSKEYS_BROWSER_SCRIPT, /passkey-login/);
-  assert.match(PASSKEYS_BROWSER_SCRIPT, /navigator\.credentials/);
+  assert.match(PASSKEYS_BROWSER_SCRIPT, /navigator\??\.credentials/);
+  assert.match(PASSKEYS_BROWSER_SCRIPT, /signalAllAcceptedCredentials/);
   // No import of another module, no request to another origin (the only
   // URL inside is a documentation link in one of the library's warnings).
   assert.doesNotMatch(PASSKEYS_BROWSER_SCRIPT, /\bimport\s*[{(*"']/);
