@@ -13,7 +13,7 @@
  *
  * const policy = new PasswordPolicy(); // 15, or 8 with a second factor
  * assert.throws(
- *   () => policy.check("too short to stand"),
+ *   () => policy.check("too short"),
  *   (e) => e instanceof AuthError && e.reason === "passwordTooShort",
  * );
  * policy.check("a long enough passphrase"); // no error

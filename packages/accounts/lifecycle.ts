@@ -63,9 +63,11 @@ export async function refuseUnverified(
  * @returns What was removed.
  */
 /**
- * Ends the account's outstanding email-change links. Runs after every write
- * that evicts an earlier holder of the account (the first proof of the
- * address, a password change or reset, signing out everywhere): a link
+ * Ends the account's outstanding email-change links, and what each module
+ * lets an earlier holder keep (`ModuleParts.holderEvicted`: a passkey
+ * recovery session, its links). Runs after every write that evicts an
+ * earlier holder of the account (the first proof of the address, an email
+ * change, a password change or reset, signing out everywhere): a link
  * asked for by whoever held the password before must not outlive the
  * owner's recovery, or one click by the owner would move the account to
  * that party's address.
@@ -78,6 +80,7 @@ export async function cancelEmailChanges(
   subject: string,
 ): Promise<void> {
   await ctx.tokens.revokeFor(subject, EMAIL_CHANGE_PURPOSE);
+  for (const { parts } of ctx.modules) await parts.holderEvicted?.(subject);
 }
 
 export async function proveAddress(
@@ -94,6 +97,13 @@ export async function proveAddress(
     ...proof,
     at: Math.max(1, Math.floor(ctx.now())),
   });
+  if (proof.kind === "emailChange") {
+    // The account moved to another address: what a holder of the old one
+    // may still keep of a module's ends (a passkey recovery session).
+    for (const { parts } of ctx.modules) {
+      await parts.holderEvicted?.(proof.subject);
+    }
+  }
   if (proof.verifiedBefore <= 0 && proof.kind !== "emailChange") {
     await cancelEmailChanges(ctx, proof.subject);
     // Device cookies minted before the first proof came from a party nobody

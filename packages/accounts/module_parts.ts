@@ -163,6 +163,16 @@ export interface ModuleParts {
    * to do.
    */
   answered?(req: Request, res: Response): void | Promise<void>;
+  /**
+   * Runs after every write that evicts an earlier holder of the account
+   * (the first proof of the address, an email change, a password change or
+   * reset, signing out everywhere): end what such a holder may still hold
+   * of this module's (outstanding links, a recovery session), so that
+   * nothing asked for before outlives the owner's recovery.
+   *
+   * @param subject The account.
+   */
+  holderEvicted?(subject: string): Promise<void>;
 }
 
 /** A module's name with the parts its `setup` built for one app. */

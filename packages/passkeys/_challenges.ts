@@ -13,7 +13,7 @@ import type { PurposeSigner } from "./signed_values.ts";
 export type ChallengeRefusal = "challenge_invalid" | "challenge_used";
 
 /** The ceremony a challenge belongs to. */
-export type CeremonyKind = "reg" | "auth";
+export type CeremonyKind = "reg" | "auth" | `reg:${string}`;
 
 /** How often, at most, issuing a challenge also removes expired ones. */
 const SWEEP_INTERVAL_MS = 60_000;

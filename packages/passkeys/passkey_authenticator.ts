@@ -13,7 +13,11 @@ import {
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import { decodeBase64Url, encodeBase64Url } from "@portcullis/bytes";
-import { type ChallengeRefusal, Challenges } from "./_challenges.ts";
+import {
+  type CeremonyKind,
+  type ChallengeRefusal,
+  Challenges,
+} from "./_challenges.ts";
 import type {
   ChallengeStore,
   PasskeyRecord,
@@ -178,10 +182,16 @@ export class PasskeyAuthenticator {
    * `startRegistration({ optionsJSON })` of `@simplewebauthn/browser`).
    *
    * @param user The signed-in user: subject and email.
+   * @param purpose The ceremony the challenge is for (`"signup"`,
+   * `"recover"`, `"upgrade"`…; default the ordinary adding of a passkey):
+   * {@linkcode PasskeyAuthenticator.register} accepts it for that purpose
+   * alone, so a challenge one route issued after its own checks cannot be
+   * spent on another route.
    * @returns The options; their challenge is single-use.
    */
   async registrationOptions(
     user: { subject: string; email: string },
+    purpose?: string,
   ): Promise<CreationOptionsJSON> {
     const existing = await this.#o.store.listFor(user.subject);
     return (await generateRegistrationOptions({
@@ -189,7 +199,10 @@ export class PasskeyAuthenticator {
       rpID: this.#o.rpId,
       userName: user.email,
       userID: new TextEncoder().encode(user.subject),
-      challenge: await this.#challenges.issue("reg", user.subject),
+      challenge: await this.#challenges.issue(
+        registrationKind(purpose),
+        user.subject,
+      ),
       timeout: this.#o.challengeSeconds * 1000,
       attestationType: "none",
       excludeCredentials: existing.map((p) => ({
@@ -209,12 +222,16 @@ export class PasskeyAuthenticator {
    * @param subject The signed-in user (the challenge must be theirs).
    * @param response What `startRegistration` answered in the browser.
    * @param name The user's name for the passkey.
+   * @param purpose The ceremony, as given to
+   * {@linkcode PasskeyAuthenticator.registrationOptions}: a challenge
+   * issued for another is refused (`challenge_invalid`).
    * @returns The stored passkey, or a refusal.
    */
   async register(
     subject: string,
     response: unknown,
     name: string,
+    purpose?: string,
   ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
     const ctx = { reason: null as ChallengeRefusal | null };
     let info;
@@ -222,7 +239,7 @@ export class PasskeyAuthenticator {
       const result = await verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
         expectedChallenge: (c) =>
-          this.#challenges.accept(c, "reg", subject, ctx),
+          this.#challenges.accept(c, registrationKind(purpose), subject, ctx),
         expectedOrigin: this.#o.origins,
         expectedRPID: this.#o.rpId,
         requireUserVerification: true,
@@ -351,4 +368,9 @@ function reasonOf(error: unknown): PasskeyRefusal {
   if (/RP ID/i.test(m)) return "rp_id_mismatch";
   if (/challenge/i.test(m)) return "challenge_invalid";
   return "verification_failed";
+}
+
+/** The challenge kind of a registration for `purpose`. */
+function registrationKind(purpose: string | undefined): CeremonyKind {
+  return purpose === undefined ? "reg" : `reg:${purpose}`;
 }

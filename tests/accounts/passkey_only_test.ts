@@ -327,11 +327,12 @@ Deno.test("passkey-only: recovery by a mailed link starts a session that can add
   // A copy of the spent recovery cookie adds nothing.
   const thief = new Browser(app.origin);
   thief.cookies.set(RECOVERY, copy);
+  // (Not even options: a spent recovery is no recovery.)
   const again = await post(thief, "/passkeys/recover/options", {});
+  assert.equal(again.status, 403);
+  assert.equal(again.body.error, "recovery_required");
   const stolen = await post(thief, "/passkeys/recover/register", {
-    response: await new SoftAuthenticator(app.origin).create(
-      again.body as { challenge: string; user: { id: string } },
-    ),
+    response: {},
   });
   assert.equal(stolen.status, 403);
   assert.equal(stolen.body.error, "recovery_required");
@@ -465,4 +466,60 @@ Deno.test("passkey-only: my sessions, an email change and deletion work for an a
   assert.equal(await app.credentials.findById(subject), null);
   assert.equal(await passkeyCount(app, subject), 0);
   assert.equal((await signIn(new Browser(app.origin), key)).status, 401);
+});
+
+Deno.test("outside review F1: an open recovery session ends when the owner signs out everywhere, changes the password or the address", async () => {
+  await using app = await startApp({}, {
+    signInEnv: { PASSKEYS: "on", TOTP: "off" },
+  });
+  const owner = new Browser(app.origin);
+  const { subject } = await signUp(app, owner, "held@example.com");
+  await app.credentials.markVerified(subject, "held@example.com", app.now());
+  await app.awaitLink("held@example.com");
+  // Someone who opened the mailbox redeems a recovery link.
+  const thief = new Browser(app.origin);
+  assert.equal(
+    (await recover(app, thief, "held@example.com", 2)).status,
+    303,
+  );
+  assert.ok(thief.cookies.has(RECOVERY));
+  // The owner, still signed in, signs out everywhere else.
+  const out = await owner.post("/account/sessions/revoke-others", {});
+  assert.equal(out.status, 303, await out.text());
+  // The thief's recovery session can set nothing now.
+  const set = await thief.post("/passkeys/recover/password", {
+    password: "the thief's own long passphrase",
+  }, { accept: "application/json" });
+  assert.equal(set.status, 403, await set.text());
+  const options = await post(thief, "/passkeys/recover/options", {});
+  assert.notEqual(options.status, 200);
+  assert.equal((await me(owner)).status, 200, "the owner stays signed in");
+});
+
+Deno.test("outside review F2: a registration challenge is good only on the route that issued it (an upgrade's or a recovery's challenge adds no passkey through /passkeys/register)", async () => {
+  await using app = await startApp({}, {
+    signInEnv: { PASSKEYS: "on", TOTP: "off" },
+  });
+  const b = new Browser(app.origin);
+  const { subject } = await signUp(app, b, "route@example.com");
+  await app.credentials.markVerified(subject, "route@example.com", app.now());
+  await app.awaitLink("route@example.com");
+  const before = await passkeyCount(app, subject);
+  // A recovery's challenge, spent on the ordinary route by the signed-in
+  // browser, adds nothing.
+  const r = new Browser(app.origin);
+  await recover(app, r, "route@example.com", 2);
+  const recovery = await post(r, "/passkeys/recover/options", {});
+  assert.equal(recovery.status, 200);
+  for (const k of [SESSION]) r.cookies.delete(k);
+  const key = new SoftAuthenticator(app.origin);
+  const response = await key.create(
+    recovery.body as { challenge: string; user: { id: string } },
+  );
+  const wrongRoute = await post(b, "/passkeys/register", {
+    response,
+    name: "Sneaky",
+  });
+  assert.equal(wrongRoute.status, 400, JSON.stringify(wrongRoute.body));
+  assert.equal(await passkeyCount(app, subject), before);
 });

@@ -187,8 +187,10 @@ export function passkeys(options: PasskeysModuleOptions = {}): AccountsModule {
             userId: authenticator.userHandle(user.subject),
             name: user.email,
           }),
-        // A recovery session reaches its own routes and nothing else.
+        // A recovery session reaches its own routes and nothing else, and
+        // ends (with its links) when the owner evicts earlier holders.
         beforeRoute: recover.recoveryGate(ctx, recovery),
+        holderEvicted: (subject) => recover.cancelRecoveries(ctx, subject),
         // A password sign-in's answer also grants the automatic upgrade,
         // and the pages load the script that makes it (`upgrade.ts`).
         afterRoute: upgrades.upgradeHook(ctx, upgrade),

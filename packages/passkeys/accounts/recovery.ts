@@ -118,6 +118,13 @@ async function readState(
       typeof d.s !== "string" || typeof d.n !== "string" ||
       typeof d.e !== "number" || d.e * 1000 <= ctx.now()
     ) return null;
+    // Still open: not spent, nor ended by the owner (a password change, an
+    // email change, signing out everywhere: `cancelRecoveries`).
+    const open = await ctx.tokenStore.find(
+      await sha256Hex(d.n),
+      SESSION_PURPOSE,
+    );
+    if (open === null || open.subject !== d.s) return null;
     return { subject: d.s, nonce: d.n };
   } catch {
     return null;
@@ -356,7 +363,7 @@ export async function recoveryOptions(
     await settings.authenticator.registrationOptions({
       subject: user.id,
       email: user.email,
-    }),
+    }, "recover"),
   );
 }
 
@@ -382,6 +389,7 @@ export async function recoveryRegister(
     state.subject,
     body.response,
     name,
+    "recover",
   );
   if (outcome.kind === "refused") {
     return json({
@@ -468,6 +476,22 @@ export function endRecovery(
 }
 
 /** Spends the recovery session's one use; `false` when already spent. */
+/**
+ * Ends every open recovery session of the account (the owner changed the
+ * password or the address, or signed out everywhere: whoever opened the
+ * mailbox before keeps nothing). An unredeemed link is bound to the
+ * address it was sent to, and dies with an email change.
+ *
+ * @param ctx The app.
+ * @param subject The account.
+ */
+export async function cancelRecoveries(
+  ctx: ModuleContext,
+  subject: string,
+): Promise<void> {
+  await ctx.tokens.revokeFor(subject, SESSION_PURPOSE);
+}
+
 async function spend(
   ctx: ModuleContext,
   state: RecoveryState,

@@ -86,7 +86,10 @@ export async function signupOptions(
       e: Math.floor(ctx.now() / 1000) + SIGNUP_SECONDS,
     })),
   );
-  const options = await authenticator.registrationOptions({ subject, email });
+  const options = await authenticator.registrationOptions(
+    { subject, email },
+    "signup",
+  );
   return json({ options, pending });
 }
 
@@ -128,6 +131,7 @@ export async function signup(
     pending.subject,
     body.response,
     name,
+    "signup",
   );
   if (outcome.kind === "refused") {
     // The account was made for this passkey alone: without it, it goes.

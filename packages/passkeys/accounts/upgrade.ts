@@ -191,7 +191,7 @@ export async function upgradeOptions(
     await settings.authenticator.registrationOptions({
       subject: user.id,
       email: user.email,
-    }),
+    }, "upgrade"),
   );
 }
 
@@ -230,6 +230,7 @@ export async function upgradeRegister(
     right.subject,
     body.response,
     "Passkey",
+    "upgrade",
   );
   const clear = { "set-cookie": settings.upgrade.cookie.clear() };
   if (outcome.kind === "refused") {
