@@ -15,7 +15,6 @@
  */
 import { Hono } from "hono";
 import {
-  CookieTransport,
   type CredentialStore,
   currentIdentity,
   errorResponse,
@@ -69,6 +68,7 @@ import {
   appRoutes,
   extraOf,
   methodNotAllowed,
+  presentedToken,
   securityHeaders,
 } from "./http.ts";
 import type { Mailer } from "./mailer.ts";
@@ -615,11 +615,7 @@ function presentedActor(
   req: Request,
   secure: boolean,
 ): string | undefined {
-  const bearer = /^bearer +(\S+)$/i.exec(
-    req.headers.get("authorization") ?? "",
-  )?.[1];
-  const token = bearer ??
-    new CookieTransport({ secure, warn: () => {} }).read(req);
+  const token = presentedToken(req, secure);
   return token === null ? undefined : sessions.peek(token)?.actor;
 }
 

@@ -8,7 +8,12 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { AuthError, errorResponse } from "@portcullis/auth";
+import {
+  AuthError,
+  BearerTransport,
+  CookieTransport,
+  errorResponse,
+} from "@portcullis/auth";
 import type { Hono } from "hono";
 import type { AccountsEnv } from "./module_parts.ts";
 import { acceptedBody } from "./request_body.ts";
@@ -231,4 +236,27 @@ function routeMethods(
       : patterns.find((p) => p.pattern.test(path))?.path;
     return route === undefined ? undefined : allowed.get(route);
   };
+}
+
+const BEARER = new BearerTransport();
+const COOKIES = {
+  secure: new CookieTransport({ secure: true, warn: () => {} }),
+  plain: new CookieTransport({ secure: false, warn: () => {} }),
+};
+
+/**
+ * The session token a request presents, read by the core's transports: a
+ * well-formed `Authorization: Bearer` token when that header is there (the
+ * cookie then does not count), else the session cookie. Nothing is
+ * verified: for naming who acted on a request the identity middleware has
+ * not (or not yet) resolved.
+ *
+ * @param req The request.
+ * @param secure Whether the app's cookies are `Secure` (`__Host-` names).
+ * @returns The token, or `null`.
+ */
+export function presentedToken(req: Request, secure: boolean): string | null {
+  const bearer = BEARER.read(req);
+  if (bearer.present) return bearer.token;
+  return (secure ? COOKIES.secure : COOKIES.plain).read(req);
 }

@@ -30,6 +30,7 @@ import {
 import { wantsHtml } from "@portcullis/auth/http";
 import type { ModuleContext } from "../context.ts";
 import { json, redirect } from "../respond.ts";
+import { presentedToken } from "../http.ts";
 import { ShortCookie } from "../short_cookie.ts";
 import { readBody } from "../request_body.ts";
 import {
@@ -515,17 +516,14 @@ export async function recordRefusedWrite(
   req: Request,
   res: Response,
 ): Promise<void> {
-  if (new URL(req.url).pathname === "/impersonation/end") return;
   let identity = currentIdentity(req);
   if (identity === null) {
-    const bearer = /^bearer +(\S+)$/i.exec(
-      req.headers.get("authorization") ?? "",
-    )?.[1];
-    const token = bearer ?? sessionCookie(ctx).read(req);
+    const token = presentedToken(req, ctx.cookieSecure);
     if (token === null) return;
     identity = await ctx.sessions.resolve(token).catch(() => null);
   }
   if (identity?.actor === undefined) return;
+  if (new URL(req.url).pathname === "/impersonation/end") return;
   const user = await ctx.credentials.findById(identity.subject);
   await recordWrite(
     ctx,
