@@ -6,7 +6,7 @@
  * Run:
  *
  * ```sh
- * deno run -A --import-map=bench/import_map.json --lock=bench/deno.lock bench/hashing_flood.ts [--logins 30] [--flood 64] [--pause 0] [--only bound|none]
+ * deno run -A --import-map=bench/import_map.json --lock=bench/deno.lock bench/hashing_flood.ts [--logins 30] [--flood 64] [--pause 0] [--control] [--only bound|none]
  * ```
  *
  * The app runs as a child process (`bench/_app_server.ts`: memory stores,
@@ -32,6 +32,10 @@ const floodSize = Number(args.flood ?? 64);
 // the next as soon as the answer arrives (wrk at full speed on the same
 // cores as the server).
 const pause = Number(args.pause ?? 0);
+// `--control`: the same flood, but each body is cut short (malformed JSON), so
+// the app answers 400 before any hashing: what the flood costs the trusted
+// sign-in through HTTP alone (the floor no hashing bound can lower).
+const control = args.control !== undefined;
 
 interface Run {
   label: string;
@@ -114,7 +118,9 @@ local i = 0
 request = function()
   i = i + 1
   local address = "198.18." .. math.floor((i % ${floodSize}) / 250) .. "." .. ((i % ${floodSize}) % 250 + 1)
-  local body = '{"email":"nobody-' .. i .. '@example.com","password":"a wrong password, long enough"}'
+  local body = '{"email":"nobody-' .. i .. '@example.com","password":"a wrong password, long enough"${
+        control ? "" : "}"
+      }'
   return wrk.format("POST", "/login", {
     ["content-type"] = "application/json",
     ["accept"] = "application/json",
@@ -149,7 +155,9 @@ end
       out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0,
     );
     const busy = Number(out.match(/busy: (\d+)/)?.[1] ?? NaN);
-    const statuses = `${total} sign-ins: ${busy}× 503, ${non2xx - busy}× 401`;
+    const statuses = `${total} sign-ins: ${busy}× 503, ${non2xx - busy}× ${
+      control ? 400 : 401
+    }`;
     return { label, idle, flooded, statuses };
   } finally {
     await app.stop();
@@ -170,7 +178,12 @@ for (
 ) {
   if (which === "bound" && hashing === false) continue;
   if (which === "none" && hashing !== false) continue;
-  const run = await measure(label, hashing);
+  const run = await measure(
+    `${label}${control ? ", control flood (400, no hashing)" : ""}${
+      pause > 0 ? `, ${pause} ms apart per connection` : ", at full speed"
+    }`,
+    hashing,
+  );
   const idle = percentile(run.idle, 50);
   const flooded = percentile(run.flooded, 50);
   const answers = run.statuses;
