@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { AuthError, errorResponse, normalizeEmail } from "@portcullis/auth";
+import { AuthError, errorResponse } from "@portcullis/auth";
 import { OneTimeTokens } from "@portcullis/auth/verification";
 import { encodeBase64Url, sha256Hex } from "@portcullis/bytes";
 import {
@@ -35,6 +35,7 @@ import {
   record,
   redirect,
   render,
+  requestMailedLink,
   ShortCookie,
   signInWith,
   strictOrigin,
@@ -170,73 +171,39 @@ export function recoverPage(
  * flash; JSON: 202 `{}`); the lookup and the mail run after the answer.
  * Not an address: 422. Limited per address asked for and per client: 429.
  */
-export async function requestRecovery(
+export function requestRecovery(
   ctx: ModuleContext,
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(
-      req,
-      400,
-      "bad_request",
-      "Send a form or a JSON object",
-    );
-  }
-  const form = body.kind === "form";
-  const typed = body.fields.email ?? "";
-  let email: string;
-  try {
-    email = normalizeEmail(typed);
-  } catch {
-    const message = "Enter a valid email address";
-    return form
-      ? render(
-        ctx,
-        settings.views.recoverPage({ email: typed, error: message }),
-        422,
-      )
-      : json({ error: "invalid_email", message }, 422);
-  }
-  const wait = await ctx.limiter.take([
-    limit("passkey-recovery-email", email, RECOVERY_LIMITS.perEmail),
-    limit(
-      "passkey-recovery-address",
-      ctx.clientAddress(req),
-      RECOVERY_LIMITS.perAddress,
-    ),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, () => mailLink(ctx, settings, email));
-  if (!form) return json({}, 202);
-  return redirect("/login", [
-    await ctx.flash.set({ kind: "notice", message: SENT }),
-  ]);
+  return requestMailedLink(ctx, req, {
+    limit: "passkey-recovery",
+    perEmail: RECOVERY_LIMITS.perEmail,
+    perAddress: RECOVERY_LIMITS.perAddress,
+    sent: SENT,
+    invalidForm: ({ email, error }) =>
+      settings.views.recoverPage({ email, error }),
+    mail: (user) => mailLink(ctx, settings, user),
+    what: "recovery",
+  });
 }
 
 async function mailLink(
   ctx: ModuleContext,
   { recovery, views }: PasskeysSettings,
-  email: string,
+  user: { id: string; email: string },
 ): Promise<void> {
-  try {
-    const user = await ctx.credentials.findByEmail(email);
-    if (user === null) return;
-    const token = await recovery.links.issue({
-      subject: user.id,
-      email: user.email,
-      purpose: RECOVERY_LINK_PURPOSE,
-    });
-    const link = new URL("/passkeys/recover/callback", ctx.appOrigin);
-    link.searchParams.set("token", token);
-    await ctx.mailer.send({
-      to: user.email,
-      ...views.recoveryEmail({ link: link.href }),
-    });
-  } catch (error) {
-    ctx.log(`recovery email failed: ${(error as Error)?.message}`);
-  }
+  const token = await recovery.links.issue({
+    subject: user.id,
+    email: user.email,
+    purpose: RECOVERY_LINK_PURPOSE,
+  });
+  const link = new URL("/passkeys/recover/callback", ctx.appOrigin);
+  link.searchParams.set("token", token);
+  await ctx.mailer.send({
+    to: user.email,
+    ...views.recoveryEmail({ link: link.href }),
+  });
 }
 
 /**
