@@ -32,13 +32,7 @@ import {
 import { requestMailedLink } from "../mailed_link.ts";
 import { hasPassword } from "../reauth.ts";
 import { readBody } from "../request_body.ts";
-import {
-  json,
-  redirect,
-  render,
-  strictOrigin,
-  tooManyRequests,
-} from "../respond.ts";
+import { redirect, render, strictOrigin, tooManyRequests } from "../respond.ts";
 
 /** The purpose sign-in links are minted for. */
 export const MAGIC_LINK_PURPOSE = "magic-link";
