@@ -8,10 +8,11 @@
  */
 import { normalizeEmail } from "@portcullis/auth";
 import type { UserRecord } from "@portcullis/auth/passwords";
-import { limit, type ModuleContext } from "./context.ts";
+import { limit, type ModuleContext, type SingleUseTokens } from "./context.ts";
 import { bodyOrBadRequest } from "./request_body.ts";
 import { json, redirect, render, tooManyRequests } from "./respond.ts";
 import type { PageContent } from "./views/auth/layout.ts";
+import type { EmailContent } from "./views/emails/email_content.ts";
 
 /** How many requests a counter allows in its window. */
 export interface MailedLinkRule {
@@ -162,6 +163,65 @@ export async function requestMailedLink(
   return redirect("/login", [
     await ctx.flash.set({ kind: "notice", message: flow.sent }),
   ]);
+}
+
+/** A link to a page of the app that carries a single-use token. */
+export interface TokenLink {
+  /** Mints the token: `ctx.tokens`, or a module's own `OneTimeTokens`. */
+  tokens: Pick<SingleUseTokens, "issue">;
+  /** What the token is for (`"password-reset"`, `"magic-link"`, …). */
+  purpose: string;
+  /** The page the link opens: a path on `ctx.appOrigin`. */
+  path: string;
+  /** Further query parameters, after `token`. */
+  params?: Record<string, string>;
+  /** The mail's words around the link. */
+  view: (data: { link: string }) => EmailContent;
+}
+
+/**
+ * Mints a single-use token for the account and mails it, as
+ * `<appOrigin><path>?token=…`, to the account's stored address (never to
+ * what was typed, never to a `Host` header): the `mail` step of a
+ * {@linkcode MailedLinkFlow}, and of a link mailed to a signed-in user.
+ * A mailer that fails throws.
+ *
+ * @param ctx The app.
+ * @param user The account: its subject and stored address.
+ * @param link The token's maker and purpose, the page, the mail's words.
+ *
+ * @example The mail of a module's own link
+ * ```ts ignore
+ * import { mailTokenLink } from "@portcullis/accounts/plugin";
+ *
+ * await mailTokenLink(ctx, user, {
+ *   tokens: ctx.tokens,
+ *   purpose: "welcome-back",
+ *   path: "/welcome-back/callback",
+ *   view: ({ link }) => ({
+ *     subject: "Welcome back",
+ *     view: `<a href="${link}">Welcome back</a>`,
+ *     text: `Welcome back: ${link}\n`,
+ *   }),
+ * });
+ * ```
+ */
+export async function mailTokenLink(
+  ctx: ModuleContext,
+  user: { id: string; email: string },
+  link: TokenLink,
+): Promise<void> {
+  const token = await link.tokens.issue({
+    subject: user.id,
+    email: user.email,
+    purpose: link.purpose,
+  });
+  const url = new URL(link.path, ctx.appOrigin);
+  url.searchParams.set("token", token);
+  for (const [name, value] of Object.entries(link.params ?? {})) {
+    url.searchParams.set(name, value);
+  }
+  await ctx.mailer.send({ to: user.email, ...link.view({ link: url.href }) });
 }
 
 /** An error's message with every `token=` value blanked. */

@@ -29,7 +29,7 @@ import {
   startSession,
   stepAfterPassword,
 } from "../lifecycle.ts";
-import { requestMailedLink } from "../mailed_link.ts";
+import { mailTokenLink, requestMailedLink } from "../mailed_link.ts";
 import { hasPassword } from "../reauth.ts";
 import { readBody } from "../request_body.ts";
 import { redirect, render, strictOrigin, tooManyRequests } from "../respond.ts";
@@ -85,29 +85,17 @@ export function requestLink(
         next: safeNextPath(fields.next),
         error,
       }),
-    mail: (user, fields) =>
-      mailLink(ctx, settings, user, safeNextPath(fields.next)),
+    mail: (user, fields) => {
+      const next = safeNextPath(fields.next);
+      return mailTokenLink(ctx, user, {
+        tokens: settings.links,
+        purpose: MAGIC_LINK_PURPOSE,
+        path: "/magic-link/callback",
+        params: next === "/" ? {} : { next },
+        view: ctx.views.emails.magicLink,
+      });
+    },
     what: "sign-in link",
-  });
-}
-
-async function mailLink(
-  ctx: ModuleContext,
-  settings: MagicLinkSettings,
-  user: { id: string; email: string },
-  next: string,
-): Promise<void> {
-  const token = await settings.links.issue({
-    subject: user.id,
-    email: user.email,
-    purpose: MAGIC_LINK_PURPOSE,
-  });
-  const link = new URL("/magic-link/callback", ctx.appOrigin);
-  link.searchParams.set("token", token);
-  if (next !== "/") link.searchParams.set("next", next);
-  await ctx.mailer.send({
-    to: user.email,
-    ...ctx.views.emails.magicLink({ link: link.href }),
   });
 }
 

@@ -29,6 +29,7 @@ import {
   emit,
   json,
   limit,
+  mailTokenLink,
   type ModuleContext,
   proveByLink,
   readBody,
@@ -183,26 +184,14 @@ export function requestRecovery(
     sent: SENT,
     invalidForm: ({ email, error }) =>
       settings.views.recoverPage({ email, error }),
-    mail: (user) => mailLink(ctx, settings, user),
+    mail: (user) =>
+      mailTokenLink(ctx, user, {
+        tokens: settings.recovery.links,
+        purpose: RECOVERY_LINK_PURPOSE,
+        path: "/passkeys/recover/callback",
+        view: settings.views.recoveryEmail,
+      }),
     what: "recovery",
-  });
-}
-
-async function mailLink(
-  ctx: ModuleContext,
-  { recovery, views }: PasskeysSettings,
-  user: { id: string; email: string },
-): Promise<void> {
-  const token = await recovery.links.issue({
-    subject: user.id,
-    email: user.email,
-    purpose: RECOVERY_LINK_PURPOSE,
-  });
-  const link = new URL("/passkeys/recover/callback", ctx.appOrigin);
-  link.searchParams.set("token", token);
-  await ctx.mailer.send({
-    to: user.email,
-    ...views.recoveryEmail({ link: link.href }),
   });
 }
 
