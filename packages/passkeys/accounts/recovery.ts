@@ -169,8 +169,15 @@ export function recoverPage(
 /**
  * `POST /passkeys/recover` (form or JSON `{email}`): the same answer
  * whether or not the address is registered (form: 303 to `/login` with a
- * flash; JSON: 202 `{}`); the lookup and the mail run after the answer.
- * Not an address: 422. Limited per address asked for and per client: 429.
+ * flash; JSON: 202 `{}`); the lookup and the mail run after the answer
+ * (`requestMailedLink`). Not an address: 422. Limited per address asked
+ * for and per client: 429.
+ *
+ * An account whose address was never proven gets the link too, as a
+ * password account never proven gets a reset link: only the address's
+ * owner receives it, and redeeming it is the first proof of the address,
+ * which disowns the account before the recovery can add anything
+ * ({@linkcode redeemRecovery}).
  */
 export function requestRecovery(
   ctx: ModuleContext,
