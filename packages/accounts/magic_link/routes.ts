@@ -92,7 +92,7 @@ export function requestLink(
         purpose: MAGIC_LINK_PURPOSE,
         path: "/magic-link/callback",
         params: next === "/" ? {} : { next },
-        view: ctx.views.emails.magicLink,
+        view: (data) => ctx.views.emails.magicLink(data),
       });
     },
     what: "sign-in link",

@@ -196,7 +196,7 @@ export function requestRecovery(
         tokens: settings.recovery.links,
         purpose: RECOVERY_LINK_PURPOSE,
         path: "/passkeys/recover/callback",
-        view: settings.views.recoveryEmail,
+        view: (data) => settings.views.recoveryEmail(data),
       }),
     what: "recovery",
   });
