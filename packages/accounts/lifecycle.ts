@@ -19,6 +19,7 @@ import {
 } from "@portcullis/auth/verification";
 import type { EmailContent } from "./views/emails/email_content.ts";
 import type { ModuleContext } from "./context.ts";
+import { mailTokenLink } from "./mailed_link.ts";
 import { json } from "./respond.ts";
 
 /** What the 403 of {@linkcode refuseUnverified} says. */
@@ -375,14 +376,12 @@ export async function mailResetLink(
   user: { id: string; email: string },
   view: (data: { link: string }) => EmailContent,
 ): Promise<void> {
-  const token = await ctx.tokens.issue({
-    subject: user.id,
-    email: user.email,
+  await mailTokenLink(ctx, user, {
+    tokens: ctx.tokens,
     purpose: PASSWORD_RESET_PURPOSE,
+    path: "/password/reset",
+    view,
   });
-  const link = new URL("/password/reset", ctx.appOrigin);
-  link.searchParams.set("token", token);
-  await ctx.mailer.send({ to: user.email, ...view({ link: link.href }) });
 }
 
 /**

@@ -22,6 +22,12 @@
  *   {@linkcode proveByLink} are the rules every mailed link that proves an
  *   address follows; {@linkcode stepAfterPassword} runs the second
  *   factors; {@linkcode record} and {@linkcode emit} record and log events.
+ * - Mailed links: {@linkcode requestMailedLink} serves a route that mails
+ *   a link (reads and normalises the address, applies the per-address and
+ *   per-client limits, answers the same for every address at once, and
+ *   looks the address up and mails after the answer);
+ *   {@linkcode mailTokenLink} mints a single-use token and mails its link
+ *   to the account's stored address.
  * - Re-checks before sensitive changes: {@linkcode recheck},
  *   {@linkcode requireRecheck}, {@linkcode recheckRefusal}.
  * - Cookies of a module's own: {@linkcode ShortCookie}.
@@ -126,6 +132,14 @@ export {
   proofWay,
   proveByLink,
 } from "./address_proof.ts";
+export {
+  INVALID_EMAIL,
+  type MailedLinkFlow,
+  type MailedLinkRule,
+  mailTokenLink,
+  requestMailedLink,
+  type TokenLink,
+} from "./mailed_link.ts";
 export { type SoleFactorInput, soleFactorRefusal } from "./sole_factor.ts";
 export { ShortCookie } from "./short_cookie.ts";
 export { Flash } from "./flash.ts";

@@ -14,12 +14,7 @@
  *
  * @module
  */
-import {
-  currentUser,
-  errorResponse,
-  normalizeEmail,
-  safeNextPath,
-} from "@portcullis/auth";
+import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import type { OneTimeTokens } from "@portcullis/auth/verification";
 import { limit, type ModuleContext } from "../context.ts";
 import {
@@ -34,15 +29,10 @@ import {
   startSession,
   stepAfterPassword,
 } from "../lifecycle.ts";
+import { mailTokenLink, requestMailedLink } from "../mailed_link.ts";
 import { hasPassword } from "../reauth.ts";
-import { bodyOrBadRequest, readBody } from "../request_body.ts";
-import {
-  json,
-  redirect,
-  render,
-  strictOrigin,
-  tooManyRequests,
-} from "../respond.ts";
+import { readBody } from "../request_body.ts";
+import { redirect, render, strictOrigin, tooManyRequests } from "../respond.ts";
 
 /** The purpose sign-in links are minted for. */
 export const MAGIC_LINK_PURPOSE = "magic-link";
@@ -79,69 +69,34 @@ const PASSWORD_NEEDED =
  * answer. Not an address: 422. Limited per address asked for and per
  * client address: 429.
  */
-export async function requestLink(
+export function requestLink(
   ctx: ModuleContext,
   settings: MagicLinkSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await bodyOrBadRequest(req);
-  if (body instanceof Response) return body;
-  const form = body.kind === "form";
-  const typed = body.fields.email ?? "";
-  const next = safeNextPath(body.fields.next);
-  let email: string;
-  try {
-    email = normalizeEmail(typed);
-  } catch {
-    const message = "Enter a valid email address";
-    return form
-      ? render(
-        ctx,
-        ctx.views.magicLinkRequest({ email: typed, next, error: message }),
-        422,
-      )
-      : json({ error: "invalid_email", message }, 422);
-  }
-  const wait = await ctx.limiter.take([
-    limit("magic-link-email", email, MAGIC_LINK_LIMITS.perEmail),
-    limit(
-      "magic-link-address",
-      ctx.clientAddress(req),
-      MAGIC_LINK_LIMITS.perAddress,
-    ),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, () => mailLink(ctx, settings, email, next));
-  if (!form) return json({}, 202);
-  return redirect("/login", [
-    await ctx.flash.set({ kind: "notice", message: SENT }),
-  ]);
-}
-
-async function mailLink(
-  ctx: ModuleContext,
-  settings: MagicLinkSettings,
-  email: string,
-  next: string,
-): Promise<void> {
-  try {
-    const user = await ctx.credentials.findByEmail(email);
-    if (user === null) return;
-    const token = await settings.links.issue({
-      subject: user.id,
-      email: user.email,
-      purpose: MAGIC_LINK_PURPOSE,
-    });
-    const link = new URL("/magic-link/callback", ctx.appOrigin);
-    link.searchParams.set("token", token);
-    if (next !== "/") link.searchParams.set("next", next);
-    await ctx.mailer.send({
-      to: user.email,
-      ...ctx.views.emails.magicLink({ link: link.href }),
-    });
-  } catch (error) {
-    ctx.log(`sign-in link email failed: ${(error as Error)?.message}`);
-  }
+  return requestMailedLink(ctx, req, {
+    limit: "magic-link",
+    perEmail: MAGIC_LINK_LIMITS.perEmail,
+    perAddress: MAGIC_LINK_LIMITS.perAddress,
+    sent: SENT,
+    invalidForm: ({ email, error, fields }) =>
+      ctx.views.magicLinkRequest({
+        email,
+        next: safeNextPath(fields.next),
+        error,
+      }),
+    mail: (user, fields) => {
+      const next = safeNextPath(fields.next);
+      return mailTokenLink(ctx, user, {
+        tokens: settings.links,
+        purpose: MAGIC_LINK_PURPOSE,
+        path: "/magic-link/callback",
+        params: next === "/" ? {} : { next },
+        view: (data) => ctx.views.emails.magicLink(data),
+      });
+    },
+    what: "sign-in link",
+  });
 }
 
 /**

@@ -5,12 +5,7 @@
  *
  * @module
  */
-import {
-  AuthError,
-  currentUser,
-  errorResponse,
-  normalizeEmail,
-} from "@portcullis/auth";
+import { AuthError, currentUser, errorResponse } from "@portcullis/auth";
 import { PASSWORD_RESET_PURPOSE } from "@portcullis/auth/verification";
 import { limit, type ModuleContext } from "../context.ts";
 import {
@@ -19,6 +14,7 @@ import {
   proveAddress,
   record,
 } from "../lifecycle.ts";
+import { requestMailedLink } from "../mailed_link.ts";
 import { bodyOrBadRequest } from "../request_body.ts";
 import {
   json,
@@ -47,47 +43,20 @@ export function forgotForm(ctx: ModuleContext): Response {
  * answer (`ctx.defer`), so its timing tells nothing either. Limited per
  * address asked for and per client address (429).
  */
-export async function forgot(
+export function forgot(
   ctx: ModuleContext,
   req: Request,
 ): Promise<Response> {
-  const body = await bodyOrBadRequest(req);
-  if (body instanceof Response) return body;
-  const form = body.kind === "form";
-  const typed = body.fields.email ?? "";
-  let email: string;
-  try {
-    email = normalizeEmail(typed);
-  } catch {
-    const message = "Enter a valid email address";
-    return form
-      ? render(
-        ctx,
-        ctx.views.forgotPassword({ email: typed, error: message }),
-        422,
-      )
-      : json({ error: "invalid_email", message }, 422);
-  }
-  const wait = await ctx.limiter.take([
-    limit("reset-email", email, ctx.limits.resetPerEmail),
-    limit("reset-address", ctx.clientAddress(req), ctx.limits.resetPerAddress),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, () => sendResetLink(ctx, email));
-  if (!form) return json({}, 202);
-  return redirect("/login", [
-    await ctx.flash.set({ kind: "notice", message: SENT }),
-  ]);
-}
-
-async function sendResetLink(ctx: ModuleContext, email: string): Promise<void> {
-  try {
-    const user = await ctx.credentials.findByEmail(email);
-    if (user === null) return;
-    await mailResetLink(ctx, user, ctx.views.emails.resetPassword);
-  } catch (error) {
-    ctx.log(`password-reset email failed: ${(error as Error)?.message}`);
-  }
+  return requestMailedLink(ctx, req, {
+    limit: "reset",
+    perEmail: ctx.limits.resetPerEmail,
+    perAddress: ctx.limits.resetPerAddress,
+    sent: SENT,
+    invalidForm: ({ email, error }) =>
+      ctx.views.forgotPassword({ email, error }),
+    mail: (user) => mailResetLink(ctx, user, ctx.views.emails.resetPassword),
+    what: "password-reset",
+  });
 }
 
 /**

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { AuthError, errorResponse, normalizeEmail } from "@portcullis/auth";
+import { AuthError, errorResponse } from "@portcullis/auth";
 import { OneTimeTokens } from "@portcullis/auth/verification";
 import { encodeBase64Url, sha256Hex } from "@portcullis/bytes";
 import {
@@ -29,12 +29,14 @@ import {
   emit,
   json,
   limit,
+  mailTokenLink,
   type ModuleContext,
   proveByLink,
   readBody,
   record,
   redirect,
   render,
+  requestMailedLink,
   ShortCookie,
   signInWith,
   strictOrigin,
@@ -167,76 +169,37 @@ export function recoverPage(
 /**
  * `POST /passkeys/recover` (form or JSON `{email}`): the same answer
  * whether or not the address is registered (form: 303 to `/login` with a
- * flash; JSON: 202 `{}`); the lookup and the mail run after the answer.
- * Not an address: 422. Limited per address asked for and per client: 429.
+ * flash; JSON: 202 `{}`); the lookup and the mail run after the answer
+ * (`requestMailedLink`). Not an address: 422. Limited per address asked
+ * for and per client: 429.
+ *
+ * An account whose address was never proven gets the link too, as a
+ * password account never proven gets a reset link: only the address's
+ * owner receives it, and redeeming it is the first proof of the address,
+ * which disowns the account before the recovery can add anything
+ * ({@linkcode redeemRecovery}).
  */
-export async function requestRecovery(
+export function requestRecovery(
   ctx: ModuleContext,
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  const body = await readBody(req);
-  if (body === null) {
-    return errorResponse(
-      req,
-      400,
-      "bad_request",
-      "Send a form or a JSON object",
-    );
-  }
-  const form = body.kind === "form";
-  const typed = body.fields.email ?? "";
-  let email: string;
-  try {
-    email = normalizeEmail(typed);
-  } catch {
-    const message = "Enter a valid email address";
-    return form
-      ? render(
-        ctx,
-        settings.views.recoverPage({ email: typed, error: message }),
-        422,
-      )
-      : json({ error: "invalid_email", message }, 422);
-  }
-  const wait = await ctx.limiter.take([
-    limit("passkey-recovery-email", email, RECOVERY_LIMITS.perEmail),
-    limit(
-      "passkey-recovery-address",
-      ctx.clientAddress(req),
-      RECOVERY_LIMITS.perAddress,
-    ),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  ctx.defer(req, () => mailLink(ctx, settings, email));
-  if (!form) return json({}, 202);
-  return redirect("/login", [
-    await ctx.flash.set({ kind: "notice", message: SENT }),
-  ]);
-}
-
-async function mailLink(
-  ctx: ModuleContext,
-  { recovery, views }: PasskeysSettings,
-  email: string,
-): Promise<void> {
-  try {
-    const user = await ctx.credentials.findByEmail(email);
-    if (user === null) return;
-    const token = await recovery.links.issue({
-      subject: user.id,
-      email: user.email,
-      purpose: RECOVERY_LINK_PURPOSE,
-    });
-    const link = new URL("/passkeys/recover/callback", ctx.appOrigin);
-    link.searchParams.set("token", token);
-    await ctx.mailer.send({
-      to: user.email,
-      ...views.recoveryEmail({ link: link.href }),
-    });
-  } catch (error) {
-    ctx.log(`recovery email failed: ${(error as Error)?.message}`);
-  }
+  return requestMailedLink(ctx, req, {
+    limit: "passkey-recovery",
+    perEmail: RECOVERY_LIMITS.perEmail,
+    perAddress: RECOVERY_LIMITS.perAddress,
+    sent: SENT,
+    invalidForm: ({ email, error }) =>
+      settings.views.recoverPage({ email, error }),
+    mail: (user) =>
+      mailTokenLink(ctx, user, {
+        tokens: settings.recovery.links,
+        purpose: RECOVERY_LINK_PURPOSE,
+        path: "/passkeys/recover/callback",
+        view: (data) => settings.views.recoveryEmail(data),
+      }),
+    what: "recovery",
+  });
 }
 
 /**
