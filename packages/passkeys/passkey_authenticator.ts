@@ -107,9 +107,10 @@ export interface PasskeyAuthenticatorOptions {
  * signature counter (a clone that reports a counter not above the stored
  * one is refused) and the backup flags: backed up without being eligible
  * (BS without BE) is refused at either ceremony, and so is an assertion
- * that is not eligible from a credential registered as eligible. The
- * backup state (synced or on this device only) is kept with the passkey. It issues no session: the application calls
- * `signIn(req, subject)` with the subject it answers.
+ * whose backup eligibility (BE) differs from the one registered, either
+ * way (BE is fixed for a credential's life). The backup state (synced or
+ * on this device only) is kept with the passkey. It issues no session: the
+ * application calls `signIn(req, subject)` with the subject it answers.
  *
  * @example Usage
  * ```ts
@@ -330,19 +331,22 @@ export class PasskeyAuthenticator {
     } catch (error) {
       return refused(ctx.reason ?? reasonOf(error));
     }
-    // Backup eligibility is fixed when the credential is made: one that
-    // was eligible and now says it is not is not the authenticator that
-    // registered it (WebAuthn L3 §7.2). A passkey stored before the flags
-    // were kept (not eligible on record) learns its backup state here.
-    if (record.backupEligible === true && !eligible) {
-      return refused("backup_flags_invalid");
-    }
+    // Backup eligibility is fixed when the credential is made (WebAuthn L3
+    // §6.1.3): an assertion whose BE differs from the one registered, either
+    // way, is not from the authenticator that registered it, and changes
+    // nothing (no counter, no backup state). BS may change, and only with
+    // BE (BS without BE was refused above). A passkey stored before the
+    // flags were kept (BE not known) records this use's BE.
+    if (
+      record.backupEligible !== undefined && record.backupEligible !== eligible
+    ) return refused("backup_flags_invalid");
     const moved = await this.#o.store.updateCounter(
       record.credentialId,
       record.counter,
       newCounter,
       this.#o.now(),
       backedUp,
+      record.backupEligible === undefined ? eligible : undefined,
     );
     if (!moved) return refused("counter_stale");
     return {
