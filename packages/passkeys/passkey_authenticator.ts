@@ -24,6 +24,7 @@ import type {
   PasskeyStore,
 } from "./passkey_store.ts";
 import type { PurposeSigner } from "./signed_values.ts";
+import { passkeyName } from "./_passkey_name.ts";
 
 /** Why a ceremony was refused. */
 export type PasskeyRefusal =
@@ -37,6 +38,7 @@ export type PasskeyRefusal =
   | "rp_id_mismatch"
   | "counter_stale"
   | "backup_flags_invalid"
+  | "invalid_name"
   | "verification_failed";
 
 /** The outcome of a ceremony. */
@@ -222,7 +224,10 @@ export class PasskeyAuthenticator {
    *
    * @param subject The signed-in user (the challenge must be theirs).
    * @param response What `startRegistration` answered in the browser.
-   * @param name The user's name for the passkey.
+   * @param name The user's name for the passkey: trimmed, `"Passkey"` when
+   * empty; one longer than 64 characters or with a control, invisible or
+   * direction-changing character is refused (`invalid_name`) before the
+   * challenge is spent.
    * @param purpose The ceremony, as given to
    * {@linkcode PasskeyAuthenticator.registrationOptions}: a challenge
    * issued for another is refused (`challenge_invalid`).
@@ -234,6 +239,40 @@ export class PasskeyAuthenticator {
     name: string,
     purpose?: string,
   ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
+    const checked = await this.checkRegistration(
+      subject,
+      response,
+      name,
+      purpose,
+    );
+    if (checked.kind === "refused") return checked;
+    if (!(await this.#o.store.add(checked.passkey))) {
+      return refused("credential_exists");
+    }
+    return checked;
+  }
+
+  /**
+   * Checks a registration as {@linkcode PasskeyAuthenticator.register}
+   * does (its challenge spent), without storing the passkey: for a caller
+   * that must first claim something of its own that a refused registration
+   * must not spend (the one-time right of the automatic upgrade), and then
+   * stores it with the store's `add`.
+   *
+   * @param subject The signed-in user (the challenge must be theirs).
+   * @param response What `startRegistration` answered in the browser.
+   * @param name The user's name for the passkey, as for `register`.
+   * @param purpose The ceremony, as for `register`.
+   * @returns The passkey to store, or a refusal.
+   */
+  async checkRegistration(
+    subject: string,
+    response: unknown,
+    name: string,
+    purpose?: string,
+  ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
+    const label = passkeyName(name);
+    if (label === null) return refused("invalid_name");
     const ctx = { reason: null as ChallengeRefusal | null };
     let info;
     try {
@@ -250,22 +289,21 @@ export class PasskeyAuthenticator {
     } catch (error) {
       return refused(ctx.reason ?? reasonOf(error));
     }
-    const passkey: PasskeyRecord = {
-      credentialId: info.credential.id,
-      subject,
-      publicKey: encodeBase64Url(info.credential.publicKey),
-      counter: info.credential.counter,
-      transports: [...(info.credential.transports ?? [])],
-      name: name.trim().slice(0, 64) || "Passkey",
-      createdAt: this.#o.now(),
-      lastUsedAt: 0,
-      backupEligible: info.credentialDeviceType === "multiDevice",
-      backedUp: info.credentialBackedUp,
+    return {
+      kind: "ok",
+      passkey: {
+        credentialId: info.credential.id,
+        subject,
+        publicKey: encodeBase64Url(info.credential.publicKey),
+        counter: info.credential.counter,
+        transports: [...(info.credential.transports ?? [])],
+        name: label,
+        createdAt: this.#o.now(),
+        lastUsedAt: 0,
+        backupEligible: info.credentialDeviceType === "multiDevice",
+        backedUp: info.credentialBackedUp,
+      },
     };
-    if (!(await this.#o.store.add(passkey))) {
-      return refused("credential_exists");
-    }
-    return { kind: "ok", passkey };
   }
 
   /**

@@ -27,6 +27,7 @@ import {
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
 import type { PasskeysSettings } from "./settings.ts";
+import { PASSKEY_NAME_MESSAGE, passkeyName } from "../_passkey_name.ts";
 
 export type { PasskeysSettings };
 
@@ -106,7 +107,9 @@ export async function registrationOptions(
 
 /**
  * `POST /passkeys/register` (signed in): `{response, name}` → 201
- * `{id, name}`; an unverified address: 403 `unverified`.
+ * `{id, name}`; an unverified address: 403 `unverified`; a name longer
+ * than 64 characters or with a control, invisible or direction-changing
+ * character: 422 `invalid_name`, the challenge not spent.
  */
 export async function register(
   ctx: ModuleContext,
@@ -117,6 +120,7 @@ export async function register(
   if (adding instanceof Response) return adding;
   const { subject, body } = adding;
   const name = typeof body.name === "string" ? body.name : "Passkey";
+  if (passkeyName(name) === null) return invalidName(req);
   const outcome = await authenticator.register(subject, body.response, name);
   if (outcome.kind === "refused") {
     return json({
@@ -229,24 +233,35 @@ export async function reauth(
   return json({ next }, 200, { "set-cookie": cookie });
 }
 
-/** `POST /account/passkeys/rename`: form `id`, `name`. */
+/**
+ * `POST /account/passkeys/rename`: form `id`, `name` (trimmed, `Passkey`
+ * when empty). A name longer than 64 characters or with a control,
+ * invisible or direction-changing character: 422 `invalid_name`, nothing
+ * renamed; not the user's passkey: 404.
+ */
 export function rename(
   ctx: ModuleContext,
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  return change(
-    ctx,
-    req,
-    async (subject, fields) =>
-      await settings.store.rename(
-          subject,
-          fields.id ?? "",
-          (fields.name ?? "").trim().slice(0, 64) || "Passkey",
-        )
-        ? "The passkey is renamed."
-        : null,
-  );
+  return change(ctx, req, async (subject, fields) => {
+    const name = passkeyName(fields.name ?? "");
+    if (name === null) return invalidName(req);
+    return await settings.store.rename(subject, fields.id ?? "", name)
+      ? "The passkey is renamed."
+      : null;
+  });
+}
+
+/**
+ * The answer to a refused passkey name: 422 `invalid_name`, JSON or a
+ * small page.
+ *
+ * @param req The request.
+ * @returns The response.
+ */
+export function invalidName(req: Request): Response {
+  return errorResponse(req, 422, "invalid_name", PASSKEY_NAME_MESSAGE);
 }
 
 /**
