@@ -79,8 +79,9 @@ export function passkeysScript(
 /**
  * `POST /passkeys/register/options` (signed in; JSON `{password}`, or a
  * fresh re-authentication): a session alone must not add a passkey, which
- * would outlive it and pass the re-check itself. Wrong password: 401; no
- * password and no re-authentication: 403; an unverified address: 403
+ * would outlive it and pass the re-check itself. Wrong or missing
+ * password: 401 `invalid_credentials`; an account without a password and
+ * no fresh re-authentication: 403; an unverified address: 403
  * `unverified` (verify first: an unverified account gains no passkey).
  */
 export async function registrationOptions(
@@ -266,8 +267,11 @@ export function invalidName(req: Request): Response {
 
 /**
  * `POST /account/passkeys/delete`: form `id`, and `password` (or a fresh
- * re-authentication). Wrong password: 401; no password and no
- * re-authentication: 403; not the user's passkey: 404; the account's last
+ * re-authentication). Wrong or missing password: 401
+ * `invalid_credentials`, as at every re-check (`POST /account/delete`
+ * included); an account without a password and no fresh
+ * re-authentication: 403 `reauthentication_required`; not the user's
+ * passkey: 404; the account's last
  * second factor while its password is shorter than a sole factor's
  * minimum (15): 409 `password_too_short`.
  */
