@@ -280,28 +280,72 @@ export function remove(
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  return change(ctx, req, async (subject, fields) => {
-    const refused = await requireRecheck(ctx, req, subject, fields.password);
-    if (refused) return refused;
-    // NIST SP 800-63B-4: the last passkey of an account with a password
-    // shorter than 15 characters stays until the password is longer.
-    const keys = await settings.store.listFor(subject);
-    if (keys.some((k) => k.credentialId === fields.id)) {
-      const sole = await soleFactorRefusal(ctx, {
+  return change(ctx, req, (subject, fields) =>
+    // Alone among the account's factor changes in this process: a password
+    // change to one that needs a second factor waits, and so does this.
+    ctx.exclusive(subject, async () => {
+      const before = await ctx.credentials.findById(subject);
+      const refused = await requireRecheck(
+        ctx,
+        req,
         subject,
-        method: "passkeys",
-        password: fields.password || undefined,
-        methodKeepsOne: keys.length > 1,
-      });
-      if (sole !== null) {
-        return errorResponse(req, 409, "password_too_short", sole);
+        fields.password,
+      );
+      if (refused) return refused;
+      // NIST SP 800-63B-4: the last passkey of an account with a password
+      // shorter than 15 characters stays until the password is longer.
+      const keys = await settings.store.listFor(subject);
+      const removed = keys.find((k) => k.credentialId === fields.id);
+      if (removed !== undefined) {
+        const sole = await soleFactorRefusal(ctx, {
+          subject,
+          method: "passkeys",
+          password: fields.password || undefined,
+          methodKeepsOne: keys.length > 1,
+        });
+        if (sole !== null) {
+          return errorResponse(req, 409, "password_too_short", sole);
+        }
       }
-    }
-    if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
-    await record(ctx, "passkey_removed", subject, req);
-    emit(ctx, { type: "passkey_removed", subject });
-    return "The passkey is removed.";
-  });
+      if (!(await settings.store.remove(subject, fields.id ?? ""))) {
+        return null;
+      }
+      // Another process may have changed the password between the check
+      // and the removal: if it did, and no other second factor remains,
+      // the passkey goes back (its length is not known).
+      if (
+        removed !== undefined && keys.length === 1 && before !== null &&
+        await passwordChangedWithoutSecondFactor(ctx, subject, before)
+      ) {
+        await settings.store.add(removed);
+        return errorResponse(
+          req,
+          409,
+          "password_too_short",
+          "Your password changed meanwhile: the passkey stays, try again",
+        );
+      }
+      await record(ctx, "passkey_removed", subject, req);
+      emit(ctx, { type: "passkey_removed", subject });
+      return "The passkey is removed.";
+    }));
+}
+
+/**
+ * Whether the account's password hash is no longer the one read before
+ * the re-check while no other second factor remains: the removal of its
+ * last passkey must then be undone.
+ */
+async function passwordChangedWithoutSecondFactor(
+  ctx: ModuleContext,
+  subject: string,
+  before: { passwordHash: string },
+): Promise<boolean> {
+  const now = await ctx.credentials.findById(subject);
+  if (now === null || now.passwordHash === before.passwordHash) return false;
+  return !(await ctx.lifecycle.hasSecondFactor(subject, {
+    except: "passkeys",
+  }));
 }
 
 async function change(
