@@ -5,7 +5,8 @@
  * the account never ends with a short password and no second factor. In
  * one process a per-account critical section orders them; across processes
  * (two apps over one database, each with its own section) each re-reads
- * after its write and undoes itself when it lost.
+ * after its write and undoes itself when it lost. TOTP turned off takes
+ * the same section in one process.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import { migrate, SQLCredentialStore } from "@portcullis/sql";
 import { accounts, LogMailer } from "@portcullis/accounts";
 import { modules } from "../../examples/app/modules.ts";
 import { views } from "../../examples/app/views/mod.ts";
+import { Secret, TOTP } from "otpauth";
 import { SoftAuthenticator } from "../support/soft_authenticator.ts";
 
 const ORIGIN = "http://localhost:8000";
@@ -33,7 +35,10 @@ const SHORT = "Qx7vmP2z"; // 8 characters: allowed only with a second factor
 type Fetch = (req: Request) => Promise<Response>;
 
 /** `processes` apps over one database and one key-value store. */
-async function apps(processes: number) {
+async function apps(
+  processes: number,
+  env: Record<string, string> = {},
+) {
   const client = createClient({ url: ":memory:" });
   const db = drizzle(client);
   await migrate(db);
@@ -53,7 +58,7 @@ async function apps(processes: number) {
       appOrigin: ORIGIN,
       hasher: new Pbkdf2Hasher({ iterations: 1000 }),
       log: () => {},
-      modules: modules({ PASSKEYS: "on" }),
+      modules: modules({ PASSKEYS: "on", ...env }),
       views,
     }).fetch);
   return { fetches, credentials, close: () => client.close() };
@@ -170,6 +175,50 @@ Deno.test("across two processes over one database, the same race never leaves a 
   const { fetches: [a, b], credentials, close } = await apps(2);
   for (let i = 0; i < 6; i++) {
     await race(a, b, credentials, `two${i}@example.com`);
+  }
+  close();
+});
+
+Deno.test("in one process, a change to an 8-character password racing TOTP turned off never leaves a short password alone", async () => {
+  const { fetches: [app], credentials, close } = await apps(1, {
+    TOTP: "on",
+  });
+  for (let i = 0; i < 6; i++) {
+    const email = `totp${i}@example.com`;
+    const made = await call(app, "/register", { email, password: LONG });
+    const token = made.json.token as string;
+    await credentials.markVerified(
+      made.json.subject as string,
+      email,
+      Date.now(),
+    );
+    const start = await call(app, "/account/totp", { password: LONG }, token);
+    assert.equal(start.status, 200, JSON.stringify(start.json));
+    const totp = new TOTP({
+      secret: Secret.fromBase32(start.json.secret as string),
+    });
+    const on = await call(app, "/account/totp/confirm", {
+      code: totp.generate({ timestamp: Date.now() }),
+    }, token);
+    assert.equal(on.status, 200, JSON.stringify(on.json));
+    const [changed, off] = await Promise.all([
+      call(app, "/account/password", {
+        currentPassword: LONG,
+        newPassword: SHORT,
+      }, token),
+      call(app, "/account/totp/disable", {
+        password: LONG,
+        code: totp.generate({ timestamp: Date.now() + 30_000 }),
+      }, token),
+    ]);
+    // With TOTP on, a right password answers 202 (the second step); 200
+    // is a password that is the only factor.
+    const short = await call(app, "/login", { email, password: SHORT });
+    assert.notEqual(
+      short.status,
+      200,
+      `${email}: an 8-character password and no second factor (change ${changed.status}, TOTP off ${off.status})`,
+    );
   }
   close();
 });
