@@ -222,3 +222,64 @@ Deno.test("in one process, a change to an 8-character password racing TOTP turne
   }
   close();
 });
+
+Deno.test("two removals of an account's two passkeys at once, in one process or across two, never leave its 8-character password alone", async () => {
+  for (const processes of [1, 2]) {
+    const { fetches, credentials, close } = await apps(processes);
+    const [a, b] = [fetches[0], fetches[processes - 1]];
+    for (let i = 0; i < 9; i++) {
+      const email = `pair${processes}-${i}@example.com`;
+      const { token, passkey: first } = await accountWithPasskey(
+        a,
+        credentials,
+        email,
+      );
+      const options = await call(a, "/passkeys/register/options", {
+        password: LONG,
+      }, token);
+      const second = await call(a, "/passkeys/register", {
+        response: await new SoftAuthenticator(ORIGIN).create(
+          options.json as never,
+        ),
+        name: "Phone",
+      }, token);
+      assert.equal(second.status, 201);
+      const changed = await call(a, "/account/password", {
+        currentPassword: LONG,
+        newPassword: SHORT,
+      }, token);
+      assert.equal(changed.status, 200, JSON.stringify(changed.json));
+      const session = changed.json.token as string;
+      const answers = await Promise.all([
+        call(a, "/account/passkeys/delete", {
+          id: first,
+          password: SHORT,
+        }, session),
+        call(b, "/account/passkeys/delete", {
+          id: second.json.id,
+          password: SHORT,
+        }, session),
+      ]);
+      const left = await Promise.all(
+        [first, second.json.id as string].map(async (id) =>
+          (await call(a, "/account/passkeys/rename", {
+            id,
+            name: "Still here",
+          }, session)).status === 204
+        ),
+      );
+      assert.ok(
+        left.some(Boolean),
+        `${email} (${processes}): both passkeys gone with an 8-character password (${
+          answers.map((r) => r.status)
+        })`,
+      );
+      assert.equal(
+        answers.filter((r) => r.status === 204).length,
+        left.filter((l) => !l).length,
+        `${email}: the answers say what was removed`,
+      );
+    }
+    close();
+  }
+});

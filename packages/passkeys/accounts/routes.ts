@@ -271,9 +271,12 @@ export function invalidName(req: Request): Response {
  * `invalid_credentials`, as at every re-check (`POST /account/delete`
  * included); an account without a password and no fresh
  * re-authentication: 403 `reauthentication_required`; not the user's
- * passkey: 404; the account's last
- * second factor while its password is shorter than a sole factor's
- * minimum (15): 409 `password_too_short`.
+ * passkey: 404; the account's last second factor while its password is
+ * shorter than a sole factor's minimum (15): 409 `password_too_short`.
+ * The check and the removal run in the account's critical section
+ * (`ModuleContext.exclusive`), and the check runs again after the
+ * removal: a password changed or passkeys removed meanwhile by another
+ * process put this passkey back (409 `password_too_short`).
  */
 export function remove(
   ctx: ModuleContext,
@@ -310,20 +313,21 @@ export function remove(
       if (!(await settings.store.remove(subject, fields.id ?? ""))) {
         return null;
       }
-      // Another process may have changed the password between the check
-      // and the removal: if it did, and no other second factor remains,
-      // the passkey goes back (its length is not known).
-      if (
-        removed !== undefined && keys.length === 1 && before !== null &&
-        await passwordChangedWithoutSecondFactor(ctx, subject, before)
-      ) {
-        await settings.store.add(removed);
-        return errorResponse(
-          req,
-          409,
-          "password_too_short",
-          "Your password changed meanwhile: the passkey stays, try again",
-        );
+      // The check again, after the write: another process may have
+      // changed the password (its new length is not known) or removed the
+      // account's other passkeys meanwhile. If the password would now be
+      // the only factor and is not known to be long enough, the passkey
+      // goes back.
+      if (removed !== undefined && before !== null) {
+        const undo = await refusedAfterRemoval(ctx, settings, {
+          subject,
+          before,
+          password: fields.password || undefined,
+        });
+        if (undo !== null) {
+          await settings.store.add(removed);
+          return errorResponse(req, 409, "password_too_short", undo);
+        }
       }
       await record(ctx, "passkey_removed", subject, req);
       emit(ctx, { type: "passkey_removed", subject });
@@ -332,20 +336,28 @@ export function remove(
 }
 
 /**
- * Whether the account's password hash is no longer the one read before
- * the re-check while no other second factor remains: the removal of its
- * last passkey must then be undone.
+ * The sole-factor rule asked again once a passkey is gone: the password
+ * typed counts only while the stored hash is still the one read before
+ * the re-check; answers the refusal's message, or `null` when the
+ * removal stands.
  */
-async function passwordChangedWithoutSecondFactor(
+async function refusedAfterRemoval(
   ctx: ModuleContext,
-  subject: string,
-  before: { passwordHash: string },
-): Promise<boolean> {
-  const now = await ctx.credentials.findById(subject);
-  if (now === null || now.passwordHash === before.passwordHash) return false;
-  return !(await ctx.lifecycle.hasSecondFactor(subject, {
-    except: "passkeys",
-  }));
+  settings: PasskeysSettings,
+  input: {
+    subject: string;
+    before: { passwordHash: string };
+    password: string | undefined;
+  },
+): Promise<string | null> {
+  const now = await ctx.credentials.findById(input.subject);
+  const same = now?.passwordHash === input.before.passwordHash;
+  return await soleFactorRefusal(ctx, {
+    subject: input.subject,
+    method: "passkeys",
+    password: same ? input.password : undefined,
+    methodKeepsOne: (await settings.store.listFor(input.subject)).length > 0,
+  });
 }
 
 async function change(
