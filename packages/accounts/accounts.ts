@@ -80,6 +80,7 @@ import { Reauth } from "./reauth.ts";
 import { record, SignInRefused, signInRefused } from "./lifecycle.ts";
 import { refusedSignIn } from "./sign_in_refusal.ts";
 import { ShortCookie } from "./short_cookie.ts";
+import { AccountLocks } from "./account_lock.ts";
 import { type ViewOverrides, withViews } from "./views/mod.ts";
 
 /** What {@linkcode accounts} needs; every part is passed in. */
@@ -386,6 +387,7 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
   });
   const setUp: SetUpModule[] = [];
+  const locks = new AccountLocks();
   const ctx: ModuleContext = {
     sessions: deps.sessions,
     credentials,
@@ -414,6 +416,7 @@ export function accounts(options: AccountsOptions): Accounts {
         ? { kind: "invalid" }
         : result;
     },
+    exclusive: (subject, work) => locks.run(subject, work),
     deviceCookie: new ShortCookie("device", secure),
     tokens: new OneTimeTokens({ store: tokenStore, now }),
     tokenStore,

@@ -185,6 +185,15 @@ export interface ModuleContext {
    */
   checkPassword(email: string, password: string): Promise<LoginResult>;
   /**
+   * Runs `work` alone among the account's changes of its factors in this
+   * process (a per-account critical section): a password change that
+   * relies on a second factor and the removal of a second factor take it,
+   * so neither checks a state the other is about to change. It does not
+   * reach other processes: such a change also re-reads after its write
+   * (see `docs/security.md`, "Second factors and short passwords").
+   */
+  exclusive<T>(subject: string, work: () => Promise<T>): Promise<T>;
+  /**
    * The device cookie (`__Host-device`): the login throttle's device token
    * for a browser that signed in before.
    */

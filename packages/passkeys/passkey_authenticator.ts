@@ -24,6 +24,7 @@ import type {
   PasskeyStore,
 } from "./passkey_store.ts";
 import type { PurposeSigner } from "./signed_values.ts";
+import { passkeyName } from "./_passkey_name.ts";
 
 /** Why a ceremony was refused. */
 export type PasskeyRefusal =
@@ -37,6 +38,7 @@ export type PasskeyRefusal =
   | "rp_id_mismatch"
   | "counter_stale"
   | "backup_flags_invalid"
+  | "invalid_name"
   | "verification_failed";
 
 /** The outcome of a ceremony. */
@@ -107,9 +109,10 @@ export interface PasskeyAuthenticatorOptions {
  * signature counter (a clone that reports a counter not above the stored
  * one is refused) and the backup flags: backed up without being eligible
  * (BS without BE) is refused at either ceremony, and so is an assertion
- * that is not eligible from a credential registered as eligible. The
- * backup state (synced or on this device only) is kept with the passkey. It issues no session: the application calls
- * `signIn(req, subject)` with the subject it answers.
+ * whose backup eligibility (BE) differs from the one registered, either
+ * way (BE is fixed for a credential's life). The backup state (synced or
+ * on this device only) is kept with the passkey. It issues no session: the
+ * application calls `signIn(req, subject)` with the subject it answers.
  *
  * @example Usage
  * ```ts
@@ -221,7 +224,10 @@ export class PasskeyAuthenticator {
    *
    * @param subject The signed-in user (the challenge must be theirs).
    * @param response What `startRegistration` answered in the browser.
-   * @param name The user's name for the passkey.
+   * @param name The user's name for the passkey: trimmed, `"Passkey"` when
+   * empty; one longer than 64 characters or with a control, invisible or
+   * direction-changing character is refused (`invalid_name`) before the
+   * challenge is spent.
    * @param purpose The ceremony, as given to
    * {@linkcode PasskeyAuthenticator.registrationOptions}: a challenge
    * issued for another is refused (`challenge_invalid`).
@@ -233,6 +239,40 @@ export class PasskeyAuthenticator {
     name: string,
     purpose?: string,
   ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
+    const checked = await this.checkRegistration(
+      subject,
+      response,
+      name,
+      purpose,
+    );
+    if (checked.kind === "refused") return checked;
+    if (!(await this.#o.store.add(checked.passkey))) {
+      return refused("credential_exists");
+    }
+    return checked;
+  }
+
+  /**
+   * Checks a registration as {@linkcode PasskeyAuthenticator.register}
+   * does (its challenge spent), without storing the passkey: for a caller
+   * that must first claim something of its own that a refused registration
+   * must not spend (the one-time right of the automatic upgrade), and then
+   * stores it with the store's `add`.
+   *
+   * @param subject The signed-in user (the challenge must be theirs).
+   * @param response What `startRegistration` answered in the browser.
+   * @param name The user's name for the passkey, as for `register`.
+   * @param purpose The ceremony, as for `register`.
+   * @returns The passkey to store, or a refusal.
+   */
+  async checkRegistration(
+    subject: string,
+    response: unknown,
+    name: string,
+    purpose?: string,
+  ): Promise<PasskeyOutcome<{ passkey: PasskeyRecord }>> {
+    const label = passkeyName(name);
+    if (label === null) return refused("invalid_name");
     const ctx = { reason: null as ChallengeRefusal | null };
     let info;
     try {
@@ -249,22 +289,21 @@ export class PasskeyAuthenticator {
     } catch (error) {
       return refused(ctx.reason ?? reasonOf(error));
     }
-    const passkey: PasskeyRecord = {
-      credentialId: info.credential.id,
-      subject,
-      publicKey: encodeBase64Url(info.credential.publicKey),
-      counter: info.credential.counter,
-      transports: [...(info.credential.transports ?? [])],
-      name: name.trim().slice(0, 64) || "Passkey",
-      createdAt: this.#o.now(),
-      lastUsedAt: 0,
-      backupEligible: info.credentialDeviceType === "multiDevice",
-      backedUp: info.credentialBackedUp,
+    return {
+      kind: "ok",
+      passkey: {
+        credentialId: info.credential.id,
+        subject,
+        publicKey: encodeBase64Url(info.credential.publicKey),
+        counter: info.credential.counter,
+        transports: [...(info.credential.transports ?? [])],
+        name: label,
+        createdAt: this.#o.now(),
+        lastUsedAt: 0,
+        backupEligible: info.credentialDeviceType === "multiDevice",
+        backedUp: info.credentialBackedUp,
+      },
     };
-    if (!(await this.#o.store.add(passkey))) {
-      return refused("credential_exists");
-    }
-    return { kind: "ok", passkey };
   }
 
   /**
@@ -330,19 +369,22 @@ export class PasskeyAuthenticator {
     } catch (error) {
       return refused(ctx.reason ?? reasonOf(error));
     }
-    // Backup eligibility is fixed when the credential is made: one that
-    // was eligible and now says it is not is not the authenticator that
-    // registered it (WebAuthn L3 §7.2). A passkey stored before the flags
-    // were kept (not eligible on record) learns its backup state here.
-    if (record.backupEligible === true && !eligible) {
-      return refused("backup_flags_invalid");
-    }
+    // Backup eligibility is fixed when the credential is made (WebAuthn L3
+    // §6.1.3): an assertion whose BE differs from the one registered, either
+    // way, is not from the authenticator that registered it, and changes
+    // nothing (no counter, no backup state). BS may change, and only with
+    // BE (BS without BE was refused above). A passkey stored before the
+    // flags were kept (BE not known) records this use's BE.
+    if (
+      record.backupEligible !== undefined && record.backupEligible !== eligible
+    ) return refused("backup_flags_invalid");
     const moved = await this.#o.store.updateCounter(
       record.credentialId,
       record.counter,
       newCounter,
       this.#o.now(),
       backedUp,
+      record.backupEligible === undefined ? eligible : undefined,
     );
     if (!moved) return refused("counter_stale");
     return {

@@ -24,8 +24,10 @@ export interface PasskeyRecord {
   lastUsedAt: number;
   /**
    * Whether the authenticator said the credential may be backed up
-   * (WebAuthn's BE flag: a synced passkey's provider sets it); fixed at
-   * registration. Default `false`.
+   * (WebAuthn's BE flag: a synced passkey's provider sets it); fixed for
+   * the credential's life, so an assertion that reports another value is
+   * refused. `undefined` when it is not known (a passkey stored before the
+   * flags were kept): its next accepted use records it.
    */
   backupEligible?: boolean;
   /**
@@ -47,7 +49,8 @@ export interface PasskeyStore {
    * Moves the counter from `expected` to `next` and stamps the use, only if
    * the stored counter is still `expected` (two concurrent sign-ins with one
    * counter value: one wins); records `backedUp` (the BS flag of this
-   * use) when given.
+   * use) when given, and `backupEligible` (the BE flag of this use) only
+   * when the store does not know it yet (never over a known one).
    */
   updateCounter(
     credentialId: string,
@@ -55,6 +58,7 @@ export interface PasskeyStore {
     next: number,
     usedAt: number,
     backedUp?: boolean,
+    backupEligible?: boolean,
   ): Promise<boolean>;
   /** Renames a user's passkey; `false` when it is not theirs. */
   rename(subject: string, credentialId: string, name: string): Promise<boolean>;
@@ -118,19 +122,23 @@ export class MemoryPasskeyStore implements PasskeyStore, ChallengeStore {
     );
   }
 
-  /** Compare-and-set of the counter. */
+  /** Compare-and-set of the counter; BE recorded only when unknown. */
   updateCounter(
     credentialId: string,
     expected: number,
     next: number,
     usedAt: number,
     backedUp?: boolean,
+    backupEligible?: boolean,
   ): Promise<boolean> {
     const r = this.#keys.get(credentialId);
     if (!r || r.counter !== expected) return Promise.resolve(false);
     r.counter = next;
     r.lastUsedAt = usedAt;
     if (backedUp !== undefined) r.backedUp = backedUp;
+    if (r.backupEligible === undefined && backupEligible !== undefined) {
+      r.backupEligible = backupEligible;
+    }
     return Promise.resolve(true);
   }
 

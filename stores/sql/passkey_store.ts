@@ -34,7 +34,12 @@ export interface SQLPasskeyRecord {
   createdAt: number;
   /** Unix milliseconds of the last use; 0 before any. */
   lastUsedAt: number;
-  /** Whether the credential may be backed up (WebAuthn's BE flag); default `false`. */
+  /**
+   * Whether the credential may be backed up (WebAuthn's BE flag), fixed for
+   * its life; `undefined` when not known (a passkey stored before migration
+   * 0003: its next use records it). Stored as 1 (eligible), 2 (not
+   * eligible) or 0 (not known, the migration's default).
+   */
   backupEligible?: boolean;
   /** Whether it was backed up (synced) at its last use (BS); default `false`. */
   backedUp?: boolean;
@@ -93,7 +98,7 @@ export class SQLPasskeyStore {
         sql`INSERT INTO ${this.#table} (${COLUMNS}) VALUES (${r.credentialId}, ${r.subject}, ${r.publicKey}, ${r.counter}, ${
           r.transports.join(",")
         }, ${r.name}, ${r.createdAt}, ${r.lastUsedAt}, ${
-          r.backupEligible ? 1 : 0
+          eligibleColumn(r.backupEligible)
         }, ${r.backedUp ? 1 : 0})`,
       );
       return true;
@@ -123,7 +128,8 @@ export class SQLPasskeyStore {
 
   /**
    * Compare-and-set of the counter, stamping the use and, when given, the
-   * backup state the authenticator reported with it.
+   * backup state the authenticator reported with it; its backup
+   * eligibility only when the row does not know it yet (0).
    */
   async updateCounter(
     credentialId: string,
@@ -131,13 +137,19 @@ export class SQLPasskeyStore {
     next: number,
     usedAt: number,
     backedUp?: boolean,
+    backupEligible?: boolean,
   ): Promise<boolean> {
     await this.#gate();
     const backup = backedUp === undefined
       ? sql``
       : sql`, backed_up = ${backedUp ? 1 : 0}`;
+    const eligible = backupEligible === undefined
+      ? sql``
+      : sql`, backup_eligible = CASE WHEN backup_eligible = 0 THEN ${
+        eligibleColumn(backupEligible)
+      } ELSE backup_eligible END`;
     return await this.#touch(
-      sql`UPDATE ${this.#table} SET counter = ${next}, last_used_at = ${usedAt}${backup} WHERE credential_id = ${credentialId} AND counter = ${expected}`,
+      sql`UPDATE ${this.#table} SET counter = ${next}, last_used_at = ${usedAt}${backup}${eligible} WHERE credential_id = ${credentialId} AND counter = ${expected}`,
     ) === 1;
   }
 
@@ -189,7 +201,17 @@ function toRecord(row: Row): SQLPasskeyRecord {
     name: String(row.name),
     createdAt: Number(row.created_at),
     lastUsedAt: Number(row.last_used_at),
-    backupEligible: Number(row.backup_eligible) === 1,
+    backupEligible: eligibleOf(row.backup_eligible),
     backedUp: Number(row.backed_up) === 1,
   };
+}
+
+/** BE as the column holds it: 1 eligible, 2 not, 0 not known. */
+function eligibleColumn(eligible: boolean | undefined): number {
+  return eligible === undefined ? 0 : eligible ? 1 : 2;
+}
+
+function eligibleOf(value: unknown): boolean | undefined {
+  const n = Number(value);
+  return n === 1 ? true : n === 2 ? false : undefined;
 }

@@ -3,8 +3,8 @@
  * server's refusals (issue 29): a credential of another account, an
  * assertion for another RP id or from another origin, a replayed
  * assertion, a user handle of another account, and flags that lie (user
- * verification missing, backed up without being backup-eligible, an
- * eligible credential that stops being eligible). Each refusal changes
+ * verification missing, backed up without being backup-eligible, a
+ * credential whose backup eligibility differs from the registered one). Each refusal changes
  * nothing: no session, the stored counter and backup state unchanged. The
  * backup state a passkey reports is kept and shown on the account page.
  *
@@ -137,6 +137,21 @@ Deno.test("passkey lies: backed up without being backup-eligible (BS without BE)
     response: await synced.key.get(await loginOptions(app)),
   });
   assert.equal(ok.res.status, 200);
+  // A passkey registered without BE that claims it later (outside tester's
+  // finding 1): refused, and its backup state stays as registered.
+  const device = await withPasskey(app, "device-be@example.com");
+  const claimed = await app.call("POST", "/passkeys/login", {
+    response: await device.key.get(await loginOptions(app), {
+      flags: FLAGS.UP | FLAGS.UV | FLAGS.BE | FLAGS.BS,
+    }),
+  });
+  assert.equal(claimed.res.status, 401);
+  assert.equal(claimed.json.token, undefined);
+  assert.equal(reasons(app).at(-1), "backup_flags_invalid");
+  const page = await app.call("GET", "/account", undefined, device.token, {
+    headers: { accept: "text/html" },
+  });
+  assert.match(page.text, /class="passkey-backup">This device only</);
   app.close();
 });
 

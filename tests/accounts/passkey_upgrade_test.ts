@@ -15,7 +15,7 @@ import {
   startApp,
   verifyDirectly,
 } from "../app/_harness.ts";
-import { SoftAuthenticator } from "../support/soft_authenticator.ts";
+import { FLAGS, SoftAuthenticator } from "../support/soft_authenticator.ts";
 
 const PASSWORD = "correct horse battery";
 const UPGRADE = "__Host-passkey-upgrade";
@@ -129,4 +129,75 @@ Deno.test("passkey upgrade: a password sign-in lets that browser make one passke
   const wrong = new Browser(app.origin);
   await wrong.post("/login", { email: "up@example.com", password: "nope" });
   assert.equal(wrong.cookies.has(UPGRADE), false);
+});
+
+Deno.test("passkey upgrade: a refused registration (no user verification, another origin) keeps the right for a good retry; parallel good ones make one passkey (outside tester's finding 2)", async () => {
+  await using app = await startApp({}, {
+    signInEnv: { PASSKEYS: "on", TOTP: "off" },
+  });
+  await registerJson(app.origin, "retry@example.com", PASSWORD);
+  const subject = await verifyDirectly(app, "retry@example.com");
+  const b = new Browser(app.origin);
+  await b.post("/login", { email: "retry@example.com", password: PASSWORD });
+  const right = b.cookies.get(UPGRADE);
+  assert.ok(right, "the sign-in grants the upgrade");
+  const count = async (who: string) =>
+    (await app.query(
+      `SELECT credential_id FROM passkeys WHERE user_id = '${who}'`,
+    )).length;
+  const key = new SoftAuthenticator(app.origin);
+  for (
+    const [reason, lies] of [
+      ["verification_failed", { flags: FLAGS.UP }],
+      ["origin_mismatch", { origin: "https://evil.example.com" }],
+    ] as const
+  ) {
+    const options = await post(b, "/passkeys/upgrade/options", {});
+    assert.equal(options.status, 200);
+    const refused = await post(b, "/passkeys/upgrade", {
+      response: await key.create(
+        options.body as { challenge: string; user: { id: string } },
+        lies,
+      ),
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.equal(refused.body.error, "passkey_refused");
+    assert.equal(refused.body.reason, reason);
+    assert.equal(b.cookies.get(UPGRADE), right, "the right's cookie stays");
+    assert.equal(await count(subject), 0);
+  }
+  const options = await post(b, "/passkeys/upgrade/options", {});
+  const made = await post(b, "/passkeys/upgrade", {
+    response: await key.create(
+      options.body as { challenge: string; user: { id: string } },
+    ),
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  assert.equal(await count(subject), 1);
+
+  // Two good attempts at once with one right: one passkey.
+  await registerJson(app.origin, "twice@example.com", PASSWORD);
+  const other = await verifyDirectly(app, "twice@example.com");
+  const c = new Browser(app.origin);
+  await c.post("/login", { email: "twice@example.com", password: PASSWORD });
+  const o1 = await post(c, "/passkeys/upgrade/options", {});
+  const o2 = await post(c, "/passkeys/upgrade/options", {});
+  const [r1, r2] = await Promise.all([
+    new SoftAuthenticator(app.origin).create(
+      o1.body as { challenge: string; user: { id: string } },
+    ),
+    new SoftAuthenticator(app.origin).create(
+      o2.body as { challenge: string; user: { id: string } },
+    ),
+  ]);
+  const answers = await Promise.all([
+    post(c, "/passkeys/upgrade", { response: r1 }),
+    post(c, "/passkeys/upgrade", { response: r2 }),
+  ]);
+  assert.deepEqual(answers.map((a) => a.status).sort(), [201, 403]);
+  assert.equal(await count(other), 1);
+  const events = await app.query(
+    `SELECT type FROM auth_events WHERE subject = '${other}' AND type = 'passkey_added'`,
+  );
+  assert.equal(events.length, 1);
 });

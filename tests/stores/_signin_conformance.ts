@@ -234,6 +234,36 @@ export function testPasskeyStore(
     assert.equal((await s.find(a.credentialId))?.backedUp, true);
   });
 
+  test("updateCounter() records BE only for a passkey whose BE is not known, never over a known one", async (s) => {
+    const known = record(`u_${crypto.randomUUID()}`, { backupEligible: false });
+    await s.add(known);
+    assert.equal(
+      await s.updateCounter(known.credentialId, 0, 1, 12, false, true),
+      true,
+    );
+    assert.equal((await s.find(known.credentialId))?.backupEligible, false);
+    const legacy: Record<string, unknown> = record(`u_${crypto.randomUUID()}`);
+    delete legacy.backupEligible;
+    await s.add(legacy as ReturnType<typeof record>);
+    const before = await s.find(legacy.credentialId as string);
+    assert.equal(before?.backupEligible, undefined);
+    assert.equal(
+      await s.updateCounter(
+        legacy.credentialId as string,
+        0,
+        1,
+        12,
+        true,
+        true,
+      ),
+      true,
+    );
+    assert.equal(
+      (await s.find(legacy.credentialId as string))?.backupEligible,
+      true,
+    );
+  });
+
   test("rename() and remove() act only on the owner's passkey", async (s) => {
     const u = `u_${crypto.randomUUID()}`;
     const a = record(u);

@@ -290,15 +290,40 @@ export async function changePassword(
     ]);
     if (stop > 0) return tooManyRequests(req, stop);
   }
-  let changed: boolean;
-  // NIST SP 800-63B-4: 15 characters when the password is the account's
-  // only factor, 8 with a second factor (a module answers that).
-  const secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
+  let changed = false;
+  let secondFactor = false;
+  let undone = false;
+  const newPassword = body.fields.newPassword ?? "";
   try {
-    changed = await ctx.passwords.changePasswordWithCurrent(subject, {
-      currentPassword: body.fields.currentPassword ?? "",
-      newPassword: body.fields.newPassword ?? "",
-      secondFactor,
+    // NIST SP 800-63B-4: 15 characters when the password is the account's
+    // only factor, 8 with a second factor (a module answers that). The
+    // check and the write run alone among the account's factor changes
+    // in this process (the removal of a last second factor takes the same
+    // section), and a password that needs the second factor looks again
+    // after its write: one removed meanwhile by another process undoes
+    // the change.
+    await ctx.exclusive(subject, async () => {
+      secondFactor = await ctx.lifecycle.hasSecondFactor(subject);
+      changed = await ctx.passwords.changePasswordWithCurrent(subject, {
+        currentPassword: body.fields.currentPassword ?? "",
+        newPassword,
+        secondFactor,
+      });
+      const soleMin = ctx.passwords.minPasswordLength({ secondFactor: false });
+      if (
+        changed && user !== null && [...newPassword].length < soleMin &&
+        !(await ctx.lifecycle.hasSecondFactor(subject))
+      ) {
+        const written = await ctx.credentials.findById(subject);
+        if (written !== null) {
+          await ctx.credentials.updatePasswordHash(
+            subject,
+            user.passwordHash,
+            written.passwordHash,
+          );
+        }
+        undone = true;
+      }
     });
   } catch (error) {
     if (error instanceof AuthError && error.code === "INVALID_PASSWORD") {
@@ -312,6 +337,16 @@ export async function changePassword(
       );
     }
     throw error;
+  }
+  if (undone) {
+    // The sessions were signed out with the write: the old password stays.
+    return refuse(
+      422,
+      "invalid_password",
+      `Your last second factor was removed meanwhile, so your password must have at least ${
+        ctx.passwords.minPasswordLength({ secondFactor: false })
+      } characters: it is unchanged, and every session is signed out`,
+    );
   }
   if (!changed) {
     return refuse(

@@ -27,6 +27,7 @@ import {
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
 import type { PasskeysSettings } from "./settings.ts";
+import { PASSKEY_NAME_MESSAGE, passkeyName } from "../_passkey_name.ts";
 
 export type { PasskeysSettings };
 
@@ -78,8 +79,9 @@ export function passkeysScript(
 /**
  * `POST /passkeys/register/options` (signed in; JSON `{password}`, or a
  * fresh re-authentication): a session alone must not add a passkey, which
- * would outlive it and pass the re-check itself. Wrong password: 401; no
- * password and no re-authentication: 403; an unverified address: 403
+ * would outlive it and pass the re-check itself. Wrong or missing
+ * password: 401 `invalid_credentials`; an account without a password and
+ * no fresh re-authentication: 403; an unverified address: 403
  * `unverified` (verify first: an unverified account gains no passkey).
  */
 export async function registrationOptions(
@@ -106,7 +108,9 @@ export async function registrationOptions(
 
 /**
  * `POST /passkeys/register` (signed in): `{response, name}` → 201
- * `{id, name}`; an unverified address: 403 `unverified`.
+ * `{id, name}`; an unverified address: 403 `unverified`; a name longer
+ * than 64 characters or with a control, invisible or direction-changing
+ * character: 422 `invalid_name`, the challenge not spent.
  */
 export async function register(
   ctx: ModuleContext,
@@ -117,6 +121,7 @@ export async function register(
   if (adding instanceof Response) return adding;
   const { subject, body } = adding;
   const name = typeof body.name === "string" ? body.name : "Passkey";
+  if (passkeyName(name) === null) return invalidName(req);
   const outcome = await authenticator.register(subject, body.response, name);
   if (outcome.kind === "refused") {
     return json({
@@ -229,59 +234,129 @@ export async function reauth(
   return json({ next }, 200, { "set-cookie": cookie });
 }
 
-/** `POST /account/passkeys/rename`: form `id`, `name`. */
+/**
+ * `POST /account/passkeys/rename`: form `id`, `name` (trimmed, `Passkey`
+ * when empty). A name longer than 64 characters or with a control,
+ * invisible or direction-changing character: 422 `invalid_name`, nothing
+ * renamed; not the user's passkey: 404.
+ */
 export function rename(
   ctx: ModuleContext,
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  return change(
-    ctx,
-    req,
-    async (subject, fields) =>
-      await settings.store.rename(
-          subject,
-          fields.id ?? "",
-          (fields.name ?? "").trim().slice(0, 64) || "Passkey",
-        )
-        ? "The passkey is renamed."
-        : null,
-  );
+  return change(ctx, req, async (subject, fields) => {
+    const name = passkeyName(fields.name ?? "");
+    if (name === null) return invalidName(req);
+    return await settings.store.rename(subject, fields.id ?? "", name)
+      ? "The passkey is renamed."
+      : null;
+  });
+}
+
+/**
+ * The answer to a refused passkey name: 422 `invalid_name`, JSON or a
+ * small page.
+ *
+ * @param req The request.
+ * @returns The response.
+ */
+export function invalidName(req: Request): Response {
+  return errorResponse(req, 422, "invalid_name", PASSKEY_NAME_MESSAGE);
 }
 
 /**
  * `POST /account/passkeys/delete`: form `id`, and `password` (or a fresh
- * re-authentication). Wrong password: 401; no password and no
- * re-authentication: 403; not the user's passkey: 404; the account's last
- * second factor while its password is shorter than a sole factor's
- * minimum (15): 409 `password_too_short`.
+ * re-authentication). Wrong or missing password: 401
+ * `invalid_credentials`, as at every re-check (`POST /account/delete`
+ * included); an account without a password and no fresh
+ * re-authentication: 403 `reauthentication_required`; not the user's
+ * passkey: 404; the account's last second factor while its password is
+ * shorter than a sole factor's minimum (15): 409 `password_too_short`.
+ * The check and the removal run in the account's critical section
+ * (`ModuleContext.exclusive`), and the check runs again after the
+ * removal: a password changed or passkeys removed meanwhile by another
+ * process put this passkey back (409 `password_too_short`).
  */
 export function remove(
   ctx: ModuleContext,
   settings: PasskeysSettings,
   req: Request,
 ): Promise<Response> {
-  return change(ctx, req, async (subject, fields) => {
-    const refused = await requireRecheck(ctx, req, subject, fields.password);
-    if (refused) return refused;
-    // NIST SP 800-63B-4: the last passkey of an account with a password
-    // shorter than 15 characters stays until the password is longer.
-    const keys = await settings.store.listFor(subject);
-    if (keys.some((k) => k.credentialId === fields.id)) {
-      const sole = await soleFactorRefusal(ctx, {
+  return change(ctx, req, (subject, fields) =>
+    // Alone among the account's factor changes in this process: a password
+    // change to one that needs a second factor waits, and so does this.
+    ctx.exclusive(subject, async () => {
+      const before = await ctx.credentials.findById(subject);
+      const refused = await requireRecheck(
+        ctx,
+        req,
         subject,
-        method: "passkeys",
-        password: fields.password || undefined,
-        methodKeepsOne: keys.length > 1,
-      });
-      if (sole !== null) {
-        return errorResponse(req, 409, "password_too_short", sole);
+        fields.password,
+      );
+      if (refused) return refused;
+      // NIST SP 800-63B-4: the last passkey of an account with a password
+      // shorter than 15 characters stays until the password is longer.
+      const keys = await settings.store.listFor(subject);
+      const removed = keys.find((k) => k.credentialId === fields.id);
+      if (removed !== undefined) {
+        const sole = await soleFactorRefusal(ctx, {
+          subject,
+          method: "passkeys",
+          password: fields.password || undefined,
+          methodKeepsOne: keys.length > 1,
+        });
+        if (sole !== null) {
+          return errorResponse(req, 409, "password_too_short", sole);
+        }
       }
-    }
-    if (!(await settings.store.remove(subject, fields.id ?? ""))) return null;
-    await record(ctx, "passkey_removed", subject, req);
-    emit(ctx, { type: "passkey_removed", subject });
-    return "The passkey is removed.";
+      if (!(await settings.store.remove(subject, fields.id ?? ""))) {
+        return null;
+      }
+      // The check again, after the write: another process may have
+      // changed the password (its new length is not known) or removed the
+      // account's other passkeys meanwhile. If the password would now be
+      // the only factor and is not known to be long enough, the passkey
+      // goes back.
+      if (removed !== undefined && before !== null) {
+        const undo = await refusedAfterRemoval(ctx, settings, {
+          subject,
+          before,
+          password: fields.password || undefined,
+        });
+        if (undo !== null) {
+          await settings.store.add(removed);
+          return errorResponse(req, 409, "password_too_short", undo);
+        }
+      }
+      await record(ctx, "passkey_removed", subject, req);
+      emit(ctx, { type: "passkey_removed", subject });
+      return "The passkey is removed.";
+    }));
+}
+
+/**
+ * The sole-factor rule asked again once a passkey is gone: the password
+ * typed counts only while the stored hash is still the one read before
+ * the re-check; answers the refusal's message, or `null` when the
+ * removal stands.
+ */
+async function refusedAfterRemoval(
+  ctx: ModuleContext,
+  settings: PasskeysSettings,
+  input: {
+    subject: string;
+    before: { passwordHash: string };
+    password: string | undefined;
+  },
+): Promise<string | null> {
+  const now = await ctx.credentials.findById(input.subject);
+  const same = now?.passwordHash === input.before.passwordHash;
+  return await soleFactorRefusal(ctx, {
+    subject: input.subject,
+    method: "passkeys",
+    password: same ? input.password : undefined,
+    methodKeepsOne: (await settings.store.listFor(input.subject)).length > 0,
   });
 }
 

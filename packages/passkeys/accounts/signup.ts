@@ -31,6 +31,8 @@ import {
 } from "@portcullis/accounts/plugin";
 import { jsonOrBadRequest } from "./json_body.ts";
 import type { PasskeysSettings } from "./settings.ts";
+import { passkeyName } from "../_passkey_name.ts";
+import { invalidName } from "./routes.ts";
 
 /** How long a started sign-up may take: the challenge's five minutes. */
 const SIGNUP_SECONDS = 300;
@@ -100,7 +102,9 @@ export async function signupOptions(
  * expiresAt}` with the session cookie. A pending value that is forged,
  * expired or malformed: 400 `invalid_signup`; the address registered
  * meanwhile: 409 `email_taken`; the passkey refused: 400
- * `passkey_refused` (no account stays).
+ * `passkey_refused` (no account stays); a name longer than 64 characters
+ * or with a control, invisible or direction-changing character: 422
+ * `invalid_name`, before any account is made.
  */
 export async function signup(
   ctx: ModuleContext,
@@ -118,6 +122,8 @@ export async function signup(
       "This sign-up expired or is not valid: start again",
     );
   }
+  const name = typeof body.name === "string" ? body.name : "Passkey";
+  if (passkeyName(name) === null) return invalidName(req);
   const created = await ctx.credentials.create({
     id: pending.subject,
     email: pending.email,
@@ -126,7 +132,6 @@ export async function signup(
     createdAt: ctx.now(),
   });
   if (created.kind === "emailTaken") return taken();
-  const name = typeof body.name === "string" ? body.name : "Passkey";
   const outcome = await authenticator.register(
     pending.subject,
     body.response,

@@ -200,7 +200,12 @@ export async function upgradeOptions(
  * `{response}`): stores the passkey the browser made without a dialog,
  * spends the right and records `passkey_added`: 201 `{id, name}`, the
  * right's cookie cleared. No right, or its one use spent: 403
- * `upgrade_unavailable`; refused: 400 `passkey_refused`.
+ * `upgrade_unavailable`; refused: 400 `passkey_refused`, the right kept
+ * (the browser may try again with new options while it lives).
+ *
+ * The response is checked first; only a passkey that passes claims the
+ * right (an atomic consume of its single-use token), and only the claim's
+ * winner stores its passkey: of parallel good attempts, one passkey.
  */
 export async function upgradeRegister(
   ctx: ModuleContext,
@@ -211,6 +216,18 @@ export async function upgradeRegister(
   if (right instanceof Response) return right;
   const body = await jsonOrBadRequest(req);
   if (body instanceof Response) return body;
+  const checked = await settings.authenticator.checkRegistration(
+    right.subject,
+    body.response,
+    "Passkey",
+    "upgrade",
+  );
+  if (checked.kind === "refused") return refusedPasskey(checked.reason);
+  // A credential already stored is refused before the claim, the right
+  // kept.
+  if (await settings.store.find(checked.passkey.credentialId) !== null) {
+    return refusedPasskey("credential_exists");
+  }
   const spent = await ctx.tokenStore.consume(
     await sha256Hex(right.nonce),
     PURPOSE,
@@ -226,23 +243,11 @@ export async function upgradeRegister(
       "This sign-in already made its passkey",
     );
   }
-  const outcome = await settings.authenticator.register(
-    right.subject,
-    body.response,
-    "Passkey",
-    "upgrade",
-  );
-  const clear = { "set-cookie": settings.upgrade.cookie.clear() };
-  if (outcome.kind === "refused") {
-    return json(
-      {
-        error: "passkey_refused",
-        reason: outcome.reason,
-        message: "The passkey could not be added",
-      },
-      400,
-      clear,
-    );
+  if (!(await settings.store.add(checked.passkey))) {
+    // Stored meanwhile by a parallel request: nothing was added here, so
+    // the right goes back for the rest of its life.
+    await ctx.tokenStore.put(spent);
+    return refusedPasskey("credential_exists");
   }
   await record(ctx, "passkey_added", right.subject, req);
   emit(ctx, {
@@ -251,8 +256,20 @@ export async function upgradeRegister(
     method: "upgrade",
   });
   return json(
-    { id: outcome.passkey.credentialId, name: outcome.passkey.name },
+    { id: checked.passkey.credentialId, name: checked.passkey.name },
     201,
-    clear,
+    { "set-cookie": settings.upgrade.cookie.clear() },
+  );
+}
+
+/** 400 `passkey_refused` with its reason; the right's cookie stays. */
+function refusedPasskey(reason: string): Response {
+  return json(
+    {
+      error: "passkey_refused",
+      reason,
+      message: "The passkey could not be added",
+    },
+    400,
   );
 }

@@ -317,6 +317,8 @@ export async function confirmTotp(
  * `POST /account/totp/disable`: `password` (or a fresh re-authentication)
  * and `code` (or a recovery code) → TOTP off. A wrong password and a wrong
  * code answer the same 401; no password and no re-authentication: 403.
+ * The check and the removal run in the account's critical section
+ * (`ModuleContext.exclusive`), as a change to a shorter password does.
  */
 export async function disableTotp(
   ctx: ModuleContext,
@@ -333,36 +335,42 @@ export async function disableTotp(
   ]);
   if (wait > 0) return tooManyRequests(req, wait);
   const user = await ctx.credentials.findById(subject);
-  // The password (through the login throttle: a session must not buy
-  // extra guesses) or a fresh re-authentication, then the code.
-  const checked = await recheck(ctx, req, subject, body.fields.password);
-  if (checked.kind === "throttled" || checked.kind === "reauthRequired") {
-    return recheckRefusal(req, checked);
-  }
-  // NIST SP 800-63B-4: without a second factor the password is the only
-  // one and needs 15 characters; a shorter one must be changed first.
-  const sole = checked.kind === "ok"
-    ? await soleFactorRefusal(ctx, {
-      subject,
-      method: "totp",
-      password: body.fields.password || undefined,
-    })
-    : null;
-  if (sole !== null) {
-    return body.kind === "json"
-      ? json({ error: "password_too_short", message: sole }, 409)
-      : render(
-        ctx,
-        ctx.views.message({
-          title: "Two-factor authentication is still on",
-          message: sole,
-          email: user?.email ?? null,
-        }),
-        409,
-      );
-  }
-  const off = checked.kind === "ok" &&
-    await authenticator.disable(subject, body.fields.code ?? "");
+  // The check and the removal run alone among the account's factor
+  // changes in this process: a change to a password that needs a second
+  // factor waits (see `ModuleContext.exclusive`).
+  const off = await ctx.exclusive(subject, async () => {
+    // The password (through the login throttle: a session must not buy
+    // extra guesses) or a fresh re-authentication, then the code.
+    const checked = await recheck(ctx, req, subject, body.fields.password);
+    if (checked.kind === "throttled" || checked.kind === "reauthRequired") {
+      return recheckRefusal(req, checked);
+    }
+    // NIST SP 800-63B-4: without a second factor the password is the only
+    // one and needs 15 characters; a shorter one must be changed first.
+    const sole = checked.kind === "ok"
+      ? await soleFactorRefusal(ctx, {
+        subject,
+        method: "totp",
+        password: body.fields.password || undefined,
+      })
+      : null;
+    if (sole !== null) {
+      return body.kind === "json"
+        ? json({ error: "password_too_short", message: sole }, 409)
+        : render(
+          ctx,
+          ctx.views.message({
+            title: "Two-factor authentication is still on",
+            message: sole,
+            email: user?.email ?? null,
+          }),
+          409,
+        );
+    }
+    return checked.kind === "ok" &&
+      await authenticator.disable(subject, body.fields.code ?? "");
+  });
+  if (off instanceof Response) return off;
   if (!off) {
     const message = "The password or the code is incorrect";
     return body.kind === "json"

@@ -115,7 +115,7 @@ export interface PgAuthSchema {
     name: Text<"name">;
     createdAt: Int<"created_at">;
     lastUsedAt: HasDefault<Int<"last_used_at">>;
-    /** The authenticator said the credential may be backed up (BE): fixed at creation. */
+    /** The authenticator said the credential may be backed up (BE), fixed at creation: 1 eligible, 2 not, 0 not known (stored before 0003). */
     backupEligible: HasDefault<Int<"backup_eligible">>;
     /** The credential was backed up (synced) at its last use (BS). */
     backedUp: HasDefault<Int<"backed_up">>;
