@@ -430,6 +430,14 @@ Deno.test("outside review: an X-Forwarded-For padded past 8 KiB by the client st
     clientAddress(r, { remote: "127.0.0.1", trustedProxies: NGINX }),
     "198.51.100.77",
   );
+  // Lows 27 finding 2: every kept entry a trusted proxy, the cut one is
+  // where the answer would be: the peer, never a trusted address the
+  // client wrote into the padding.
+  const allTrusted = req({ "x-forwarded-for": `${padding}, 10.0.0.5` });
+  assert.equal(
+    clientAddress(allTrusted, { remote: "127.0.0.1", trustedProxies: NGINX }),
+    "127.0.0.1",
+  );
   // A single entry longer than the bound is malformed: the peer.
   const huge = req({ "x-forwarded-for": "1".repeat(9000) });
   assert.equal(
