@@ -238,9 +238,15 @@ const FORWARDING_HEADERS: ReadonlySet<string> = new Set([
  * were written by the client and are never believed). With a hop count,
  * the client is that many entries from the right of the chain.
  *
- * A malformed header (a bad address, an unterminated quote, an obfuscated
- * identifier where the answer would be) never throws and never lets a
- * written address through: the answer is then the peer's address.
+ * The entries are split from the right, each read on its own, so nothing a
+ * client writes left of the proxies' part (an unterminated quote in
+ * `Forwarded`, a stray backslash, padding past 8 KiB) changes how that
+ * part reads: behind a proxy that appends, the answer is the address it
+ * appended. A malformed entry where the answer would be (a bad address,
+ * `unknown`, an obfuscated identifier, a quote that cannot be closed)
+ * never throws and never lets a written address through: the answer is
+ * then the peer's address, which a client behind a proxy that appends
+ * cannot reach.
  * Addresses come back in canonical form (`2001:db8::1`, an IPv4-mapped
  * IPv6 address as IPv4), ports removed.
  *
@@ -305,53 +311,86 @@ export function clientAddress(
 /** The longest header value read; a longer one counts as malformed. */
 const MAX_HEADER = 8192;
 
-/** The header's addresses, left to right; `null` for a malformed header. */
+/**
+ * The header's addresses, left to right; `null` for a malformed header. A
+ * `null` entry is malformed, and so is everything left of it that is not
+ * returned: the chain is read from the right.
+ */
 function parseChain(
   header: string,
   value: string,
 ): (IpBytes | null)[] | null {
+  let cut = false;
   if (value.length > MAX_HEADER) {
     // The proxies' part is on the right: a client that pads the header
     // past the bound must not fall back to the proxy's own address (a
-    // second bucket for it). Only the last entries of X-Forwarded-For
-    // are read; the cut first one is dropped.
-    if (header !== "x-forwarded-for") return null;
-    const tail = value.slice(-MAX_HEADER);
-    const comma = tail.indexOf(",");
-    if (comma < 0) return null;
-    value = tail.slice(comma + 1);
+    // second bucket for it). Only the last 8 KiB of a list are read; the
+    // cut first entry is malformed.
+    if (header !== "x-forwarded-for" && header !== "forwarded") return null;
+    value = value.slice(-MAX_HEADER);
+    cut = true;
   }
-  if (header === "forwarded") return parseForwarded(value);
+  if (header === "forwarded") return parseForwarded(value, cut);
   const entries = value.split(",").map((entry) => parseNode(entry.trim()));
+  if (cut) entries[0] = null;
   // A one-address header holds exactly one.
   if (header !== "x-forwarded-for" && entries.length !== 1) return null;
   return entries;
 }
 
 /**
- * The `for=` of each element of a `Forwarded` header (RFC 7239 §4), with
- * quoted strings honoured; `null` for an element without a usable `for`.
+ * The `for=` of each element of a `Forwarded` header (RFC 7239 §4), left to
+ * right, `null` for an element without a usable `for`. The elements are
+ * split **from the right**, each read on its own: a proxy appends its
+ * element after the client's text, so whatever the client wrote (an
+ * unterminated quote that would swallow the proxy's element when read from
+ * the left, padding, a stray backslash) cannot change how the proxies'
+ * elements read. Where the split meets something it cannot place (a quote
+ * it cannot close, a backslash inside a quoted string, which no address
+ * needs, or the start of a cut header), that entry is `null` and nothing
+ * to its left is read.
  */
-function parseForwarded(value: string): (IpBytes | null)[] | null {
-  const elements = splitOutsideQuotes(value, ",");
-  if (elements === null) return null;
-  return elements.map((element) => {
-    const pairs = splitOutsideQuotes(element, ";");
-    if (pairs === null) return null;
-    let node: IpBytes | null = null;
-    let seen = 0;
-    for (const pair of pairs) {
-      const eq = pair.indexOf("=");
-      if (eq === -1) continue;
-      if (pair.slice(0, eq).trim().toLowerCase() !== "for") continue;
-      seen++;
-      const raw = pair.slice(eq + 1).trim();
-      const text = raw.startsWith('"') ? unquote(raw) : raw;
-      node = text === null ? null : parseNode(text);
+function parseForwarded(value: string, cut: boolean): (IpBytes | null)[] {
+  const elements: (IpBytes | null)[] = [];
+  let end = value.length;
+  let quoted = false;
+  let malformed = false;
+  for (let i = value.length - 1; i >= 0 && !malformed; i--) {
+    const c = value[i];
+    if (quoted) {
+      if (c === "\\" || (c === '"' && value[i - 1] === "\\")) {
+        malformed = true;
+      } else if (c === '"') quoted = false;
+    } else if (c === '"') {
+      quoted = true;
+    } else if (c === ",") {
+      elements.push(forwardedFor(value.slice(i + 1, end)));
+      end = i;
     }
-    // Two `for` in one element is malformed: neither is believed.
-    return seen === 1 ? node : null;
-  });
+  }
+  elements.push(
+    malformed || quoted || cut ? null : forwardedFor(value.slice(0, end)),
+  );
+  return elements.reverse();
+}
+
+/** The address of one `Forwarded` element's single `for=`, or `null`. */
+function forwardedFor(element: string): IpBytes | null {
+  const pairs = splitOutsideQuotes(element, ";");
+  if (pairs === null) return null;
+  let node: IpBytes | null = null;
+  let seen = 0;
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq === -1) continue;
+    if (pair.slice(0, eq).trim().toLowerCase() !== "for") continue;
+    seen++;
+    const raw = pair.slice(eq + 1).trim();
+    const text = raw.startsWith('"') ? unquote(raw) : raw;
+    node = text === null ? null : parseNode(text);
+  }
+  // Two `for` in one element is malformed: neither is believed.
+  return seen === 1 ? node : null;
 }
 
 /** Splits on `separator` outside quoted strings; `null` for a bad quote. */

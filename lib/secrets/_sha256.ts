@@ -73,9 +73,11 @@ function rotr(x: number, n: number): number {
   return (x >>> n) | (x << (32 - n));
 }
 
-/** The SHA-256 digest of `text`'s UTF-8 bytes, as lower-case hex. */
-export function sha256HexSync(text: string): string {
-  const data = new TextEncoder().encode(text);
+/** The SHA-256 digest of bytes, or of a text's UTF-8 bytes, as lower-case hex. */
+export function sha256HexSync(input: string | Uint8Array): string {
+  const data = typeof input === "string"
+    ? new TextEncoder().encode(input)
+    : input;
   // The message, a 1 bit, zeros, and the bit length in 64 bits.
   const blocks = Math.ceil((data.length + 9) / 64);
   const m = new Uint8Array(blocks * 64);

@@ -224,11 +224,18 @@ function checkSecret(secret: SecretInput, name: string): Uint8Array {
       `${name} is not set: give at least ${MIN_SECRET_BYTES} random bytes, ${HINT}`,
     );
   }
-  if (typeof secret === "string") checkEncoded(secret, name);
-  const bytes = typeof secret === "string" ? encoder.encode(secret) : secret;
-  if (!(bytes instanceof Uint8Array)) {
+  if (typeof secret !== "string" && !(secret instanceof Uint8Array)) {
     throw new TypeError(`${name} must be a string or a Uint8Array`);
   }
+  // Compared on the key bytes it encodes: hex, either base64 alphabet,
+  // padded or not, raw bytes.
+  if (isPublishedSecret(secret)) {
+    throw new RangeError(
+      `${name} is an example printed in portcullis's documentation, so it is public: ${HINT}`,
+    );
+  }
+  if (typeof secret === "string") checkEncoded(secret, name);
+  const bytes = typeof secret === "string" ? encoder.encode(secret) : secret;
   if (bytes.length < MIN_SECRET_BYTES) {
     throw new RangeError(
       `${name} must hold at least ${MIN_SECRET_BYTES} bytes: received ${bytes.length}`,
@@ -261,17 +268,13 @@ const BASE64 = /^(?:[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}$/;
  * not. So is text that is plainly not random: a repeated pattern
  * (`"0123456789abcdef"` four times), words (`"YourSecretKeyGoesHere…"`),
  * or decoded bytes that repeat, count, or hold one value far more often
- * than chance (see `_secret_randomness.ts`), and every secret printed in
- * the documentation's examples (`_published_secrets.ts`). The text's UTF-8 bytes stay
+ * than chance (see `_secret_randomness.ts`). (Every secret printed in
+ * the documentation's examples is refused before, in whatever form it is
+ * given: `_published_secrets.ts`.) The text's UTF-8 bytes stay
  * the key material (HKDF input), so accepted secrets keep the keys they
  * always had.
  */
 function checkEncoded(secret: string, name: string): void {
-  if (isPublishedSecret(secret)) {
-    throw new RangeError(
-      `${name} is an example printed in portcullis's documentation, so it is public: ${HINT}`,
-    );
-  }
   if (HEX.test(secret)) {
     if (secret.length < 2 * MIN_SECRET_BYTES) {
       throw new RangeError(

@@ -430,10 +430,163 @@ Deno.test("outside review: an X-Forwarded-For padded past 8 KiB by the client st
     clientAddress(r, { remote: "127.0.0.1", trustedProxies: NGINX }),
     "198.51.100.77",
   );
+  // Lows 27 finding 2: every kept entry a trusted proxy, the cut one is
+  // where the answer would be: the peer, never a trusted address the
+  // client wrote into the padding.
+  const allTrusted = req({ "x-forwarded-for": `${padding}, 10.0.0.5` });
+  assert.equal(
+    clientAddress(allTrusted, { remote: "127.0.0.1", trustedProxies: NGINX }),
+    "127.0.0.1",
+  );
   // A single entry longer than the bound is malformed: the peer.
   const huge = req({ "x-forwarded-for": "1".repeat(9000) });
   assert.equal(
     clientAddress(huge, { remote: "127.0.0.1", trustedProxies: NGINX }),
     "127.0.0.1",
+  );
+});
+
+// Lows 27 finding 2: behind an nginx that appends to the client's
+// Forwarded (`proxy_set_header Forwarded "$http_forwarded, for=$remote_addr";`),
+// a client that sent `Forwarded: for="` (an unterminated quote) swallowed the
+// proxy's element into its quoted string, and the whole header fell back to
+// the peer: the client counted in the proxy's own bucket, a second budget.
+// Elements are read from the right, each on its own, so nothing a client
+// writes left of the proxies' part changes how that part reads.
+Deno.test("lows 27 finding 2: a client's unterminated quote in Forwarded does not hide the element the proxy appended", () => {
+  const read = (value: string, remote = "127.0.0.1", trusted = NGINX) =>
+    clientAddress(req({ forwarded: value }), {
+      remote,
+      trustedProxies: trusted,
+      header: "forwarded",
+    });
+  // nginx's "$http_forwarded, for=$remote_addr" with the client's `for="`.
+  assert.equal(read('for=", for=198.51.100.77'), "198.51.100.77");
+  // nginx writes an IPv6 $remote_addr unquoted; quoted with brackets too.
+  assert.equal(read('for=", for=2001:db8::77'), "2001:db8::77");
+  assert.equal(read('for=", for="[2001:db8::77]:4711"'), "2001:db8::77");
+  // Through a second trusted proxy that appends as well.
+  assert.equal(
+    read('for=", for=198.51.100.77, for=10.0.0.3', "10.0.0.4"),
+    "198.51.100.77",
+  );
+  // With a hop count.
+  assert.equal(
+    read('for=", for=198.51.100.77', "192.0.2.9", TrustedProxies.parse("1")),
+    "198.51.100.77",
+  );
+  assert.equal(
+    read(
+      'for=", for=198.51.100.77, for=10.0.0.3',
+      "192.0.2.9",
+      TrustedProxies.parse("2"),
+    ),
+    "198.51.100.77",
+  );
+  // Other client-written oddities left of the proxy's element.
+  for (
+    const client of [
+      '"',
+      'for="198.51.100.1',
+      'for="[2001:db8::1',
+      'for="\\',
+      'for="a\\"b',
+      'for=6.6.6.6;ext="x',
+      'for=6.6.6.6, "',
+      'for=6.6.6.6;by="a,b',
+      '"""',
+      "for=6.6.6.6;for=6.6.6.7",
+      "garbage",
+      "",
+    ]
+  ) {
+    assert.equal(
+      read(`${client}, for=198.51.100.77`),
+      "198.51.100.77",
+      client,
+    );
+  }
+  // The client's text is never the answer, whatever it holds.
+  assert.equal(
+    read('for=6.6.6.6, for="6.6.6.7, for=198.51.100.77'),
+    "198.51.100.77",
+  );
+});
+
+Deno.test("lows 27 finding 2: a Forwarded padded past 8 KiB by the client yields the element the proxy appended, never the proxy's own address", () => {
+  const read = (value: string) =>
+    clientAddress(req({ forwarded: value }), {
+      remote: "127.0.0.1",
+      trustedProxies: NGINX,
+      header: "forwarded",
+    });
+  const elements = Array.from(
+    { length: 800 },
+    (_, i) => `for=10.9.${i >> 8}.${i & 255}`,
+  ).join(", ");
+  assert.ok(elements.length > 8192);
+  assert.equal(read(`${elements}, for=198.51.100.77`), "198.51.100.77");
+  // Padding inside an open quote, so the cut falls inside a quoted string.
+  assert.equal(
+    read(`for="${"x".repeat(9000)}, for=198.51.100.77`),
+    "198.51.100.77",
+  );
+  assert.equal(
+    read(`for="${"x,".repeat(5000)}", for=198.51.100.77`),
+    "198.51.100.77",
+  );
+  // The cut element itself is never read: only entries right of it count.
+  assert.equal(read(`for=${"1".repeat(9000)}`), "127.0.0.1");
+  assert.equal(
+    read(`${elements}, for=10.0.0.5`),
+    "127.0.0.1",
+  );
+});
+
+Deno.test("lows 27 finding 2 (property): whatever the client writes in Forwarded, the answer is the address the first proxy appended", () => {
+  const address = fc.oneof(fc.ipV4(), fc.ipV6());
+  const element = (a: string) => a.includes(":") ? `for="[${a}]"` : `for=${a}`;
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: "binary-ascii", maxLength: 60 }),
+        fc.array(
+          fc.oneof(
+            fc.constantFrom('"', "\\", ",", ";", "=", "for=", 'for="', " "),
+            address,
+            fc.string({ maxLength: 8 }),
+          ),
+          { maxLength: 12 },
+        ).map((parts) => parts.join("")),
+      ),
+      address.filter((a) => !NGINX.trusts(a)),
+      fc.array(fc.constantFrom("10.0.0.1", "10.20.30.40", "127.0.0.1"), {
+        maxLength: 3,
+      }),
+      fc.boolean(),
+      (written, seen, hops, unquotedV6) => {
+        const seenElement = unquotedV6 ? `for=${seen}` : element(seen);
+        const header = [
+          written.replace(/[\r\n\0]/g, ""),
+          seenElement,
+          ...hops.map(element),
+        ].join(", ");
+        let r: Request;
+        try {
+          r = req({ forwarded: header });
+        } catch {
+          return; // not a header value at all
+        }
+        assert.equal(
+          clientAddress(r, {
+            remote: "127.0.0.1",
+            trustedProxies: NGINX,
+            header: "forwarded",
+          }),
+          clientAddress(req(), { remote: seen }),
+        );
+      },
+    ),
+    { numRuns: 1000 },
   );
 });
