@@ -172,9 +172,19 @@ export class DeviceTrust {
     token: string | null | undefined,
   ): Promise<DeviceToken> {
     const kept = await this.find(account, token);
+    // Minted after the account's devices were forgotten, even within the
+    // same second (a reset trusts the browser that made it): its issue
+    // time is after the stamp, so it is not forgotten with the older ones.
+    const [forgotten] = await this.#store.getMany([
+      await this.#forgottenKey(account),
+    ]);
+    const issuedAt = Math.max(
+      Math.floor(this.#now() / 1000),
+      forgotten === null ? 0 : Number(forgotten) + 1,
+    );
     const claims: DeviceTokenClaims = {
       id: kept?.id ?? newDeviceId(),
-      expiresAt: Math.floor(this.#now() / 1000) + this.#lifetime,
+      expiresAt: issuedAt + this.#lifetime,
     };
     return {
       token: await mintDeviceToken(this.#signer, account, claims),

@@ -228,3 +228,62 @@ Deno.test("red-team review: a device cookie a pre-hijacker collected stops exemp
   assert.equal(tried.status, 429);
   await tried.body?.cancel();
 });
+
+Deno.test("third outside review: the browser that resets the password is trusted, so a stranger who stops the account again right after the reset cannot keep the owner out", async () => {
+  await using app = await startApp();
+  await registerJson(app.origin, OWNER, PASSWORD);
+  await flood(app, OWNER);
+  // The owner, on a new browser, is held and follows the 429's advice.
+  const phone = new Browser(app.origin);
+  const held = await phone.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.60" });
+  assert.equal(held.status, 429);
+  await held.body?.cancel();
+  await api(app.origin, "POST", "/password/forgot", { email: OWNER });
+  const link = new URL(await app.awaitLink(OWNER, 2));
+  assert.equal(link.pathname, "/password/reset");
+  const NEW = "the owner's new passphrase";
+  const reset = await phone.post("/password/reset", {
+    token: link.searchParams.get("token") ?? "",
+    password: NEW,
+  }, { "x-test-client": "192.0.2.60" });
+  assert.equal(reset.status, 303);
+  await reset.body?.cancel();
+  assert.ok(
+    phone.cookies.has("__Host-device"),
+    "the reset trusts this browser",
+  );
+
+  // The stranger sees the account open again and stops it at once.
+  await flood(app, OWNER);
+  const signIn = await phone.post("/login", {
+    email: OWNER,
+    password: NEW,
+  }, { "x-test-client": "192.0.2.60" });
+  assert.equal(signIn.status, 303, "the browser that reset signs in");
+  await signIn.body?.cancel();
+  const other = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: NEW,
+  }, { "x-test-client": "192.0.2.61" });
+  assert.equal(other.status, 429, "any other new browser is still held");
+
+  // A JSON reset carries the cookie too.
+  await api(app.origin, "POST", "/password/forgot", { email: OWNER });
+  const again = new URL(await app.awaitLink(OWNER, 3));
+  const res = await fetch(new URL("/password/reset", app.origin), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({
+      token: again.searchParams.get("token"),
+      password: "a third passphrase, long enough",
+    }),
+  });
+  assert.equal(res.status, 200);
+  assert.ok(
+    res.headers.getSetCookie().some((c) => c.startsWith("__Host-device=")),
+  );
+  await res.body?.cancel();
+});

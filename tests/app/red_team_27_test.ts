@@ -76,3 +76,37 @@ Deno.test("issue 27 finding 4 and docs item 4: only a browser's fresh sign-in is
   assert.equal(json.status, 200);
   assert.equal(json.headers.get("secure-session-registration"), null);
 });
+
+Deno.test("third outside review: a JSON request whose body is not a JSON object gets a JSON 400 on every route that redeems a link, not the link's HTML page", async () => {
+  await using app = await startApp({}, {
+    signInEnv: { MAGIC_LINK: "on", PASSKEYS: "on" },
+  });
+  const paths = [
+    "/verify",
+    "/magic-link/callback",
+    "/passkeys/recover/callback",
+    "/account/email/confirm",
+  ];
+  for (const path of paths) {
+    for (const body of ["{bad", "[]", "null", '"x"']) {
+      const res = await fetch(new URL(path, app.origin), {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body,
+      });
+      assert.equal(res.status, 400, `${path} ${body}`);
+      assert.match(
+        res.headers.get("content-type") ?? "",
+        /^application\/json/,
+        `${path} ${body}`,
+      );
+      assert.deepEqual(await res.json(), {
+        error: "bad_request",
+        message: "Unreadable request body",
+      });
+    }
+  }
+});

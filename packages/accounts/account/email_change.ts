@@ -13,7 +13,7 @@ import {
 } from "@portcullis/auth/verification";
 import { limit, type ModuleContext } from "../context.ts";
 import { cancelEmailChanges, proveAddress, record } from "../lifecycle.ts";
-import { readBody } from "../request_body.ts";
+import { bodyOrBadRequest } from "../request_body.ts";
 import {
   json,
   redirect,
@@ -157,9 +157,10 @@ export async function confirmEmail(
     ),
   ]);
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
-  const body = await readBody(req);
-  const kind = body?.kind ?? "json";
-  const token = body?.fields.token ?? "";
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return strictOrigin(body);
+  const kind = body.kind;
+  const token = body.fields.token ?? "";
   // Who may move an account to this address: its own signed-in browser, or
   // anyone who also gives the account's password. Proving the mailbox alone
   // is not enough: the account (and every sign-in method on it) belongs to
@@ -175,7 +176,7 @@ export async function confirmEmail(
       ctx,
       req,
       owner,
-      body?.fields.password ?? "",
+      body.fields.password ?? "",
     );
     if (refusal !== null) {
       return strictOrigin(

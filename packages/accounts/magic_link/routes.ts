@@ -31,7 +31,7 @@ import {
 } from "../lifecycle.ts";
 import { mailTokenLink, requestMailedLink } from "../mailed_link.ts";
 import { hasPassword } from "../reauth.ts";
-import { readBody } from "../request_body.ts";
+import { bodyOrBadRequest } from "../request_body.ts";
 import { redirect, render, strictOrigin, tooManyRequests } from "../respond.ts";
 
 /** The purpose sign-in links are minted for. */
@@ -150,13 +150,16 @@ export async function signInByLink(
     ),
   ]);
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
-  const body = await readBody(req);
-  const form = body?.kind !== "json";
-  const token = body?.fields.token ?? "";
-  const next = safeNextPath(body?.fields.next);
+  // An unreadable body is 400 like every route's (JSON to a client that
+  // takes it); nothing is looked up.
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return strictOrigin(body);
+  const form = body.kind !== "json";
+  const token = body.fields.token ?? "";
+  const next = safeNextPath(body.fields.next);
   const owner = await ownerOf(ctx, settings, token);
   if (owner === null) return await refused(ctx, req, !form);
-  const way = await proofWay(ctx, req, owner, body?.fields ?? {});
+  const way = await proofWay(ctx, req, owner, body.fields);
   if (typeof way !== "string") {
     if (way.kind === "throttled") {
       return strictOrigin(tooManyRequests(req, way.retryAfterSeconds));

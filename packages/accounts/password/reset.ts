@@ -16,6 +16,7 @@ import {
 } from "../lifecycle.ts";
 import { requestMailedLink } from "../mailed_link.ts";
 import { bodyOrBadRequest } from "../request_body.ts";
+import { trustThisDevice } from "../password_login.ts";
 import {
   json,
   redirect,
@@ -263,8 +264,20 @@ export async function reset(
     ),
   ]);
   await record(ctx, "password_reset", redeemed.subject, req);
-  if (!form) return strictOrigin(json({}));
+  // The browser that reset the password proved the mailbox and set the
+  // password: it is trusted for the account from now on, so a stranger who
+  // stops the account's password sign-in again at once (100 failures from
+  // fresh addresses, seconds after the reset lifted the stop) cannot keep
+  // its owner out of it.
+  const device = await trustThisDevice(ctx, req, redeemed.email);
+  const cookies = device === null ? [] : [device];
+  if (!form) {
+    return strictOrigin(
+      json({}, 200, cookies.length > 0 ? { "set-cookie": cookies[0] } : {}),
+    );
+  }
   return strictOrigin(redirect("/login", [
+    ...cookies,
     await ctx.flash.set({
       kind: "notice",
       message:

@@ -9,7 +9,7 @@
 import { currentUser, errorResponse, safeNextPath } from "@portcullis/auth";
 import { EMAIL_VERIFICATION_PURPOSE } from "@portcullis/auth/verification";
 import { limit, type ModuleContext } from "../context.ts";
-import { isFormPost, readBody } from "../request_body.ts";
+import { bodyOrBadRequest, isFormPost, readBody } from "../request_body.ts";
 import {
   json,
   redirect,
@@ -137,9 +137,12 @@ export async function verify(
   const wait = await ctx.limiter.take(perAddress);
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
 
-  const body = await readBody(req);
-  const kind = body?.kind === "json" ? "json" : "form";
-  const token = body?.fields.token ?? "";
+  // An unreadable body (malformed JSON, not an object) is 400 like every
+  // route's, JSON to a client that takes it; nothing is looked up.
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return strictOrigin(body);
+  const kind = body.kind === "json" ? "json" : "form";
+  const token = body.fields.token ?? "";
   const found = token === ""
     ? null
     : await ctx.tokens.peek(token, VERIFY_PURPOSE, currentEmailCheck(ctx));
@@ -151,7 +154,7 @@ export async function verify(
   }
   // Who may prove an address never proven: the rules every mailed link
   // that proves one follows (address_proof.ts).
-  const way = await proofWay(ctx, req, owner, body?.fields ?? {});
+  const way = await proofWay(ctx, req, owner, body.fields);
   if (typeof way === "string") {
     return await redeemAndStamp(ctx, req, token, kind, owner, way);
   }

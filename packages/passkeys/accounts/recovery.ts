@@ -25,6 +25,7 @@ import { AuthError, errorResponse } from "@portcullis/auth";
 import { OneTimeTokens } from "@portcullis/auth/verification";
 import { encodeBase64Url, sha256Hex } from "@portcullis/bytes";
 import {
+  bodyOrBadRequest,
   currentEmailCheck,
   emit,
   json,
@@ -32,7 +33,6 @@ import {
   mailTokenLink,
   type ModuleContext,
   proveByLink,
-  readBody,
   record,
   redirect,
   render,
@@ -245,9 +245,10 @@ export async function redeemRecovery(
     ),
   ]);
   if (wait > 0) return strictOrigin(tooManyRequests(req, wait));
-  const body = await readBody(req);
-  const form = body?.kind !== "json";
-  const token = body?.fields.token ?? "";
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return strictOrigin(body);
+  const form = body.kind !== "json";
+  const token = body.fields.token ?? "";
   const owner = await ownerOf(ctx, settings, token);
   if (owner === null) return refused(ctx, req, !form);
   const redeemed = await proveByLink(
@@ -391,9 +392,10 @@ export async function recoveryPassword(
 ): Promise<Response> {
   const state = await readState(ctx, settings.recovery, req);
   if (state === null) return noRecovery(req);
-  const body = await readBody(req);
-  const form = body?.kind !== "json";
-  const password = body?.fields.password ?? "";
+  const body = await bodyOrBadRequest(req);
+  if (body instanceof Response) return body;
+  const form = body.kind !== "json";
+  const password = body.fields.password ?? "";
   try {
     await ctx.passwords.checkNewPassword(password);
   } catch (error) {
