@@ -57,7 +57,7 @@ import {
   type SQLDatabase,
   SQLVerificationTokenStore,
 } from "@portcullis/sql";
-import type { ModuleContext, RateLimits } from "./context.ts";
+import type { ModuleContext, Passwords, RateLimits } from "./context.ts";
 import { Flash } from "./flash.ts";
 import { HashingGate, type HashingGateOptions } from "./hashing_gate.ts";
 import { bodyCaps, isFormPost } from "./request_body.ts";
@@ -335,6 +335,15 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
   });
   const hasher = deps.hasher ?? new Pbkdf2Hasher();
+  const hashing = deps.hashing instanceof HashingGate
+    ? deps.hashing
+    : deps.hashing === false
+    ? new HashingGate({
+      concurrency: Number.MAX_SAFE_INTEGER,
+      reserved: 0,
+      queue: 0,
+    })
+    : new HashingGate(deps.hashing);
   // Password checks whose callers throttle them (the password login, with
   // the device cookie; the signed-in re-check, with its own limits).
   const unthrottled = new PasswordAuthenticator({
@@ -394,24 +403,31 @@ export function accounts(options: AccountsOptions): Accounts {
     get db(): SQLDatabase {
       return db ?? needDb("the modules that keep a table");
     },
-    passwords: new PasswordAuthenticator({
-      credentials,
-      hasher,
-      // New passwords are checked against ~49,000 common and breached
-      // passwords (NIST SP 800-63B's blocklist); logins are not.
-      isCompromised: deps.isCompromised ?? commonPasswordCheck(),
-      minPasswordLength: deps.minPasswordLength,
-      minPasswordLengthWithSecondFactor: deps.minPasswordLengthWithSecondFactor,
-      now,
-      throttle,
-      // Every password write revokes the user's sessions before it writes
-      // (a failed revocation changes nothing) and again after.
-      revokeSessions: (subject) => deps.sessions.revokeAll(subject),
-    }),
+    passwords: boundPasswords(
+      new PasswordAuthenticator({
+        credentials,
+        hasher,
+        // New passwords are checked against ~49,000 common and breached
+        // passwords (NIST SP 800-63B's blocklist); logins are not.
+        isCompromised: deps.isCompromised ?? commonPasswordCheck(),
+        minPasswordLength: deps.minPasswordLength,
+        minPasswordLengthWithSecondFactor:
+          deps.minPasswordLengthWithSecondFactor,
+        now,
+        throttle,
+        // Every password write revokes the user's sessions before it writes
+        // (a failed revocation changes nothing) and again after.
+        revokeSessions: (subject) => deps.sessions.revokeAll(subject),
+      }),
+      hashing,
+    ),
     // A right password of an account a module refuses (a ban) answers as a
     // wrong one: the same answer, and no second step to tell them apart.
-    checkPassword: async (email, password) => {
-      const result = await unthrottled.login(email, password);
+    checkPassword: async (email, password, options) => {
+      const check = () => unthrottled.login(email, password);
+      const result = options?.slotTaken === true
+        ? await check()
+        : await hashing.runAnonymous(check);
       return result.kind === "ok" && await signInRefused(ctx, result.subject)
         ? { kind: "invalid" }
         : result;
@@ -431,15 +447,7 @@ export function accounts(options: AccountsOptions): Accounts {
     now,
     log,
     clientAddress: (req) => addresses.get(req) ?? "unknown",
-    hashing: deps.hashing instanceof HashingGate
-      ? deps.hashing
-      : deps.hashing === false
-      ? new HashingGate({
-        concurrency: Number.MAX_SAFE_INTEGER,
-        reserved: 0,
-        queue: 0,
-      })
-      : new HashingGate(deps.hashing),
+    hashing,
     events,
     eventStore,
     registry,
@@ -640,4 +648,39 @@ function defaultClientAddress(
     if (typeof address === "string") return address;
   }
   return null;
+}
+
+/**
+ * The password operations with every hash inside the hashing bound's
+ * anonymous lane ({@linkcode HashingGate.runAnonymous}): registration, a
+ * check through the throttle (a link confirmed with the password, an
+ * account linked to a provider) and a change with the current password,
+ * each refused with `HashingBusyError` (503) when the bound is full.
+ * Setting a password from a redeemed link (a reset, a recovery) is not
+ * refused: its link is spent by then, and its holder is one per mailed
+ * link, which the link requests' own limits bound.
+ *
+ * @param passwords The password authenticator.
+ * @param hashing The bound.
+ * @returns The same operations, bound.
+ */
+function boundPasswords(
+  passwords: PasswordAuthenticator,
+  hashing: HashingGate,
+): Passwords {
+  return {
+    register: (email, password) =>
+      hashing.runAnonymous(() => passwords.register(email, password)),
+    login: (email, password, options) =>
+      hashing.runAnonymous(() => passwords.login(email, password, options)),
+    changePasswordWithCurrent: (subject, input) =>
+      hashing.runAnonymous(() =>
+        passwords.changePasswordWithCurrent(subject, input)
+      ),
+    checkNewPassword: (password, context) =>
+      passwords.checkNewPassword(password, context),
+    changePassword: (subject, password, context) =>
+      passwords.changePassword(subject, password, context),
+    minPasswordLength: (context) => passwords.minPasswordLength(context),
+  };
 }

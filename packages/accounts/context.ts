@@ -181,9 +181,16 @@ export interface ModuleContext {
   /**
    * Checks an email and password without the login throttle: for callers
    * that count attempts themselves (the password login, with the device
-   * cookie; the signed-in re-check, with its own limits).
+   * cookie; the signed-in re-check, with its own limits). The hash runs in
+   * the anonymous lane of {@linkcode ModuleContext.hashing} (throwing
+   * `HashingBusyError`, answered 503, when it is full), unless the caller
+   * took a slot itself and says so with `slotTaken`.
    */
-  checkPassword(email: string, password: string): Promise<LoginResult>;
+  checkPassword(
+    email: string,
+    password: string,
+    options?: { slotTaken?: boolean },
+  ): Promise<LoginResult>;
   /**
    * Runs `work` alone among the account's changes of its factors in this
    * process (a per-account critical section): a password change that
@@ -232,8 +239,10 @@ export interface ModuleContext {
   /** The client's address, for per-address limits. */
   clientAddress: (req: Request) => string;
   /**
-   * The bound on password hashing (sign-in, registration): take a slot
-   * around each hash; no slot means answer 503 with `Retry-After`.
+   * The bound on password hashing: every hash of `passwords` and
+   * `checkPassword` runs in it; a sign-in takes its slot itself (the
+   * trusted lane for a browser the account trusts). No slot means 503 with
+   * `Retry-After`.
    */
   hashing: HashingGate;
   /** Security events: the one hook, and where the activity page reads them. */

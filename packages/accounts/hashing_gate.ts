@@ -31,6 +31,27 @@ export interface HashingGateOptions {
   queue?: number;
 }
 
+/**
+ * Thrown by {@linkcode HashingGate.runAnonymous} when the bound has no slot
+ * and no place in its queue: the work did not run, nothing changed, and the
+ * app answers 503 `busy` with `Retry-After`.
+ */
+export class HashingBusyError extends Error {
+  /** How long the client is told to wait, in seconds. */
+  readonly retryAfterSeconds: number;
+
+  /**
+   * Makes the error.
+   *
+   * @param retryAfterSeconds How long the client is told to wait.
+   */
+  constructor(retryAfterSeconds = 2) {
+    super("Too many passwords are being checked right now");
+    this.name = "HashingBusyError";
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Releases a slot taken with {@linkcode HashingGate.acquire}. */
 export type Release = () => void;
 
@@ -47,6 +68,14 @@ const REMEMBERED_ACCOUNTS = 10_000;
 
 /**
  * Bounds concurrent password hashing, trusted-device requests first.
+ *
+ * Anonymous requests use at most `concurrency - reserved` slots, counting
+ * every hash running, so the reserve and the core beside a trusted hash
+ * stay free for it. A trusted request that takes a slot beyond the reserve
+ * while anonymous ones wait hands the next slot to the anonymous lane: a
+ * flood of trusted requests (an attacker's own accounts, each with its own
+ * device cookie) cannot starve registrations and browsers new to an
+ * account; under contention the two lanes take turns.
  *
  * A trusted-device token is cheap for anyone to hold for an account of
  * their own, so the trusted lane is fair between accounts: an account has
@@ -80,6 +109,12 @@ export class HashingGate {
   #anonymousLimit: number;
   #queue: number;
   #running = 0;
+  #runningTrusted = 0;
+  /**
+   * A trusted request took a slot beyond the reserve while anonymous ones
+   * waited: the next slot is the anonymous lane's.
+   */
+  #anonymousTurn = false;
   #trusted: Waiter[] = [];
   #anonymous: Waiter[] = [];
   /** Accounts with a trusted hash running or waiting. */
@@ -166,7 +201,7 @@ export class HashingGate {
   acquire(trusted: boolean, account = ""): Promise<Release | null> {
     const lane = this.#lane(trusted, account);
     if (this.#canStart(lane)) {
-      return Promise.resolve(this.#start(lane ? account : null));
+      return Promise.resolve(this.#start(lane, account));
     }
     if (!lane) {
       if (this.#anonymous.length >= this.#queue) return Promise.resolve(null);
@@ -193,6 +228,27 @@ export class HashingGate {
     });
   }
 
+  /**
+   * Runs password work (a hash, a check) in a slot of the anonymous lane:
+   * every password check that is not a sign-in's (the re-check before a
+   * sensitive action, the current password of a change, a link confirmed
+   * with the password, registration) goes through the same bound, so no
+   * route hashes beside it.
+   *
+   * @param work The work; it runs once a slot is free.
+   * @returns What the work returns.
+   * @throws {HashingBusyError} When the queue is full: the work never ran.
+   */
+  async runAnonymous<T>(work: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(false);
+    if (release === null) throw new HashingBusyError();
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
   /** Whether a request goes in the trusted lane. */
   #lane(trusted: boolean, account: string): boolean {
     return trusted && (account === "" || !this.#active.has(account));
@@ -204,16 +260,28 @@ export class HashingGate {
   }
 
   #canStart(trusted: boolean): boolean {
-    if (trusted) return this.#running < this.#concurrency;
-    // Anonymous requests wait behind trusted ones and leave the reserve.
+    if (this.#running >= this.#concurrency) return false;
+    // The anonymous lane's turn: a trusted request took its slot.
+    if (this.#anonymousTurn && this.#anonymous.length > 0) return !trusted;
+    if (trusted) return true;
+    // Anonymous requests wait behind trusted ones and leave the reserve
+    // (and the core beside a running trusted hash) free.
     return this.#trusted.length === 0 &&
       this.#running < this.#anonymousLimit;
   }
 
-  /** Starts a hash; `account` for a trusted one. */
-  #start(account: string | null): Release {
+  /** Starts a hash; `account` names a trusted one's account. */
+  #start(trusted: boolean, account: string): Release {
     this.#running++;
-    if (account !== null && account !== "") {
+    if (trusted) {
+      this.#runningTrusted++;
+      // Beyond the reserve while anonymous requests wait: their turn next.
+      if (
+        this.#runningTrusted > this.#concurrency - this.#anonymousLimit &&
+        this.#anonymous.length > 0
+      ) this.#anonymousTurn = true;
+    } else this.#anonymousTurn = false;
+    if (trusted && account !== "") {
       this.#active.add(account);
       this.#served.delete(account);
       this.#served.set(account, this.#sequence++);
@@ -226,21 +294,22 @@ export class HashingGate {
       if (released) return;
       released = true;
       this.#running--;
-      if (account !== null) this.#active.delete(account);
+      if (trusted) {
+        this.#runningTrusted--;
+        this.#active.delete(account);
+      }
       this.#dispatch();
     };
   }
 
   #dispatch(): void {
-    while (this.#trusted.length > 0 && this.#running < this.#concurrency) {
-      const next = this.#trusted.shift()!;
-      next.resolve(this.#start(next.account));
-    }
-    while (
-      this.#trusted.length === 0 && this.#anonymous.length > 0 &&
-      this.#running < this.#anonymousLimit
-    ) {
-      this.#anonymous.shift()!.resolve(this.#start(null));
+    for (;;) {
+      if (this.#trusted.length > 0 && this.#canStart(true)) {
+        const next = this.#trusted.shift()!;
+        next.resolve(this.#start(true, next.account));
+      } else if (this.#anonymous.length > 0 && this.#canStart(false)) {
+        this.#anonymous.shift()!.resolve(this.#start(false, ""));
+      } else return;
     }
   }
 }

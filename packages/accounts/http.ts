@@ -17,6 +17,7 @@ import {
 import type { Hono } from "hono";
 import type { AccountsEnv } from "./module_parts.ts";
 import { acceptedBody } from "./request_body.ts";
+import { HashingBusyError } from "./hashing_gate.ts";
 
 /** The package's Hono app (internal: the public face is `fetch`). */
 export type AppHono = Hono<AccountsEnv>;
@@ -32,7 +33,8 @@ const CSP =
 /**
  * Answers what a route threw and what no route has: `answer`'s answer
  * when it has one (a refused sign-in), 503 with `Retry-After` for a store
- * that cannot be reached, 500 for anything else (logged, never shown), 404
+ * that cannot be reached or a password check the hashing bound had no room
+ * for (`busy`), 500 for anything else (logged, never shown), 404
  * `not_found`.
  *
  * @param app The app.
@@ -48,6 +50,16 @@ export function answerErrors(
     const req = c.req.raw;
     const answered = await answer?.(error, req);
     if (answered) return answered;
+    if (error instanceof HashingBusyError) {
+      // A password check the hashing bound had no room for: nothing ran.
+      return errorResponse(
+        req,
+        503,
+        "busy",
+        "Too many passwords are being checked right now: try again in a few seconds",
+        { "retry-after": String(error.retryAfterSeconds) },
+      );
+    }
     if (error instanceof AuthError && error.code === "STORE_UNAVAILABLE") {
       log(`store unavailable: ${error.message}`);
       return errorResponse(

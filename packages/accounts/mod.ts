@@ -61,6 +61,7 @@ export {
 } from "./mailer.ts";
 export { allMethodsOff, envFlag, methodOn } from "./config.ts";
 export {
+  HashingBusyError,
   HashingGate,
   type HashingGateOptions,
   type Release,

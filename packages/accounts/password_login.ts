@@ -100,7 +100,7 @@ export async function passwordLogin(
   if (release === null) return busy;
   let result: LoginResult;
   try {
-    result = await ctx.checkPassword(email, password);
+    result = await ctx.checkPassword(email, password, { slotTaken: true });
   } finally {
     release();
   }

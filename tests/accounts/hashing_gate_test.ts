@@ -38,7 +38,7 @@ Deno.test("HashingGate runs at most concurrency - reserved anonymous hashes, que
   assert.equal(gate.waiting, 0);
 });
 
-Deno.test("HashingGate serves trusted-device requests before anonymous ones that waited longer", async () => {
+Deno.test("HashingGate serves trusted-device requests before anonymous ones that waited longer, taking turns with them beyond the reserve", async () => {
   const gate = new HashingGate({ concurrency: 1, reserved: 0, queue: 8 });
   const order: string[] = [];
   const first = await gate.acquire(false);
@@ -54,14 +54,15 @@ Deno.test("HashingGate serves trusted-device requests before anonymous ones that
     await Promise.resolve();
     release!();
   });
-  // A new anonymous request waits behind the trusted ones too.
   assert.equal(gate.waiting, 5);
   first!();
   await Promise.all(waiters);
+  // No reserve here: the first trusted request goes first, and having
+  // taken a slot anonymous ones waited for, hands the next to them.
   assert.deepEqual(order, [
     "trusted 1",
-    "trusted 2",
     "anonymous 1",
+    "trusted 2",
     "anonymous 2",
     "anonymous 3",
   ]);
@@ -108,13 +109,69 @@ Deno.test("HashingGate's trusted lane is fair between accounts: one place per ac
   const served = await owner;
   assert.ok(served, "the owner is served first");
   h2();
+  // The owner took a slot beyond the reserve while the anonymous lane
+  // waited: the next one is that lane's.
+  const last = await extra;
+  assert.ok(last, "then the anonymous lane's turn");
+  served();
   const a1 = await w1;
   assert.ok(a1, "then the account served longest ago");
-  served();
   a1();
-  const last = await extra;
-  assert.ok(last, "the anonymous lane last");
   last();
   assert.equal(gate.running, 0);
   assert.equal(gate.waiting, 0);
+});
+
+Deno.test("HashingGate: trusted requests of many accounts cannot starve the anonymous lane; an anonymous request never starts beside a lone trusted one (outside review: four accounts of an attacker's own shut out every registration)", async () => {
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 16 });
+  const started: string[] = [];
+  const running = new Set<() => void>();
+  let next = 0;
+  // The attacker: a trusted request of a fresh account is always waiting.
+  const trusted = () => {
+    const name = `t${next++}`;
+    gate.acquire(true, name).then((release) => {
+      if (release === null) return;
+      started.push(name);
+      running.add(release);
+    });
+  };
+  for (let i = 0; i < 4; i++) trusted();
+  await Promise.resolve();
+  assert.equal(gate.running, 2, "the trusted requests fill both slots");
+  const anonymous = [1, 2, 3].map((i) =>
+    gate.acquire(false).then((release) => {
+      started.push(`a${i}`);
+      running.add(release!);
+    })
+  );
+  // Hashes end one at a time; each ending lets a new trusted request in.
+  for (let round = 0; round < 12; round++) {
+    const [first] = running;
+    running.delete(first);
+    first();
+    trusted();
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  await Promise.all(anonymous);
+  const served = started.filter((s) => s.startsWith("a"));
+  assert.deepEqual(served, ["a1", "a2", "a3"]);
+  // Turns: never more than two trusted starts in a row while they waited.
+  const firstAnonymous = started.indexOf("a1");
+  assert.ok(firstAnonymous <= 3, `a1 started at ${firstAnonymous}`);
+  for (const release of running) release();
+
+  // Only the owner is trusted; the anonymous flood keeps its one slot and
+  // starts nothing beside the owner's hash once its own ends.
+  const quiet = new HashingGate({ concurrency: 2, reserved: 1, queue: 16 });
+  const flood = await quiet.acquire(false);
+  const waiting = quiet.acquire(false);
+  const owner = await quiet.acquire(true, "owner");
+  assert.ok(flood && owner);
+  flood();
+  assert.equal(quiet.running, 1, "the owner's hash runs alone");
+  owner();
+  const after = await waiting;
+  assert.ok(after);
+  after();
 });

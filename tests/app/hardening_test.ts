@@ -145,7 +145,12 @@ class LatchHasher implements PasswordHasher {
 
 Deno.test("hardening finding 2: a login with the old password that overlaps a password change gets no session", async () => {
   const hasher = new LatchHasher();
-  await using app = await startApp({ hasher });
+  // Room beside the held login: the change's own check takes a slot of the
+  // hashing bound too.
+  await using app = await startApp({
+    hasher,
+    hashing: { concurrency: 4, reserved: 1 },
+  });
   const victim = await registerJson(app.origin, "race@example.com");
   const wrong = await login(app.origin, "race@example.com", "wrong password");
 

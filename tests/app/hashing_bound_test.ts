@@ -4,7 +4,9 @@
  * 2.6–4×. The app bounds hashing: past the slots and the queue, sign-in
  * and registration answer 503 with `Retry-After` (JSON and page), and a
  * browser with a trusted-device cookie still signs in through the reserved
- * slot. The speed under a 64-address flood is measured by
+ * slot. Every other password check (a change's current password, the
+ * re-check, a link confirmed with the password) runs inside the same
+ * bound. The speed under a 64-address flood is measured by
  * `bench/hashing_flood.ts`.
  *
  * @module
@@ -13,7 +15,7 @@ import assert from "node:assert/strict";
 import type { PasswordHasher } from "../../mod.ts";
 import { Pbkdf2Hasher } from "../../lib/authn/pbkdf2_hasher.ts";
 import { HashingGate } from "../../packages/accounts/mod.ts";
-import { Browser, registerJson, startApp } from "./_harness.ts";
+import { api, bearer, Browser, registerJson, startApp } from "./_harness.ts";
 
 const OWNER = "owner@example.com";
 const PASSWORD = "correct horse battery";
@@ -154,4 +156,70 @@ Deno.test("issue 27 (CPU by hashing): past the hashing bound, sign-in and regist
   }
   assert.equal(gate.running, 0);
   assert.equal(gate.waiting, 0);
+});
+
+Deno.test("issue 27, second outside review: a change's current password, the re-check and a link confirmed with the password hash inside the bound (503, nothing changed), not beside it", async () => {
+  const hasher = new HeldHasher();
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 1 });
+  await using app = await startApp({ hasher, hashing: gate });
+  const { token } = await registerJson(app.origin, OWNER, PASSWORD);
+  const link = new URL(app.lastLink(OWNER));
+  // The owner's browser signs in once: it is trusted from now on.
+  const owner = new Browser(app.origin);
+  const first = await owner.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  });
+  assert.equal(first.status, 303);
+  await first.body?.cancel();
+
+  // The anonymous lane is full: one flood hash runs, one waits.
+  const flood = [1, 2].map((i) =>
+    api(app.origin, "POST", "/login", {
+      email: `nobody${i}@example.com`,
+      password: `flood password ${i}`,
+    }, { "x-test-client": `203.0.113.${i}` })
+  );
+  await until(() => gate.running === 1 && gate.waiting === 1);
+
+  const busy = { error: "busy", message: MESSAGE };
+  const change = await api(app.origin, "POST", "/account/password", {
+    currentPassword: PASSWORD,
+    newPassword: "a brand new passphrase for this test",
+  }, bearer(token));
+  assert.equal(change.status, 503);
+  assert.equal(change.headers.get("retry-after"), "2");
+  assert.deepEqual(change.body, busy);
+  const remove = await api(app.origin, "POST", "/account/delete", {
+    password: PASSWORD,
+  }, bearer(token));
+  assert.equal(remove.status, 503);
+  assert.deepEqual(remove.body, busy);
+  const verify = await api(app.origin, "POST", "/verify", {
+    token: link.searchParams.get("token"),
+    password: PASSWORD,
+  }, { "x-test-client": "198.51.100.7" });
+  assert.equal(verify.status, 503);
+  assert.deepEqual(verify.body, busy);
+  // The owner's trusted browser still signs in through the reserve.
+  const trusted = await owner.post("/login", {
+    email: OWNER,
+    password: PASSWORD,
+  });
+  assert.equal(trusted.status, 303);
+  await trusted.body?.cancel();
+
+  hasher.release();
+  for (const res of await Promise.all(flood)) assert.equal(res.status, 401);
+  // Nothing changed: the password, the account, the link.
+  const user = await app.credentials.findByEmail(OWNER);
+  assert.ok(user, "the account is still there");
+  assert.equal(user.verifiedAt, 0, "the address is not proven yet");
+  assert.ok(await hasher.verify(PASSWORD, user.passwordHash));
+  const again = await api(app.origin, "POST", "/verify", {
+    token: link.searchParams.get("token"),
+    password: PASSWORD,
+  }, { "x-test-client": "198.51.100.7" });
+  assert.equal(again.status, 200, "the link still works");
+  assert.equal(gate.running, 0);
 });

@@ -22,11 +22,8 @@ import { accountPageWithError, loginAutofill, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
 import { recheckStreak } from "../recheck.ts";
 import { passwordAdvice } from "./password_advice.ts";
-import {
-  HASHING_BUSY_RETRY_SECONDS,
-  passwordLogin,
-  trustThisDevice,
-} from "../password_login.ts";
+import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import { HashingBusyError } from "../hashing_gate.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 /**
@@ -74,17 +71,14 @@ export async function register(
   if (wait > 0) return tooManyRequests(req, wait);
 
   // One slow hash: within the app's bound on hashing, or 503.
-  const release = await ctx.hashing.acquire(false);
-  if (release === null) {
-    const res = refuse(503, "busy", HASHING_BUSY);
-    res.headers.set("retry-after", String(HASHING_BUSY_RETRY_SECONDS));
-    return res;
-  }
   let result: Awaited<ReturnType<typeof ctx.passwords.register>>;
   try {
     result = await ctx.passwords.register(email, password);
-  } finally {
-    release();
+  } catch (error) {
+    if (!(error instanceof HashingBusyError)) throw error;
+    const res = refuse(503, "busy", HASHING_BUSY);
+    res.headers.set("retry-after", String(error.retryAfterSeconds));
+    return res;
   }
   if (result.kind === "rejected") {
     return refuse(
