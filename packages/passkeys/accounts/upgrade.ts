@@ -6,19 +6,33 @@
  *
  * The right to do so is a cookie signed for this purpose alone, set on the
  * answer that started the session (the module's `afterRoute` adds it when
- * that answer carries a new session cookie; a second step, such as TOTP,
- * starts none, and its own answer grants nothing), bound to the account,
- * living five minutes, its one use
- * recorded in the single-use token table. It stands for the password just
- * given, as the re-check before adding a passkey asks: a session cookie
- * alone (stolen, however fresh) never adds a passkey. While it lives, the
- * app's HTML pages load the browser module with a marker
- * (`#passkey-upgrade`), whose script makes the attempt
- * (`POST /passkeys/upgrade/options`, then `POST /passkeys/upgrade`).
+ * that answer carries a new ordinary session cookie; a second step, such
+ * as TOTP, starts none, and its own answer grants nothing), bound to the
+ * account and to the very session it was issued with (its jti, under the
+ * MAC), living five minutes, its one use recorded in the single-use token
+ * table. It stands for the password just given, as the re-check before
+ * adding a passkey asks: a session cookie alone (stolen, however fresh)
+ * never adds a passkey.
+ *
+ * The right dies with its session: a re-mint of the session (signing out
+ * everywhere else, a password change, a sign-in again), its binding to a
+ * device (DBSC registration gives it a new jti), signing out and signing
+ * out everywhere all leave a right whose jti is no longer the request's,
+ * and it is refused (403 `upgrade_unavailable`, its cookie cleared). A
+ * device-bound (or DPoP-bound) session never carries one: binding makes a
+ * copied cookie worth minutes, and a passkey added with it would outlast
+ * them. So a browser that binds its session before its page asks for the
+ * passkey skips the silent upgrade; its user adds a passkey from the
+ * account page, behind the re-check.
+ *
+ * While the right holds for the request's session, the app's HTML pages
+ * load the browser module with a marker (`#passkey-upgrade`), whose script
+ * makes the attempt (`POST /passkeys/upgrade/options`, then
+ * `POST /passkeys/upgrade`).
  *
  * @module
  */
-import { currentUser, errorResponse } from "@portcullis/auth";
+import { currentIdentity, errorResponse } from "@portcullis/auth";
 import { encodeBase64Url, sha256Hex } from "@portcullis/bytes";
 import {
   emit,
@@ -54,25 +68,51 @@ export function upgradeParts(ctx: ModuleContext): Upgrade {
   };
 }
 
+/** A right as its cookie carries it, its MAC and expiry checked. */
+interface Right {
+  /** The account. */
+  subject: string;
+  /** The single-use token's nonce. */
+  nonce: string;
+  /** The jti of the session it was issued with. */
+  jti: string;
+}
+
 async function readRight(
   ctx: ModuleContext,
   upgrade: Upgrade,
   req: Request,
-): Promise<{ subject: string; nonce: string } | null> {
+): Promise<Right | null> {
   const value = upgrade.cookie.read(req);
   if (value === null || value.length > 1024) return null;
   const payload = await ctx.signer(PURPOSE).verify(value);
   if (payload === null) return null;
   try {
     const d = JSON.parse(new TextDecoder().decode(payload));
+    // A right without its session's jti (issued before rights were bound
+    // to their session) is no right.
     if (
       typeof d.s !== "string" || typeof d.n !== "string" ||
+      typeof d.j !== "string" || d.j === "" ||
       typeof d.e !== "number" || d.e * 1000 <= ctx.now()
     ) return null;
-    return { subject: d.s, nonce: d.n };
+    return { subject: d.s, nonce: d.n, jti: d.j };
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether a right holds for the request's session: the same account, the
+ * very session it was issued with (its jti: a re-mint, a device binding or
+ * a sign-out leaves another jti or none), an ordinary session (never a
+ * device- or DPoP-bound one), the owner in person.
+ */
+function holdsFor(right: Right, req: Request): boolean {
+  const identity = currentIdentity(req);
+  return identity !== null && identity.subject === right.subject &&
+    identity.jti === right.jti && identity.binding === undefined &&
+    identity.actor === undefined && identity.apiKey === undefined;
 }
 
 /**
@@ -113,7 +153,12 @@ async function grant(
   if (started === undefined) return null;
   const token = started.slice(upgrade.sessionCookie.length + 1).split(";")[0];
   const identity = await ctx.sessions.resolve(token);
-  if (identity === null) return null;
+  // Only an ordinary session of the owner in person is granted the right:
+  // a bound session never carries one.
+  if (
+    identity === null || identity.binding !== undefined ||
+    identity.actor !== undefined || identity.apiKey !== undefined
+  ) return null;
   const subject = identity.subject;
   const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
   const expires = Math.floor(ctx.now() / 1000) + UPGRADE_SECONDS;
@@ -127,7 +172,7 @@ async function grant(
   });
   const value = await ctx.signer(PURPOSE).sign(
     new TextEncoder().encode(
-      JSON.stringify({ s: subject, n: nonce, e: expires }),
+      JSON.stringify({ s: subject, n: nonce, j: identity.jti, e: expires }),
     ),
   );
   // In place: the app's answers have mutable headers, and a replacement
@@ -143,7 +188,7 @@ async function mark(
   res: Response,
 ): Promise<Response | null> {
   const right = await readRight(ctx, upgrade, req);
-  if (right === null || right.subject !== currentUser(req)) return null;
+  if (right === null || !holdsFor(right, req)) return null;
   const page = await res.text();
   const at = page.lastIndexOf("</body>");
   const body = at < 0
@@ -154,14 +199,19 @@ async function mark(
   return new Response(body, { status: res.status, headers });
 }
 
-/** The right of the signed-in user, or the 403 to answer. */
+/**
+ * The right of the request's session, or the 403 to answer. A right that
+ * is not this session's (another account's, or of a session since
+ * re-minted, bound to a device or signed out) can never hold again: the
+ * 403 clears its cookie.
+ */
 async function rightOf(
   ctx: ModuleContext,
   upgrade: Upgrade,
   req: Request,
-): Promise<{ subject: string; nonce: string } | Response> {
+): Promise<Right | Response> {
   const right = await readRight(ctx, upgrade, req);
-  if (right === null || right.subject !== currentUser(req)) {
+  if (right === null) {
     return errorResponse(
       req,
       403,
@@ -169,14 +219,26 @@ async function rightOf(
       "A passkey is made this way only just after signing in: add one from your account page",
     );
   }
+  if (!holdsFor(right, req)) {
+    const refused = errorResponse(
+      req,
+      403,
+      "upgrade_unavailable",
+      "This offer was for the session that signed in, which has changed since (bound to this device, signed in again or signed out): add a passkey from your account page",
+    );
+    refused.headers.append("set-cookie", upgrade.cookie.clear());
+    return refused;
+  }
   return await refuseUnverified(ctx, req, right.subject) ?? right;
 }
 
 /**
  * `POST /passkeys/upgrade/options` (signed in, with the upgrade right of a
- * sign-in in the last five minutes): the creation options of a passkey for
- * a conditional create. No right (or another user's): 403
- * `upgrade_unavailable`; an unverified address: 403 `unverified`.
+ * sign-in in the last five minutes, the session still the one it was
+ * issued with): the creation options of a passkey for a conditional
+ * create. No right, another user's or another session's (re-minted, bound
+ * to a device, signed out): 403 `upgrade_unavailable`; an unverified
+ * address: 403 `unverified`.
  */
 export async function upgradeOptions(
   ctx: ModuleContext,
@@ -196,11 +258,11 @@ export async function upgradeOptions(
 }
 
 /**
- * `POST /passkeys/upgrade` (signed in, with the upgrade right; JSON
- * `{response}`): stores the passkey the browser made without a dialog,
- * spends the right and records `passkey_added`: 201 `{id, name}`, the
- * right's cookie cleared. No right, or its one use spent: 403
- * `upgrade_unavailable`; refused: 400 `passkey_refused`, the right kept
+ * `POST /passkeys/upgrade` (signed in, with the upgrade right of the
+ * request's own session; JSON `{response}`): stores the passkey the
+ * browser made without a dialog, spends the right and records
+ * `passkey_added`: 201 `{id, name}`, the right's cookie cleared. No right,
+ * another session's, or its one use spent: 403 `upgrade_unavailable`; refused: 400 `passkey_refused`, the right kept
  * (the browser may try again with new options while it lives).
  *
  * The response is checked first; only a passkey that passes claims the
