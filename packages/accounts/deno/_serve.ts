@@ -110,7 +110,7 @@ export function serveResilient(
   let degraded = false;
   let stopping = false;
   let referenced = true;
-  let retry: number | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
   /** Old servers shutting down (their requests in progress). */
   const draining = new Set<Promise<void>>();
   let resolveFinished!: () => void;
@@ -171,7 +171,7 @@ export function serveResilient(
   };
 
   const schedule = () => {
-    retry = setTimeout(() => {
+    const timer = setTimeout(() => {
       retry = undefined;
       if (stopping) return;
       try {
@@ -181,7 +181,8 @@ export function serveResilient(
         schedule();
       }
     }, retryMs);
-    if (!referenced) Deno.unrefTimer(retry);
+    retry = timer;
+    if (!referenced) Deno.unrefTimer(timer);
   };
 
   listen(true);
