@@ -16,6 +16,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "../conformance/_runner.ts";
+import { serveResilient } from "../../packages/accounts/deno/_serve.ts";
 
 const LIMIT = 200;
 const IDLE = 300;
@@ -178,6 +179,14 @@ Deno.test({
         line.startsWith("Too many open files")
       );
       assert.ok(hits.length >= 1, `no line about the limit:\n${out}`);
+      // One line each time the limit is reached, none while at it: the
+      // lines about the limit and about accepting again alternate.
+      const episodes = out.split("\n").filter((line) =>
+        /^(Too many open files|Accepting new connections again)/.test(line)
+      ).map((line) => line.startsWith("Too many") ? "limit" : "again");
+      episodes.forEach((kind, i) =>
+        assert.equal(kind, i % 2 === 0 ? "limit" : "again", out)
+      );
       assert.match(hits[0], new RegExp(`limit ${LIMIT}\\b`));
       assert.doesNotMatch(out, /^\s+at /m, "no stack trace");
       assert.doesNotMatch(out, /Uncaught|error:/);
@@ -185,4 +194,22 @@ Deno.test({
       await app.stop();
     }
   },
+});
+
+Deno.test("serveResilient: serves, shuts down, and its finished settles", async () => {
+  const lines: string[] = [];
+  let listened: Deno.NetAddr | undefined;
+  const server = serveResilient({
+    port: 0,
+    hostname: "127.0.0.1",
+    limit: { soft: 1024, hard: 4096 },
+    log: (line) => lines.push(line),
+    onListen: (addr) => listened = addr,
+  }, () => new Response("ok"));
+  assert.equal(listened?.port, server.addr.port);
+  assert.equal(await status(server.addr.port, "/"), 200);
+  await server.shutdown();
+  await server.finished;
+  assert.equal(await status(server.addr.port, "/"), 0);
+  assert.deepEqual(lines, []);
 });
