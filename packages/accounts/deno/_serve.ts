@@ -14,10 +14,13 @@
  * itself.
  *
  * What {@linkcode serveResilient} does instead: it handles the rejection,
- * logs one line, shuts the dead server down gracefully (requests in
- * progress are answered; idle connections, those that never sent a request
- * among them, are closed, which gives their files back) and listens on the
- * same address again, every {@linkcode RETRY_MS} until it can.
+ * logs one line, shuts the dead server down gracefully and listens on the
+ * same address again, every {@linkcode RETRY_MS} until it can. The graceful
+ * shutdown closes the server's idle connections (those that never sent a
+ * request, and keep-alive ones between two requests), which gives their
+ * files back; a request whose handler is running is answered, but one whose
+ * body is still arriving loses it (Deno ends the body's stream:
+ * `BadResource: Cannot read body as underlying resource unavailable`).
  *
  * @module
  */
@@ -152,14 +155,14 @@ export function serveResilient(
         isFileLimit(error)
           ? `Too many open files${
             limit ? ` (limit ${limit.soft}, ulimit -n)` : ""
-          }: not accepting connections until some close; idle ones are closed, requests in progress answered. Raise the limit, and serve behind a proxy that closes idle connections.`
+          }: not accepting connections until some close; closing the idle ones. Raise the limit, and serve behind a proxy that closes idle connections.`
           : `The server stopped accepting connections (${
             oneLine(error)
           }); listening again.`,
       );
     }
-    // Answer what is in progress, close the idle connections: their
-    // files are what the accept loop lacked.
+    // Close the idle connections (their files are what the accept loop
+    // lacked); handlers that are running still answer.
     const drain = server.shutdown().catch(() => {});
     draining.add(drain);
     drain.then(() => draining.delete(drain));

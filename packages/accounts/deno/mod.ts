@@ -34,8 +34,8 @@
  *   a proxy every client shares the proxy's limits;
  * - every connection holds an open file, and the start logs the process's
  *   limit (`ulimit -n`). At the limit `Deno.serve` stops accepting; the
- *   app logs one line, closes its idle connections (requests in progress
- *   are answered) and listens again, where Deno alone would exit.
+ *   app logs one line, closes its idle connections (a running handler
+ *   still answers) and listens again, where Deno alone would exit.
  *
  * @example A project's main.ts
  * ```ts ignore
