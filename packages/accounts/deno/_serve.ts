@@ -125,6 +125,11 @@ export function serveResilient(
       hostname,
       port,
       onListen: first ? options.onListen : () => {},
+      // Deno's own answer to a handler that throws logs a stack: one line.
+      onError: (error) => {
+        options.log(`unexpected error in the handler: ${oneLine(error)}`);
+        return new Response("Internal Server Error", { status: 500 });
+      },
     }, (req, info) => {
       if (degraded && mine === generation) {
         degraded = false;
@@ -210,7 +215,6 @@ export function serveResilient(
       if (retry !== undefined) {
         clearTimeout(retry);
         retry = undefined;
-        resolveFinished();
       }
       await current.shutdown().catch(() => {});
       await Promise.all(draining);
