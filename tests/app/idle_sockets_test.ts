@@ -15,7 +15,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { freePort } from "../conformance/_runner.ts";
 import { serveResilient } from "../../packages/accounts/deno/_serve.ts";
 
 const LIMIT = 200;
@@ -81,6 +80,21 @@ async function startLimited(): Promise<LimitedApp> {
     throw new Error(`The app did not start: ${out}`);
   }
   return { port, alive: () => running, output: () => out, stop };
+}
+
+/**
+ * A free port of 18470–18479: below the ephemeral range, so that none of
+ * the hundreds of client sockets of a run (this one's or another test's)
+ * can hold it when the app listens.
+ */
+function freePort(): number {
+  for (let port = 18470; port < 18480; port++) {
+    try {
+      Deno.listen({ hostname: "0.0.0.0", port }).close();
+      return port;
+    } catch { /* taken: the next */ }
+  }
+  throw new Error("no free port in 18470-18479");
 }
 
 function delay(ms: number): Promise<void> {
