@@ -31,7 +31,11 @@
  *   in front and sets the header), and `FORWARDED_HEADER` to the header
  *   they write: `x-forwarded-for` (default), `forwarded`,
  *   `cf-connecting-ip`, `fly-client-ip` or `x-real-ip`. Without it, behind
- *   a proxy every client shares the proxy's limits.
+ *   a proxy every client shares the proxy's limits;
+ * - every connection holds an open file, and the start logs the process's
+ *   limit (`ulimit -n`). At the limit `Deno.serve` stops accepting; the
+ *   app logs one line, closes its idle connections (a running handler
+ *   still answers) and listens again, where Deno alone would exit.
  *
  * @example A project's main.ts
  * ```ts ignore
@@ -59,6 +63,7 @@ import { envFlag } from "../config.ts";
 import { mailerFromEnv } from "../mailer.ts";
 import type { ViewOverrides } from "../views/mod.ts";
 import { privateDir, privateFile } from "./data_dir.ts";
+import { openFileLimit, serveResilient } from "./_serve.ts";
 
 export { privateDir, privateFile } from "./data_dir.ts";
 
@@ -154,12 +159,26 @@ export async function serveAccounts(
     modules: list,
     views: options.views,
   });
-  const server = Deno.serve({
+  // Every connection holds an open file. At the limit Deno.serve's accept
+  // loop ends (and an unhandled end exits the process): serveResilient
+  // logs it, closes the idle connections and listens again.
+  const limit = openFileLimit();
+  const server = serveResilient({
     port,
-    onListen: ({ port }) =>
+    limit,
+    log,
+    onListen: ({ port }) => {
       log(
         `Listening on port ${port}, serving ${appOrigin} (set PORT to listen on another port, APP_ORIGIN for the public origin)`,
-      ),
+      );
+      if (limit) {
+        log(
+          `Open-file limit ${limit.soft} (ulimit -n; hard limit ${
+            Number.isFinite(limit.hard) ? limit.hard : "unlimited"
+          }): each connection holds one; facing the internet directly, raise it and serve behind a proxy that closes idle connections.`,
+        );
+      }
+    },
   }, app.fetch);
   return { server, app };
 }
