@@ -82,6 +82,7 @@ import { refusedSignIn } from "./sign_in_refusal.ts";
 import { ShortCookie } from "./short_cookie.ts";
 import { AccountLocks } from "./account_lock.ts";
 import { type ViewOverrides, withViews } from "./views/mod.ts";
+import { throttleAccount } from "./password_login.ts";
 
 /** What {@linkcode accounts} needs; every part is passed in. */
 export interface AccountsOptions {
@@ -427,7 +428,9 @@ export function accounts(options: AccountsOptions): Accounts {
       const check = () => unthrottled.login(email, password);
       const result = options?.slotTaken === true
         ? await check()
-        : await hashing.runAnonymous(check);
+        : await hashing.run(check, {
+          account: options?.signedIn === true ? throttleAccount(email) : "",
+        });
       return result.kind === "ok" && await signInRefused(ctx, result.subject)
         ? { kind: "invalid" }
         : result;
@@ -651,11 +654,12 @@ function defaultClientAddress(
 }
 
 /**
- * The password operations with every hash inside the hashing bound's
- * anonymous lane ({@linkcode HashingGate.runAnonymous}): registration, a
- * check through the throttle (a link confirmed with the password, an
- * account linked to a provider) and a change with the current password,
- * each refused with `HashingBusyError` (503) when the bound is full.
+ * The password operations with every hash inside the hashing bound
+ * ({@linkcode HashingGate.run}): registration and a check through the
+ * throttle (a link confirmed with the password, an account linked to a
+ * provider) in the anonymous lane, a signed-in owner's change with the
+ * current password in the trusted lane under the account; each refused
+ * with `HashingBusyError` (503) when the bound is full.
  * Setting a password from a redeemed link (a reset, a recovery) is not
  * refused: its link is spent by then, and its holder is one per mailed
  * link, which the link requests' own limits bound.
@@ -670,12 +674,15 @@ function boundPasswords(
 ): Passwords {
   return {
     register: (email, password) =>
-      hashing.runAnonymous(() => passwords.register(email, password)),
+      hashing.run(() => passwords.register(email, password)),
     login: (email, password, options) =>
-      hashing.runAnonymous(() => passwords.login(email, password, options)),
+      hashing.run(() => passwords.login(email, password, options)),
+    // A signed-in owner: the trusted lane, under its subject (never an
+    // email: the two cannot meet).
     changePasswordWithCurrent: (subject, input) =>
-      hashing.runAnonymous(() =>
-        passwords.changePasswordWithCurrent(subject, input)
+      hashing.run(
+        () => passwords.changePasswordWithCurrent(subject, input),
+        { account: `subject:${subject}` },
       ),
     checkNewPassword: (password, context) =>
       passwords.checkNewPassword(password, context),

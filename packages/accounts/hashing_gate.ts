@@ -32,7 +32,7 @@ export interface HashingGateOptions {
 }
 
 /**
- * Thrown by {@linkcode HashingGate.runAnonymous} when the bound has no slot
+ * Thrown by {@linkcode HashingGate.run} when the bound has no slot
  * and no place in its queue: the work did not run, nothing changed, and the
  * app answers 503 `busy` with `Retry-After`.
  */
@@ -69,19 +69,23 @@ const REMEMBERED_ACCOUNTS = 10_000;
 /**
  * Bounds concurrent password hashing, trusted-device requests first.
  *
- * Anonymous requests use at most `concurrency - reserved` slots, counting
- * every hash running, so the reserve and the core beside a trusted hash
- * stay free for it. A trusted request that takes a slot beyond the reserve
- * while anonymous ones wait hands the next slot to the anonymous lane: a
- * flood of trusted requests (an attacker's own accounts, each with its own
- * device cookie) cannot starve registrations and browsers new to an
- * account; under contention the two lanes take turns.
+ * Anonymous requests use at most `concurrency - reserved` slots. While no
+ * trusted request waits they count every hash running, so the reserve and
+ * the core beside a lone trusted hash stay free for it; while trusted
+ * requests wait, the anonymous lane keeps its own share, and a trusted
+ * request that takes a slot beyond the reserve while anonymous ones wait
+ * hands the next slot to them. A flood of trusted requests (an attacker's
+ * own accounts, each with its own device cookie) therefore cannot starve
+ * registrations and browsers new to an account: under contention the two
+ * lanes share the slots.
  *
  * A trusted-device token is cheap for anyone to hold for an account of
  * their own, so the trusted lane is fair between accounts: an account has
- * at most one trusted hash running or waiting (more go in the anonymous
- * lane), and the waiting ones are served by how long ago their account was
- * last served, oldest first. When the trusted queue is full, a request of
+ * at most one trusted hash running or waiting (another of its trusted
+ * requests is refused, never moved to the anonymous lane, where it would
+ * have escaped the per-address limits its device cookie skipped), and the
+ * waiting ones are served by how long ago their account was last served,
+ * oldest first. When the trusted queue is full, a request of
  * an account served longer ago takes the place of the one served most
  * lately. A flood of sign-ins to the attacker's own accounts then keeps
  * going to the back, and the owner who signs in now and then is served
@@ -110,6 +114,7 @@ export class HashingGate {
   #queue: number;
   #running = 0;
   #runningTrusted = 0;
+  #runningAnonymous = 0;
   /**
    * A trusted request took a slot beyond the reserve while anonymous ones
    * waited: the next slot is the anonymous lane's.
@@ -180,7 +185,8 @@ export class HashingGate {
    * @returns `false` when {@linkcode HashingGate.acquire} would refuse.
    */
   admits(trusted: boolean, account = ""): boolean {
-    const lane = this.#lane(trusted, account);
+    if (this.#taken(trusted, account)) return false;
+    const lane = trusted;
     if (this.#canStart(lane)) return true;
     if (!lane) return this.#anonymous.length < this.#queue;
     if (this.#trusted.length < this.#queue) return true;
@@ -194,12 +200,14 @@ export class HashingGate {
    *
    * @param trusted Whether the request carries a valid trusted-device token.
    * @param account The account it signs in to: a trusted request's place
-   * in the fair lane (an account already running or waiting there goes in
-   * the anonymous lane). Without it, the request is not tracked.
-   * @returns The release, or `null` when the queue is full (answer 503).
+   * in the fair lane (an account already running or waiting there is
+   * refused). Without it, the request is not tracked.
+   * @returns The release, or `null` when the queue is full or the account
+   * already has a trusted hash running or waiting (answer 503).
    */
   acquire(trusted: boolean, account = ""): Promise<Release | null> {
-    const lane = this.#lane(trusted, account);
+    if (this.#taken(trusted, account)) return Promise.resolve(null);
+    const lane = trusted;
     if (this.#canStart(lane)) {
       return Promise.resolve(this.#start(lane, account));
     }
@@ -229,18 +237,26 @@ export class HashingGate {
   }
 
   /**
-   * Runs password work (a hash, a check) in a slot of the anonymous lane:
-   * every password check that is not a sign-in's (the re-check before a
-   * sensitive action, the current password of a change, a link confirmed
-   * with the password, registration) goes through the same bound, so no
-   * route hashes beside it.
+   * Runs password work (a hash, a check) in a slot: every password check
+   * that is not a sign-in's goes through the same bound, so no route
+   * hashes beside it. Work for a signed-in owner of an account (the
+   * re-check before a sensitive action, the current password of a change)
+   * names the account and goes in the trusted lane, fair between accounts;
+   * anything else (registration, a link confirmed with the password) in
+   * the anonymous lane.
    *
    * @param work The work; it runs once a slot is free.
+   * @param options `account`: the signed-in account the work is for.
    * @returns What the work returns.
-   * @throws {HashingBusyError} When the queue is full: the work never ran.
+   * @throws {HashingBusyError} When the queue is full, or the account has a
+   * trusted hash running or waiting already: the work never ran.
    */
-  async runAnonymous<T>(work: () => Promise<T>): Promise<T> {
-    const release = await this.acquire(false);
+  async run<T>(
+    work: () => Promise<T>,
+    options: { account?: string } = {},
+  ): Promise<T> {
+    const account = options.account ?? "";
+    const release = await this.acquire(account !== "", account);
     if (release === null) throw new HashingBusyError();
     try {
       return await work();
@@ -249,9 +265,9 @@ export class HashingGate {
     }
   }
 
-  /** Whether a request goes in the trusted lane. */
-  #lane(trusted: boolean, account: string): boolean {
-    return trusted && (account === "" || !this.#active.has(account));
+  /** A trusted request of an account already running or waiting. */
+  #taken(trusted: boolean, account: string): boolean {
+    return trusted && account !== "" && this.#active.has(account);
   }
 
   /** A trusted request's place: "" (no account named) is never tracked. */
@@ -264,10 +280,13 @@ export class HashingGate {
     // The anonymous lane's turn: a trusted request took its slot.
     if (this.#anonymousTurn && this.#anonymous.length > 0) return !trusted;
     if (trusted) return true;
-    // Anonymous requests wait behind trusted ones and leave the reserve
-    // (and the core beside a running trusted hash) free.
-    return this.#trusted.length === 0 &&
-      this.#running < this.#anonymousLimit;
+    // Anonymous requests leave the reserve (and the core beside a lone
+    // trusted hash) free; while trusted ones wait, they keep their share.
+    if (this.#trusted.length === 0) {
+      return this.#running < this.#anonymousLimit;
+    }
+    return this.#runningAnonymous < this.#anonymousLimit &&
+      this.#runningTrusted >= this.#concurrency - this.#anonymousLimit;
   }
 
   /** Starts a hash; `account` names a trusted one's account. */
@@ -280,7 +299,10 @@ export class HashingGate {
         this.#runningTrusted > this.#concurrency - this.#anonymousLimit &&
         this.#anonymous.length > 0
       ) this.#anonymousTurn = true;
-    } else this.#anonymousTurn = false;
+    } else {
+      this.#runningAnonymous++;
+      this.#anonymousTurn = false;
+    }
     if (trusted && account !== "") {
       this.#active.add(account);
       this.#served.delete(account);
@@ -297,7 +319,7 @@ export class HashingGate {
       if (trusted) {
         this.#runningTrusted--;
         this.#active.delete(account);
-      }
+      } else this.#runningAnonymous--;
       this.#dispatch();
     };
   }

@@ -94,12 +94,14 @@ Deno.test("HashingGate's trusted lane is fair between accounts: one place per ac
   assert.ok(h1 && h2);
   const w1 = gate.acquire(true, "a1");
   const w2 = gate.acquire(true, "a2");
-  // A second request of a1 takes no second trusted place: it waits in
-  // the anonymous lane, behind every trusted request.
-  const extra = gate.acquire(true, "a1");
+  // A second request of a1 takes no second trusted place, and is not
+  // moved to the anonymous lane either (its device cookie skipped the
+  // per-address limits): refused at once.
+  assert.equal(gate.admits(true, "a1"), false);
+  assert.equal(await gate.acquire(true, "a1"), null);
+  const extra = gate.acquire(false);
   assert.equal(gate.waiting, 3);
-  // The trusted queue is full, and a1 cannot push anyone out.
-  assert.equal(gate.admits(true, "x1"), true, "x1 goes anonymous: room");
+  assert.equal(gate.admits(true, "x1"), false, "x1 is running: refused");
   // The owner, not served lately, takes the place of the account served
   // last (a2), which is refused at once.
   assert.equal(gate.admits(true, "owner"), true);

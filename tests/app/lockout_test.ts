@@ -287,3 +287,47 @@ Deno.test("third outside review: the browser that resets the password is trusted
   );
   await res.body?.cancel();
 });
+
+Deno.test("fourth outside review: a stranger's 30-day stop on an address nobody has registered yet does not hold its new owner: registration lifts it and trusts the browser that registered", async () => {
+  await using app = await startApp();
+  const NEWCOMER = "newcomer@example.com";
+  await flood(app, NEWCOMER);
+  const held = await api(app.origin, "POST", "/login", {
+    email: NEWCOMER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.70" });
+  assert.equal(held.status, 429, "the stop is set before the account exists");
+
+  const browser = new Browser(app.origin);
+  const registered = await browser.post("/register", {
+    email: NEWCOMER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.70" });
+  assert.equal(registered.status, 303);
+  await registered.body?.cancel();
+  assert.ok(browser.cookies.has("__Host-device"), "the browser is trusted");
+  browser.cookies.delete("__Host-session");
+  const back = await browser.post("/login", {
+    email: NEWCOMER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.70" });
+  assert.equal(back.status, 303, "the browser that registered signs in");
+  await back.body?.cancel();
+  // The stop was lifted: another browser signs in too.
+  const elsewhere = await api(app.origin, "POST", "/login", {
+    email: NEWCOMER,
+    password: PASSWORD,
+  }, { "x-test-client": "192.0.2.71" });
+  assert.equal(elsewhere.status, 200);
+  // A JSON registration carries the device cookie as well.
+  const json = await fetch(new URL("/register", app.origin), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ email: "api@example.com", password: PASSWORD }),
+  });
+  assert.equal(json.status, 201);
+  assert.ok(
+    json.headers.getSetCookie().some((c) => c.startsWith("__Host-device=")),
+  );
+  await json.body?.cancel();
+});

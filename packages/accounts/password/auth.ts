@@ -22,7 +22,11 @@ import { accountPageWithError, loginAutofill, loginButtons } from "../pages.ts";
 import { hasPassword } from "../reauth.ts";
 import { recheckStreak } from "../recheck.ts";
 import { passwordAdvice } from "./password_advice.ts";
-import { passwordLogin, trustThisDevice } from "../password_login.ts";
+import {
+  passwordLogin,
+  throttleAccount,
+  trustThisDevice,
+} from "../password_login.ts";
 import { HashingBusyError } from "../hashing_gate.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
@@ -92,6 +96,14 @@ export async function register(
   }
   const session = await startSession(ctx, req, result.subject);
   await record(ctx, "registered", result.subject, req);
+  // The address had no account until now, so the failures typed against
+  // it were no guesses at this account's password: a stranger could have
+  // stopped its password sign-in for 30 days ahead of its owner. The stop
+  // is lifted, and the browser that set the password is trusted (its token
+  // is forgotten, like every other, when the address is first proven).
+  // Best effort: the browser below is trusted whatever is left.
+  await ctx.throttle.reset(throttleAccount(email)).catch(() => {});
+  const device = await trustThisDevice(ctx, req, email);
   const welcome = [
     "Your account is ready.",
     ...await afterRegister(ctx, result.subject),
@@ -99,10 +111,13 @@ export async function register(
   if (form) {
     return redirect("/", [
       session.setCookie,
+      ...(device === null ? [] : [device]),
       await ctx.flash.set({ kind: "notice", message: welcome.join(" ") }),
     ]);
   }
-  return sessionJson(session, { subject: result.subject }, 201);
+  const res = sessionJson(session, { subject: result.subject }, 201);
+  if (device !== null) res.headers.append("set-cookie", device);
+  return res;
 }
 
 /**
