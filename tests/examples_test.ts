@@ -400,7 +400,7 @@ async function importedPackages(dir: string): Promise<Set<string>> {
         for (
           const m of text.matchAll(/(?:from|import)\s*\(?\s*"([^".][^"]*)"/g)
         ) {
-          if (m[1].startsWith("node:")) continue;
+          if (/^(node|bun):/.test(m[1])) continue;
           const parts = m[1].split("/");
           names.add(
             m[1].startsWith("@") ? parts.slice(0, 2).join("/") : parts[0],
