@@ -1,24 +1,31 @@
 /**
  * The generated npm projects' own tests, run as their users run them:
- * examples/bun and examples/node (the scaffold's output) are copied out of
- * the repository, their `@portcullis/*` dependencies pointed at this
- * checkout's npm build (`deno task npm`: the tarballs `npm publish` would
- * upload; JSR's npm packages are not reachable from the build machines),
- * installed by `npm install`, and `npm test` run: Bun's `bun test`, Node's
- * build then `node --test`. Each must pass with the security kit's checks
- * run (a passed count above zero, none failed). Then the Bun project with a
- * rule broken on purpose (`minPasswordLength: 8`, a password alone of 8
- * characters) must fail its `npm test`, naming the check.
+ * examples/{bun,node,vercel_edge,cloudflare_workers} (the scaffold's output)
+ * are copied out of the repository, their `@portcullis/*` dependencies
+ * pointed at this checkout's npm build (`deno task npm`: the tarballs
+ * `npm publish` would upload; JSR's npm packages are not reachable from the
+ * build machines), installed by `npm install`, and `npm test` run: Bun's
+ * `bun test` on `server.ts`, Node's build then `node --test` on the bundle,
+ * the Edge Function in Vercel's `edge-runtime` (its stores: a private
+ * `redis-server` behind the Upstash REST bridge, and the libSQL HTTP bridge
+ * for Turso), the Worker under `wrangler dev` (workerd). Each must pass with
+ * the security kit's checks run (a passed count above zero, none failed).
+ * Then the Bun project with a rule broken on purpose
+ * (`minPasswordLength: 8`, a password alone of 8 characters) must fail its
+ * `npm test`, naming the check.
  *
- * The install fetches the other npm dependencies from the registry (with
+ * The installs fetch the other npm dependencies from the registry (with
  * npm's cache). Bun is the one tests/run_all.ts installs into node_modules.
- * A missing Node, Bun or registry prints `SKIPPED:`, and fails under
- * `CI=true`.
+ * A missing Node, Bun, `redis-server` or registry prints `SKIPPED:`, and
+ * fails under `CI=true`.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { inCI, missing } from "./support/services.ts";
+import { requireRedisBinaries, startRedis } from "./support/redis_servers.ts";
+import { startUpstashBridge } from "./support/upstash_bridge.ts";
+import { startLibsqlHttpBridge } from "./support/libsql_http_bridge.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const BIN = `${ROOT}node_modules/.bin`;
@@ -128,11 +135,37 @@ async function available(cmd: string): Promise<boolean> {
   return (await run(cmd, ["--version"], ROOT)).ok;
 }
 
-Deno.test("the npm projects' own tests: npm test in examples/bun and examples/node runs the security kit and passes; a rule broken on purpose fails it", async () => {
+/**
+ * The Edge Function's stores, fresh: a private Redis behind the Upstash
+ * bridge, and the libSQL HTTP bridge (a new database).
+ */
+async function edgeStores() {
+  const redis = await startRedis();
+  const upstash = startUpstashBridge({ redisPort: redis.port });
+  const turso = await startLibsqlHttpBridge();
+  return {
+    env: {
+      UPSTASH_REDIS_REST_URL: upstash.url,
+      UPSTASH_REDIS_REST_TOKEN: upstash.token,
+      DATABASE_URL: turso.url,
+      DATABASE_AUTH_TOKEN: turso.token,
+    },
+    used: () => upstash.stats().commands > 0 && turso.stats().statements > 0,
+    async close() {
+      await upstash.close();
+      await turso.close();
+      await redis.kill();
+    },
+  };
+}
+
+Deno.test("the npm projects' own tests: npm test in examples/{bun,node,vercel_edge,cloudflare_workers} runs the security kit and passes; a rule broken on purpose fails it", async () => {
   if (!(await available("node"))) return void missing("node is not on PATH");
   if (!(await available("bun"))) {
     return void missing("Bun is not in node_modules (tests/run_all.ts)");
   }
+  if (!(await requireRedisBinaries())) return;
+  const stores = await edgeStores();
   const dir = await Deno.makeTempDir({ prefix: "portcullis-project-tests-" });
   try {
     const built = await run(
@@ -155,7 +188,8 @@ Deno.test("the npm projects' own tests: npm test in examples/bun and examples/no
     }
     // Both projects at once: installs and kits wait on the network and on
     // PBKDF2, not on each other.
-    await Promise.all(["bun", "node"].map(async (name) => {
+    const projects = ["bun", "node", "vercel_edge", "cloudflare_workers"];
+    const ran = await Promise.all(projects.map(async (name) => {
       const copy = await copyExample(name, dir);
       const installed = await install(copy, tarballs);
       if (!installed.ok) {
@@ -165,7 +199,10 @@ Deno.test("the npm projects' own tests: npm test in examples/bun and examples/no
         }
         assert.fail(`${name}: npm install\n${installed.out.slice(-3000)}`);
       }
-      const tested = await run("npm", ["test"], copy);
+      const env: Record<string, string> = name === "vercel_edge"
+        ? stores.env
+        : {};
+      const tested = await run("npm", ["test"], copy, env);
       console.log(
         `${name}: npm install ${installed.seconds} s, npm test ${tested.seconds} s`,
       );
@@ -175,8 +212,12 @@ Deno.test("the npm projects' own tests: npm test in examples/bun and examples/no
       assert.ok(summary.passed > 0, `${name}: the kit's checks ran`);
       assert.equal(summary.failed, 0, name);
       if (name === "bun") await breakARule(copy);
+      return true;
     }));
+    if (ran.includes(false)) return;
+    assert.ok(stores.used(), "the Edge Function used Upstash and Turso");
   } finally {
+    await stores.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
