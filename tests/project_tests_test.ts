@@ -186,8 +186,8 @@ Deno.test("the npm projects' own tests: npm test in examples/{bun,node,vercel_ed
       }-${manifest.version}.tgz`;
       tarballs.set(manifest.name, `${dir}/npm/${file}`);
     }
-    // Both projects at once: installs and kits wait on the network and on
-    // PBKDF2, not on each other.
+    // The four at once: installs and kits wait on the network and on
+    // PBKDF2 more than on each other.
     const projects = ["bun", "node", "vercel_edge", "cloudflare_workers"];
     const ran = await Promise.all(projects.map(async (name) => {
       const copy = await copyExample(name, dir);
