@@ -278,7 +278,7 @@ function packageJson(
   for (const [path, source] of files) {
     if (!path.endsWith(".ts")) continue;
     for (const specifier of specifiersOf(source)) {
-      if (/^(\.|\/|node:|npm:|jsr:)/.test(specifier)) continue;
+      if (/^(\.|\/|node:|bun:|npm:|jsr:)/.test(specifier)) continue;
       const parts = specifier.split("/");
       const name = specifier.startsWith("@")
         ? parts.slice(0, 2).join("/")

@@ -401,7 +401,7 @@ Deno.test("--runtime writes that runtime's entry and configuration, with a packa
       for (const [path, text] of files) {
         if (!path.endsWith(".ts")) continue;
         for (const m of text.matchAll(/from "(@?[^".][^"]*)"/g)) {
-          if (m[1].startsWith("node:")) continue;
+          if (/^(node|bun):/.test(m[1])) continue;
           const parts = m[1].split("/");
           imported.add(
             m[1].startsWith("@") ? parts.slice(0, 2).join("/") : parts[0],
@@ -409,6 +409,12 @@ Deno.test("--runtime writes that runtime's entry and configuration, with a packa
         }
       }
       assert.deepEqual(Object.keys(deps).sort(), [...imported].sort(), runtime);
+      // The project's own test of the kit, run by `npm test`.
+      const tests = runtime === "bun" ? "app.test.ts" : "app.test.mjs";
+      assert.match(files.get(tests) ?? "", /runAccountsKit\(/, runtime);
+      const { scripts } = JSON.parse(files.get("package.json")!);
+      const command = runtime === "bun" ? "bun test" : `node --test ${tests}`;
+      assert.ok(scripts.test.endsWith(command), `${runtime}: ${scripts.test}`);
     }
   }
   assert.throws(

@@ -18,6 +18,7 @@ import {
 } from "@portcullis/auth";
 import { UpstashKV } from "@portcullis/upstash";
 import { migrate } from "@portcullis/sql";
+import { createClient } from "@libsql/client/web";
 import { drizzle } from "drizzle-orm/libsql/web";
 import { type Accounts, accounts, mailerFromEnv } from "@portcullis/accounts";
 import { modules } from "../modules.ts";
@@ -34,12 +35,12 @@ async function build(env: Env): Promise<Accounts> {
     url: env.UPSTASH_REDIS_REST_URL ?? "",
     token: env.UPSTASH_REDIS_REST_TOKEN ?? "",
   });
-  const db = drizzle({
-    connection: {
+  const db = drizzle(
+    createClient({
       url: env.DATABASE_URL ?? "",
       authToken: env.DATABASE_AUTH_TOKEN,
-    },
-  });
+    }),
+  );
   await migrate(db);
   return accounts({
     sessions: new SessionManager({ secret, store: new KVSessionStore(kv) }),
