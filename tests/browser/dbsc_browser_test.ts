@@ -23,6 +23,7 @@ import assert from "node:assert/strict";
 import { type Browser, type BrowserContext, chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS, haveChromium } from "../support/chromium.ts";
 import { missing } from "../support/services.ts";
+import { makeCertificate, run } from "../support/tls_certificate.ts";
 import {
   type EntryName,
   EntryUnavailable,
@@ -53,69 +54,6 @@ const ENTRIES: EntryName[] = [
   "vercel_edge",
   "cloudflare_workers",
 ];
-
-async function run(cmd: string[], stdin?: Uint8Array): Promise<Uint8Array> {
-  const child = new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
-    stdin: stdin ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin) {
-    const w = child.stdin.getWriter();
-    await w.write(stdin);
-    await w.close();
-  }
-  const out = await child.output();
-  if (!out.success) {
-    throw new Error(
-      `${cmd[0]} failed: ${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
-  return out.stdout;
-}
-
-/** A self-signed P-256 certificate for localhost and its SPKI hash. */
-async function makeCertificate(dir: string) {
-  await run([
-    "openssl",
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    `${dir}/key.pem`,
-    "-out",
-    `${dir}/cert.pem`,
-    "-days",
-    "1",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost",
-  ]);
-  const pub = await run([
-    "openssl",
-    "x509",
-    "-in",
-    `${dir}/cert.pem`,
-    "-pubkey",
-    "-noout",
-  ]);
-  const der = await run(["openssl", "pkey", "-pubin", "-outform", "der"], pub);
-  const hash = await crypto.subtle.digest(
-    "SHA-256",
-    der as Uint8Array<ArrayBuffer>,
-  );
-  return {
-    cert: await Deno.readTextFile(`${dir}/cert.pem`),
-    key: await Deno.readTextFile(`${dir}/key.pem`),
-    spki: btoa(String.fromCharCode(...new Uint8Array(hash))),
-  };
-}
 
 /** One registration or refresh request the proxy passed on. */
 interface DbscExchange {
