@@ -12,6 +12,8 @@ import { currentIdentity, errorResponse } from "@portcullis/auth";
 import type { Limit } from "@portcullis/auth/throttle";
 import { limit, type ModuleContext } from "./context.ts";
 import { hasPassword } from "./reauth.ts";
+import { HashingBusyError } from "./hashing_gate.ts";
+import { throttleAccount } from "./password_login.ts";
 import { tooManyRequests } from "./respond.ts";
 
 /** What the re-check found. */
@@ -72,6 +74,11 @@ export async function recheck(
     return { kind: "ok", email: user.email, via: "reauth" };
   }
   if (!hasPassword(user)) return { kind: "reauthRequired" };
+  // The hashing bound would refuse this check (the account has one
+  // running, or the queue is full): 503 before any limit counts it.
+  if (!ctx.hashing.admits(true, throttleAccount(user.email))) {
+    throw new HashingBusyError();
+  }
   if (limits.length > 0) {
     const wait = await ctx.limiter.take(limits);
     if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };

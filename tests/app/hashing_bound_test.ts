@@ -27,11 +27,13 @@ class HeldHasher implements PasswordHasher {
   #inner = new Pbkdf2Hasher({ iterations: 1000 });
   #open = Promise.withResolvers<void>();
   held = 0;
+  /** Whether it holds now (a test may let its set-up through first). */
+  holding = true;
   release(): void {
     this.#open.resolve();
   }
   async #maybeHold(password: string): Promise<void> {
-    if (!password.startsWith("flood")) return;
+    if (!this.holding || !password.startsWith("flood")) return;
     this.held++;
     await this.#open.promise;
   }
@@ -229,4 +231,60 @@ Deno.test("issue 27, third and fourth outside reviews: every password check runs
   }, { "x-test-client": "198.51.100.7" });
   assert.equal(again.status, 200, "the link still works");
   assert.equal(gate.running, 0);
+});
+
+Deno.test("fourth outside review: a reset takes its slot of the bound before the link is spent (503, the link still works), and a re-check the bound would refuse answers 503 before its limits count it", async () => {
+  const hasher = new HeldHasher();
+  hasher.holding = false;
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 0 });
+  await using app = await startApp({ hasher, hashing: gate });
+  // The owner's password starts like the flood's: the test holds its hash.
+  const HELD = "flood of an owner's own, long enough";
+  const { token } = await registerJson(app.origin, OWNER, HELD);
+  await api(app.origin, "POST", "/password/forgot", { email: OWNER });
+  const link = new URL(await app.awaitLink(OWNER, 2));
+  assert.equal(link.pathname, "/password/reset");
+  hasher.holding = true;
+
+  // The anonymous lane is full (one hash, no queue): the reset is refused
+  // before the link is spent.
+  const flood = api(app.origin, "POST", "/login", {
+    email: "nobody@example.com",
+    password: "flood password",
+  }, { "x-test-client": "203.0.113.1" });
+  await until(() => gate.running === 1);
+  const NEW = "the owner's new passphrase";
+  const reset = await api(app.origin, "POST", "/password/reset", {
+    token: link.searchParams.get("token"),
+    password: NEW,
+  });
+  assert.equal(reset.status, 503);
+  assert.deepEqual(reset.body, { error: "busy", message: MESSAGE });
+
+  // The owner's re-check while the account's own trusted check runs: 503,
+  // eleven times, and its limit (10 in 15 minutes) counted none of them.
+  const recheck = api(app.origin, "POST", "/account/delete", {
+    password: "flood, but not the owner's",
+  }, bearer(token));
+  await until(() => gate.running === 2);
+  for (let i = 0; i < 11; i++) {
+    const busy = await api(app.origin, "POST", "/account/delete", {
+      password: "a wrong one",
+    }, bearer(token));
+    assert.equal(busy.status, 503, `attempt ${i}`);
+  }
+  hasher.release();
+  assert.equal((await flood).status, 401);
+  assert.equal((await recheck).status, 401);
+  const after = await api(app.origin, "POST", "/account/delete", {
+    password: "a wrong one",
+  }, bearer(token));
+  assert.equal(after.status, 401, "checked: the 503s counted nothing");
+
+  // The link was not spent by its 503: it resets the password now.
+  const again = await api(app.origin, "POST", "/password/reset", {
+    token: link.searchParams.get("token"),
+    password: NEW,
+  });
+  assert.equal(again.status, 200);
 });

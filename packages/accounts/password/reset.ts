@@ -17,6 +17,7 @@ import {
 import { requestMailedLink } from "../mailed_link.ts";
 import { bodyOrBadRequest } from "../request_body.ts";
 import { trustThisDevice } from "../password_login.ts";
+import { HashingBusyError } from "../hashing_gate.ts";
 import {
   json,
   redirect,
@@ -209,6 +210,9 @@ export async function reset(
     }
     throw error;
   }
+  // The hashing bound is full: 503 before anything is revoked or proven
+  // (the link still works).
+  if (!ctx.hashing.admits(false)) throw new HashingBusyError();
   // Revoke first: a session stolen with the old password must not outlive
   // the write. Should the store fail here, nothing is spent or written and
   // the link still works.
@@ -226,20 +230,25 @@ export async function reset(
     verifiedBefore: owner.verifiedAt,
     keepPassword: true,
   });
-  const redeemed = await ctx.tokens.redeem(
-    token,
-    PASSWORD_RESET_PURPOSE,
-    check,
-  );
-  if (redeemed === null || redeemed.subject !== found.subject) {
-    return strictOrigin(refused(ctx, req, form));
-  }
-  const changed = await ctx.passwords.changePassword(
-    redeemed.subject,
-    password,
-    { secondFactor },
-  );
-  if (!changed) return strictOrigin(refused(ctx, req, form));
+  // The new password's hash runs inside the hashing bound, its slot taken
+  // before the link is spent: a full bound answers 503 and the link still
+  // works.
+  const done = await ctx.hashing.run(async () => {
+    const redeemed = await ctx.tokens.redeem(
+      token,
+      PASSWORD_RESET_PURPOSE,
+      check,
+    );
+    if (redeemed === null || redeemed.subject !== found.subject) return null;
+    const changed = await ctx.passwords.changePassword(
+      redeemed.subject,
+      password,
+      { secondFactor },
+    );
+    return changed ? redeemed : null;
+  });
+  if (done === null) return strictOrigin(refused(ctx, req, form));
+  const redeemed = done;
   // After the write: a link asked for with the old password, even one
   // issued while this reset ran, dies here.
   await cancelEmailChanges(ctx, redeemed.subject);

@@ -416,9 +416,16 @@ export async function recoveryPassword(
       422,
     );
   }
-  if (!(await spend(ctx, state))) return noRecovery(req);
-  // Revokes every session of the account before and after it writes.
-  await ctx.passwords.changePassword(state.subject, password);
+  // The new password's hash runs inside the hashing bound, its slot taken
+  // before the recovery is spent: a full bound answers 503 and the
+  // recovery goes on. The change revokes every session before and after
+  // it writes.
+  const spent = await ctx.hashing.run(async () => {
+    if (!(await spend(ctx, state))) return false;
+    await ctx.passwords.changePassword(state.subject, password);
+    return true;
+  });
+  if (!spent) return noRecovery(req);
   await record(ctx, "password_changed", state.subject, req);
   const session = await signInWith(ctx, req, state.subject, "recovery");
   const cookies = [session.setCookie, settings.recovery.cookie.clear()];
