@@ -22,10 +22,13 @@ export function textProblem(
   if (encoding === "base64" && readsAsWords(data)) {
     return "it reads as words, not as encoded random bytes";
   }
-  return bytesProblem(
-    encoding === "hex" ? fromHex(data) : fromBase64(data),
-    "its decoded bytes",
-  );
+  const bytes = encoding === "hex" ? fromHex(data) : fromBase64(data);
+  // As for raw bytes: random ones are all printable with odds of about 1 in
+  // 10^14, so these encode a phrase ("echo my-secret | base64").
+  if (bytes.every((b) => b >= 0x20 && b < 0x7f)) {
+    return "its decoded bytes are printable text: an encoded phrase, not random bytes";
+  }
+  return bytesProblem(bytes, "its decoded bytes");
 }
 
 /** Why raw secret bytes are plainly not random, or `null`. */

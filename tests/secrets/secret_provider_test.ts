@@ -240,3 +240,33 @@ Deno.test("issue 16 finding 9d (property): 32 or more random bytes are never ref
     }
   }
 });
+
+Deno.test("fourth outside review: a phrase passed through base64 or hex is refused like the phrase itself (its decoded bytes are printable text)", () => {
+  const encoder = new TextEncoder();
+  for (
+    const phrase of [
+      "a-32-byte-or-longer-random-secret-value!",
+      "test-secret-with-enough-entropy-0123456789abcdef",
+      "correct horse battery staple, and a bit more",
+    ]
+  ) {
+    const bytes = encoder.encode(phrase);
+    const base64 = btoa(String.fromCharCode(...bytes));
+    const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+    for (const value of [base64, base64.replace(/=+$/, ""), hex]) {
+      assert.throws(
+        () => SecretProvider.fromValue(value),
+        /decoded bytes are printable text/,
+        value,
+      );
+    }
+  }
+  // Random keys in both encodings still pass.
+  for (let i = 0; i < 200; i++) {
+    const key = crypto.getRandomValues(new Uint8Array(32));
+    SecretProvider.fromValue(btoa(String.fromCharCode(...key)));
+    SecretProvider.fromValue(
+      [...key].map((b) => b.toString(16).padStart(2, "0")).join(""),
+    );
+  }
+});
