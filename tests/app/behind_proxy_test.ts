@@ -105,24 +105,36 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
-    const appPort = freePort();
     const proxyPort = freePort();
-    await using nginx = await startNginx(appPort, proxyPort);
-    if (nginx === null) return;
     const dir = await Deno.makeTempDir({ prefix: "portcullis-proxy-" });
+    // The app takes a port of the system's choosing (none another test can
+    // take between a probe and the bind), and nginx proxies to it.
     const app = await startMain({
       DATA_DIR: `${dir}/data`,
-      PORT: String(appPort),
+      PORT: "0",
       APP_ORIGIN: `http://127.0.0.1:${proxyPort}`,
       TRUSTED_PROXIES: "127.0.0.1",
       TOTP: "off",
       PASSKEYS: "off",
     });
+    const appPort = Number(
+      app.output().match(/Listening on port (\d+)/)?.[1] ?? 0,
+    );
+    await using nginx = appPort > 0
+      ? await startNginx(appPort, proxyPort)
+      : null;
     const via = (address: string) =>
       new Client(`http://127.0.0.1:${proxyPort}`, address);
     const clients: Client[] = [];
     try {
-      assert.ok(app.started, `the app did not start: ${app.output()}`);
+      assert.ok(
+        app.started && appPort > 0,
+        `the app did not start: ${app.output()} ${await Promise.race([
+          app.stderr,
+          new Promise((r) => setTimeout(() => r(""), 1000)),
+        ])}`,
+      );
+      if (nginx === null) return;
       assert.match(app.output(), /Trusted proxies: 127\.0\.0\.1/);
       const owner = via("127.0.0.3");
       const stranger = via("127.0.0.2");
