@@ -330,6 +330,25 @@ export class LoginThrottle {
   }
 
   /**
+   * Clears the account-wide failure count (its hard stop and the delays it
+   * adds) and nothing else: for an account just created, whose address
+   * strangers may have typed before it existed, so their failures were no
+   * guesses at its password. Each address's own count stays, and failures
+   * from now on count as usual (unlike {@linkcode LoginThrottle.reset},
+   * which also sets aside every count older than the call).
+   *
+   * @param account The account, as given to {@linkcode LoginThrottle.attempt}.
+   * @throws {AuthError} `STORE_UNAVAILABLE` when the store fails.
+   */
+  async clearAccount(account: string): Promise<void> {
+    const keys = await loginKeys(this.#prefix, account, "");
+    await Promise.all([
+      this.#store.delete(keys.account),
+      this.#store.delete(keys.accountLast),
+    ]);
+  }
+
+  /**
    * Lifts an account's hard stop and delays (call it after a password reset
    * by email, or when an administrator unlocks the account). Failures
    * recorded before the reset no longer count for any address.

@@ -529,3 +529,30 @@ Deno.test("lib/throttle is neutral: it imports nothing from lib/authn, lib/sessi
     assert.ok(!text.includes("../throttle/"), entry.name);
   }
 });
+
+storeTest(
+  "clearAccount(): a stop strangers set on an address before its account existed is lifted, and failures from then on count at once (fourth outside review)",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      perAddress: { max: 10_000, windowSeconds: 60 },
+      freeFailures: 2,
+    });
+    for (let i = 0; i < 100; i++) {
+      await t.attempt("new@example.com", `198.51.100.${i}`);
+    }
+    const stopped = await t.attempt("new@example.com", "203.0.113.1");
+    assert.equal(stopped.allowed === false && stopped.reason, "hardStop");
+    await t.clearAccount("new@example.com"); // the account is created
+    // No clock movement: failures made in the same instant count.
+    for (let i = 0; i < 2; i++) {
+      assert.equal(
+        (await t.attempt("new@example.com", "203.0.113.1")).allowed,
+        true,
+        `failure ${i + 1}`,
+      );
+    }
+    const delayed = await t.attempt("new@example.com", "203.0.113.1");
+    assert.equal(delayed.allowed === false && delayed.reason, "delay");
+  },
+);

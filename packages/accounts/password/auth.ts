@@ -102,7 +102,7 @@ export async function register(
   // is lifted, and the browser that set the password is trusted (its token
   // is forgotten, like every other, when the address is first proven).
   // Best effort: the browser below is trusted whatever is left.
-  await ctx.throttle.reset(throttleAccount(email)).catch(() => {});
+  await ctx.throttle.clearAccount(throttleAccount(email)).catch(() => {});
   const device = await trustThisDevice(ctx, req, email);
   const welcome = [
     "Your account is ready.",
