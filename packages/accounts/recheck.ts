@@ -74,31 +74,35 @@ export async function recheck(
     return { kind: "ok", email: user.email, via: "reauth" };
   }
   if (!hasPassword(user)) return { kind: "reauthRequired" };
-  // The hashing bound would refuse this check (the account has one
-  // running, or the queue is full): 503 before any limit counts it.
-  if (!ctx.hashing.admits(true, throttleAccount(user.email))) {
-    throw new HashingBusyError();
+  // The signed-in owner's check takes its slot in the hashing bound's
+  // trusted lane (an anonymous flood does not refuse it) before any limit
+  // counts it: refused (the account has a check running, or the queue is
+  // full), it answers 503 and counts nothing.
+  const release = await ctx.hashing.acquire(true, throttleAccount(user.email));
+  if (release === null) throw new HashingBusyError();
+  try {
+    if (limits.length > 0) {
+      const wait = await ctx.limiter.take(limits);
+      if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };
+    }
+    // At most 100 wrong passwords in a row per account (NIST SP 800-63B-4
+    // §3.2.2), counted before the check so concurrent guesses cannot pass
+    // together; keyed by the password hash's digest, so a reset starts
+    // over.
+    const streak = await recheckStreak(ctx, subject, user.passwordHash);
+    const stop = await ctx.limiter.take([streak]);
+    if (stop > 0) return { kind: "throttled", retryAfterSeconds: stop };
+    const result = await ctx.checkPassword(user.email, password ?? "", {
+      slotTaken: true,
+    });
+    if (result.kind === "ok" && result.subject === subject) {
+      await ctx.limiter.reset([streak]).catch(() => {});
+      return { kind: "ok", email: user.email, via: "password" };
+    }
+    return { kind: "wrongPassword" };
+  } finally {
+    release();
   }
-  if (limits.length > 0) {
-    const wait = await ctx.limiter.take(limits);
-    if (wait > 0) return { kind: "throttled", retryAfterSeconds: wait };
-  }
-  // At most 100 wrong passwords in a row per account (NIST SP 800-63B-4
-  // §3.2.2), counted before the check so concurrent guesses cannot pass
-  // together; keyed by the password hash's digest, so a reset starts over.
-  const streak = await recheckStreak(ctx, subject, user.passwordHash);
-  const stop = await ctx.limiter.take([streak]);
-  if (stop > 0) return { kind: "throttled", retryAfterSeconds: stop };
-  // The signed-in owner's check: the hashing bound's trusted lane, so a
-  // flood of anonymous sign-ins does not refuse it.
-  const result = await ctx.checkPassword(user.email, password ?? "", {
-    signedIn: true,
-  });
-  if (result.kind === "ok" && result.subject === subject) {
-    await ctx.limiter.reset([streak]).catch(() => {});
-    return { kind: "ok", email: user.email, via: "password" };
-  }
-  return { kind: "wrongPassword" };
 }
 
 /**
