@@ -176,7 +176,15 @@ async function signInAndUpgrade(
         page.click("main button[type=submit]"),
       ]);
     }
-    await page.click("nav form[action='/logout'] button");
+    // A page loaded while the browser binds its session (DBSC) may have
+    // gone out with the cookie the binding replaced: load it again until
+    // the session shows (this test is about the upgrade, not that race).
+    const logout = page.locator("nav form[action='/logout'] button");
+    for (let i = 0; i < 10 && await logout.count() === 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      await page.goto(`${origin}/`);
+    }
+    await logout.click();
     await page.waitForURL(`${origin}/login`);
     // The login page's own requests (autofill) settle first.
     await new Promise((r) => setTimeout(r, 1000));
