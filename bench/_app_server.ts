@@ -91,7 +91,7 @@ export interface ServerReady {
 }
 
 const PASSWORD = "soak test password, long enough 7291";
-const SECRET = "c29hay1iZW5jaC1zZWNyZXQtMzItYnl0ZXMtb2YtcmFuZG9tbmVzcw";
+const SECRET = "ujqaDYixbE92K2W8Aq6AXdUOOiQEMOU/O1vD04tJn5M";
 
 interface Opened {
   credentials: CredentialStore;
