@@ -59,8 +59,7 @@ export interface ClusterAppConfig {
 }
 
 /** The secret every instance shares (bench only, never a real one). */
-export const CLUSTER_SECRET =
-  "c01QTlNJ9m9lS8L0zGKMUBYmEb6/oROor8JkP3gpXlc";
+export const CLUSTER_SECRET = "c01QTlNJ9m9lS8L0zGKMUBYmEb6/oROor8JkP3gpXlc";
 
 /** The iteration count of the bench's PBKDF2 hasher. */
 export const CLUSTER_HASH_ITERATIONS = 1000;
