@@ -82,7 +82,6 @@ import { refusedSignIn } from "./sign_in_refusal.ts";
 import { ShortCookie } from "./short_cookie.ts";
 import { AccountLocks } from "./account_lock.ts";
 import { type ViewOverrides, withViews } from "./views/mod.ts";
-import { throttleAccount } from "./password_login.ts";
 
 /** What {@linkcode accounts} needs; every part is passed in. */
 export interface AccountsOptions {
@@ -428,9 +427,7 @@ export function accounts(options: AccountsOptions): Accounts {
       const check = () => unthrottled.login(email, password);
       const result = options?.slotTaken === true
         ? await check()
-        : await hashing.run(check, {
-          account: options?.signedIn === true ? throttleAccount(email) : "",
-        });
+        : await hashing.run(check);
       return result.kind === "ok" && await signInRefused(ctx, result.subject)
         ? { kind: "invalid" }
         : result;

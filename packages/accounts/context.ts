@@ -182,16 +182,16 @@ export interface ModuleContext {
    * Checks an email and password without the login throttle: for callers
    * that count attempts themselves (the password login, with the device
    * cookie; the signed-in re-check, with its own limits). The hash runs in
-   * {@linkcode ModuleContext.hashing} (throwing `HashingBusyError`,
-   * answered 503, when it is full): in the trusted lane under the account
-   * with `signedIn` (the check is the signed-in owner's, a re-check), else
-   * in the anonymous lane; not at all when the caller took a slot itself
-   * and says so with `slotTaken`.
+   * {@linkcode ModuleContext.hashing}'s anonymous lane (throwing
+   * `HashingBusyError`, answered 503, when it is full), or not at all when
+   * the caller took a slot itself and says so with `slotTaken` (the
+   * sign-in, and the signed-in owner's re-check, in the trusted lane under
+   * the account).
    */
   checkPassword(
     email: string,
     password: string,
-    options?: { slotTaken?: boolean; signedIn?: boolean },
+    options?: { slotTaken?: boolean },
   ): Promise<LoginResult>;
   /**
    * Runs `work` alone among the account's changes of its factors in this

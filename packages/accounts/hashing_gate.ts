@@ -31,6 +31,13 @@ export interface HashingGateOptions {
   queue?: number;
 }
 
+/** How long a client refused by the bound is told to wait, in seconds. */
+export const HASHING_BUSY_RETRY_SECONDS = 2;
+
+/** What a client refused by the bound is told. */
+export const HASHING_BUSY_MESSAGE =
+  "Too many passwords are being checked right now: try again in a few seconds";
+
 /**
  * Thrown by {@linkcode HashingGate.run} when the bound has no slot
  * and no place in its queue: the work did not run, nothing changed, and the
@@ -45,8 +52,8 @@ export class HashingBusyError extends Error {
    *
    * @param retryAfterSeconds How long the client is told to wait.
    */
-  constructor(retryAfterSeconds = 2) {
-    super("Too many passwords are being checked right now");
+  constructor(retryAfterSeconds = HASHING_BUSY_RETRY_SECONDS) {
+    super(HASHING_BUSY_MESSAGE);
     this.name = "HashingBusyError";
     this.retryAfterSeconds = retryAfterSeconds;
   }

@@ -56,7 +56,7 @@ export function answerErrors(
         req,
         503,
         "busy",
-        "Too many passwords are being checked right now: try again in a few seconds",
+        error.message,
         { "retry-after": String(error.retryAfterSeconds) },
       );
     }

@@ -11,6 +11,7 @@
  * @module
  */
 import { normalizeEmail } from "@portcullis/auth";
+import { HASHING_BUSY_RETRY_SECONDS } from "./hashing_gate.ts";
 import type { LoginResult } from "@portcullis/auth/passwords";
 import type { ModuleContext } from "./context.ts";
 
@@ -51,9 +52,6 @@ export type PasswordLoginResult =
     readonly reason: "address" | "delay" | "hardStop";
   }
   | { readonly kind: "busy"; readonly retryAfterSeconds: number };
-
-/** How long a client refused by the hashing bound is told to wait. */
-export const HASHING_BUSY_RETRY_SECONDS = 2;
 
 /**
  * Checks an email and password: the login throttle first (with the

@@ -27,7 +27,10 @@ import {
   throttleAccount,
   trustThisDevice,
 } from "../password_login.ts";
-import { HashingBusyError } from "../hashing_gate.ts";
+import {
+  HASHING_BUSY_MESSAGE as HASHING_BUSY,
+  HashingBusyError,
+} from "../hashing_gate.ts";
 
 const INVALID_CREDENTIALS = "Email or password is incorrect";
 /**
@@ -39,8 +42,6 @@ const LOGIN_PAUSED =
   "Too many failed sign-ins with this email address: signing in with its password is paused. If an account uses this address, resetting its password opens it again at once";
 const TOO_MANY = "Too many attempts, try again later";
 /** The 503 of the password-hashing bound (`hashing` of `accounts()`). */
-const HASHING_BUSY =
-  "Too many passwords are being checked right now: try again in a few seconds";
 const NO_PASSWORD_YET =
   "This account has no password yet: ask for a link to set one on your account page";
 

@@ -262,8 +262,9 @@ export async function upgradeOptions(
  * request's own session; JSON `{response}`): stores the passkey the
  * browser made without a dialog, spends the right and records
  * `passkey_added`: 201 `{id, name}`, the right's cookie cleared. No right,
- * another session's, or its one use spent: 403 `upgrade_unavailable`; refused: 400 `passkey_refused`, the right kept
- * (the browser may try again with new options while it lives).
+ * another session's, or its one use spent: 403 `upgrade_unavailable`;
+ * refused: 400 `passkey_refused`, the right kept (the browser may try
+ * again with new options while it lives).
  *
  * The response is checked first; only a passkey that passes claims the
  * right (an atomic consume of its single-use token), and only the claim's
