@@ -52,7 +52,7 @@ export class HashingBusyError extends Error {
    *
    * @param retryAfterSeconds How long the client is told to wait.
    */
-  constructor(retryAfterSeconds = HASHING_BUSY_RETRY_SECONDS) {
+  constructor(retryAfterSeconds: number = HASHING_BUSY_RETRY_SECONDS) {
     super(HASHING_BUSY_MESSAGE);
     this.name = "HashingBusyError";
     this.retryAfterSeconds = retryAfterSeconds;
