@@ -262,6 +262,26 @@ export class LoginThrottle {
   }
 
   /**
+   * Whether the account trusts a device token now (signed for it, not
+   * revoked, not forgotten): a read that counts nothing, for a caller that
+   * must choose before {@linkcode LoginThrottle.attempt} how to queue the
+   * request (an app's bound on hashing, trusted browsers first). `attempt`
+   * decides again, and judges a token past its failure limit as none.
+   *
+   * @param account The account, as given to {@linkcode LoginThrottle.attempt}.
+   * @param device The device token the browser presented, if any.
+   * @returns `false` without a token, for one the account does not trust,
+   * and when the throttle was made without `devices`.
+   * @throws Whatever the store throws.
+   */
+  async trustsDevice(
+    account: string,
+    device?: string | null,
+  ): Promise<boolean> {
+    return (await this.#devices?.find(account, device) ?? null) !== null;
+  }
+
+  /**
    * Reports a right password. From a trusted browser (a valid device
    * token): clears that device's failure count, and nothing else, so the
    * owner signing in does not hand strangers a fresh count. Otherwise:

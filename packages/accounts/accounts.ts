@@ -675,12 +675,14 @@ function boundPasswords(
     login: (email, password, options) =>
       hashing.run(() => passwords.login(email, password, options)),
     // A signed-in owner: the trusted lane, under its subject (never an
-    // email: the two cannot meet).
-    changePasswordWithCurrent: (subject, input) =>
-      hashing.run(
-        () => passwords.changePasswordWithCurrent(subject, input),
-        { account: `subject:${subject}` },
-      ),
+    // email: the two cannot meet). The route takes the slot under the
+    // account's email itself, before its limits count the attempt.
+    changePasswordWithCurrent: (subject, input, options) => {
+      const change = () => passwords.changePasswordWithCurrent(subject, input);
+      return options?.slotTaken === true
+        ? change()
+        : hashing.run(change, { account: `subject:${subject}` });
+    },
     checkNewPassword: (password, context) =>
       passwords.checkNewPassword(password, context),
     changePassword: (subject, password, context) =>

@@ -43,7 +43,10 @@ export interface Passwords {
   ): Promise<LoginResult>;
   /**
    * Changes a password after checking the current one; `secondFactor`
-   * (the account has one) lowers the minimum length.
+   * (the account has one) lowers the minimum length. The check runs in
+   * the hashing bound's trusted lane under the account (throwing
+   * `HashingBusyError`, answered 503, when it has no room), or not at all
+   * when the caller took the slot itself and says so with `slotTaken`.
    */
   changePasswordWithCurrent(
     subject: string,
@@ -52,6 +55,7 @@ export interface Passwords {
       newPassword: string;
       secondFactor?: boolean;
     },
+    options?: { slotTaken?: boolean },
   ): Promise<boolean>;
   /** Throws `AuthError` `INVALID_PASSWORD` for a refused new password. */
   checkNewPassword(

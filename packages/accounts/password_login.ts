@@ -78,9 +78,12 @@ export async function passwordLogin(
     retryAfterSeconds: HASHING_BUSY_RETRY_SECONDS,
   } as const;
   // Hashing is saturated and the queue full: refuse before the throttle
-  // counts anything (a browser with a device cookie goes on to have it
-  // checked, and may take a reserved slot).
-  if (!ctx.hashing.admits(device !== null, account)) return busy;
+  // counts anything. A browser whose device cookie the account trusts may
+  // take a reserved slot; any other cookie (forged, foreign, forgotten) is
+  // judged as none, so it is refused as early and counts nothing either.
+  const trusted = device !== null &&
+    await ctx.throttle.trustsDevice(account, device);
+  if (!ctx.hashing.admits(trusted, account)) return busy;
   const decision = await ctx.throttle.attempt(account, address, device);
   if (!decision.allowed) {
     return {

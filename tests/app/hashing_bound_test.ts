@@ -293,3 +293,95 @@ Deno.test("fourth outside review: a reset takes its slot of the bound before the
   });
   assert.equal(again.status, 200);
 });
+
+Deno.test("fifth outside review: a password change takes the account's slot of the bound before its limits count it: twelve at once get one check and eleven 503s, and the change's limit (10 in 15 minutes) counts only the one checked", async () => {
+  const hasher = new HeldHasher();
+  hasher.holding = false;
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 0 });
+  await using app = await startApp({ hasher, hashing: gate });
+  const { token } = await registerJson(app.origin, OWNER, PASSWORD);
+  hasher.holding = true;
+  const NEW = "a brand new passphrase for this test";
+  let refused = 0;
+  const changes = Array.from(
+    { length: 12 },
+    () =>
+      api(app.origin, "POST", "/account/password", {
+        currentPassword: "flood, but not the owner's",
+        newPassword: NEW,
+      }, bearer(token)).then((res) => {
+        if (res.status === 503) refused++;
+        return res;
+      }),
+  );
+  // Every one has been answered but the one whose hash is held.
+  await until(() => hasher.held === 1 && refused === 11);
+  hasher.release();
+  const answers = await Promise.all(changes);
+  assert.deepEqual(answers.map((r) => r.status).sort(), [
+    401,
+    ...Array(11).fill(503),
+  ]);
+  const busy = answers.find((r) => r.status === 503)!;
+  assert.equal(busy.headers.get("retry-after"), "2");
+  assert.deepEqual(busy.body, { error: "busy", message: MESSAGE });
+  // Nine more wrong passwords are checked (401): the 503s counted nothing.
+  for (let i = 0; i < 9; i++) {
+    const wrong = await api(app.origin, "POST", "/account/password", {
+      currentPassword: `wrong ${i}`,
+      newPassword: NEW,
+    }, bearer(token));
+    assert.equal(wrong.status, 401, `wrong password ${i + 1} after the 503s`);
+  }
+  const limited = await api(app.origin, "POST", "/account/password", {
+    currentPassword: PASSWORD,
+    newPassword: NEW,
+  }, bearer(token));
+  assert.equal(limited.status, 429, "the tenth counted attempt is the limit");
+  assert.equal(gate.running, 0);
+});
+
+Deno.test("fifth outside review: past the bound, a sign-in with a device cookie the account does not trust (forged, or another account's) is refused as early as one without, and the login throttle counts none of its 503s", async () => {
+  const hasher = new HeldHasher();
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 0 });
+  await using app = await startApp({ hasher, hashing: gate });
+  await registerJson(app.origin, OWNER, PASSWORD);
+  // Another account's browser holds a device cookie of its own.
+  const other = new Browser(app.origin);
+  await registerJson(app.origin, "other@example.com", PASSWORD);
+  const signedIn = await other.post("/login", {
+    email: "other@example.com",
+    password: PASSWORD,
+  });
+  assert.equal(signedIn.status, 303);
+  await signedIn.body?.cancel();
+  const foreign = other.cookies.get("__Host-device");
+  assert.ok(foreign, "the other account's device cookie");
+
+  // The anonymous lane is full: one flood hash runs, none may wait.
+  const flood = api(app.origin, "POST", "/login", {
+    email: "nobody@example.com",
+    password: "flood password",
+  }, { "x-test-client": "203.0.113.1" });
+  await until(() => gate.running === 1);
+  // Six sign-ins to the owner's account from one address (the delays
+  // start after three failures), each with a cookie the account does not
+  // trust: refused at once, before the throttle.
+  for (const cookie of ["forged", "", foreign, "forged", foreign, "x.y.z"]) {
+    const res = await api(app.origin, "POST", "/login", {
+      email: OWNER,
+      password: "not the password",
+    }, { "x-test-client": "198.51.100.9", cookie: `__Host-device=${cookie}` });
+    assert.equal(res.status, 503);
+    assert.equal(gate.waiting, 0, "nothing waits");
+  }
+  hasher.release();
+  assert.equal((await flood).status, 401);
+  // Nothing was counted: the owner's right password from that address
+  // signs in at once (six counted failures would hold it for seconds).
+  const owner = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "198.51.100.9" });
+  assert.equal(owner.status, 200);
+});

@@ -461,6 +461,51 @@ storeTest(
   },
 );
 
+storeTest(
+  "fifth outside review: trustsDevice() answers whether the account trusts a token now (its own, not another account's, not a forged, forgotten or revoked one) and counts nothing",
+  async (store, prefix) => {
+    const c = clock();
+    const t = throttle(store, prefix, c, {
+      hardStop: 3,
+      devices: { signer: deviceSigner(), maxFailures: 2 },
+    });
+    const who = "owner@example.com";
+    const { token } = await t.trustDevice(who);
+    const other = await t.trustDevice("other@example.com");
+    assert.equal(await t.trustsDevice(who, token), true);
+    assert.equal(await t.trustsDevice(who, other.token), false);
+    assert.equal(await t.trustsDevice(who, `${token}x`), false);
+    assert.equal(await t.trustsDevice(who, "forged"), false);
+    assert.equal(await t.trustsDevice(who, null), false);
+    assert.equal(await t.trustsDevice(who), false);
+    // Asked many times, it counts nothing: the device's own failure limit
+    // (2) and the account's hard stop (3) are untouched.
+    for (let i = 0; i < 5; i++) await t.trustsDevice(who, token);
+    assert.deepEqual(await t.attempt(who, "198.51.100.9", token), {
+      allowed: true,
+      trustedDevice: true,
+    });
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await t.attempt(who, `203.0.113.${i}`)).allowed, true);
+    }
+    // Past its failure limit a token is revoked: no longer trusted.
+    await t.attempt(who, "198.51.100.9", token);
+    await t.attempt(who, "198.51.100.9", token);
+    assert.equal(await t.trustsDevice(who, token), false);
+    // Forgotten: no longer trusted either.
+    const fresh = await t.trustDevice(who);
+    assert.equal(await t.trustsDevice(who, fresh.token), true);
+    c.advance(1);
+    await t.forgetDevices(who);
+    assert.equal(await t.trustsDevice(who, fresh.token), false);
+    // Without devices, nothing is trusted.
+    assert.equal(
+      await throttle(store, prefix, c).trustsDevice(who, token),
+      false,
+    );
+  },
+);
+
 Deno.test("LoginThrottle: trustDevice() without devices, or a devices option without a signer, is a clear error", async () => {
   const store = new MemoryKV();
   await assert.rejects(

@@ -278,33 +278,43 @@ export async function changePassword(
     // (POST /account/password/link), never from a session alone.
     return refuse(409, "no_password", NO_PASSWORD_YET);
   }
+  // The owner's check of the current password takes its slot in the
+  // hashing bound's trusted lane under the account (the re-check's and the
+  // sign-in's key), before any limit counts it: refused (the account has a
+  // check running or waiting, or the queue is full), it answers 503 and
+  // counts nothing.
+  const release = await ctx.hashing.acquire(
+    true,
+    user === null ? `subject:${subject}` : throttleAccount(user.email),
+  );
+  if (release === null) throw new HashingBusyError();
   const perAccount = limit(
     "password-change-account",
     subject,
     ctx.limits.passwordChangePerAccount,
   );
-  const wait = await ctx.limiter.take([
-    perAccount,
-    limit(
-      "password-change-address",
-      ctx.clientAddress(req),
-      ctx.limits.passwordChangePerAddress,
-    ),
-  ]);
-  if (wait > 0) return tooManyRequests(req, wait);
-  // At most 100 wrong current passwords in a row (NIST SP 800-63B-4
-  // §3.2.2), shared with the re-check; a new password starts it afresh.
-  if (user !== null) {
-    const stop = await ctx.limiter.take([
-      await recheckStreak(ctx, subject, user.passwordHash),
-    ]);
-    if (stop > 0) return tooManyRequests(req, stop);
-  }
   let changed = false;
   let secondFactor = false;
   let undone = false;
   const newPassword = body.fields.newPassword ?? "";
   try {
+    const wait = await ctx.limiter.take([
+      perAccount,
+      limit(
+        "password-change-address",
+        ctx.clientAddress(req),
+        ctx.limits.passwordChangePerAddress,
+      ),
+    ]);
+    if (wait > 0) return tooManyRequests(req, wait);
+    // At most 100 wrong current passwords in a row (NIST SP 800-63B-4
+    // §3.2.2), shared with the re-check; a new password starts it afresh.
+    if (user !== null) {
+      const stop = await ctx.limiter.take([
+        await recheckStreak(ctx, subject, user.passwordHash),
+      ]);
+      if (stop > 0) return tooManyRequests(req, stop);
+    }
     // NIST SP 800-63B-4: 15 characters when the password is the account's
     // only factor, 8 with a second factor (a module answers that). The
     // check and the write run alone among the account's factor changes
@@ -318,7 +328,7 @@ export async function changePassword(
         currentPassword: body.fields.currentPassword ?? "",
         newPassword,
         secondFactor,
-      });
+      }, { slotTaken: true });
       const soleMin = ctx.passwords.minPasswordLength({ secondFactor: false });
       if (
         changed && user !== null && [...newPassword].length < soleMin &&
@@ -347,6 +357,8 @@ export async function changePassword(
       );
     }
     throw error;
+  } finally {
+    release();
   }
   if (undone) {
     // The sessions were signed out with the write: the old password stays.
