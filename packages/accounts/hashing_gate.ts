@@ -62,6 +62,24 @@ export class HashingBusyError extends Error {
 /** Releases a slot taken with {@linkcode HashingGate.acquire}. */
 export type Release = () => void;
 
+/**
+ * A place taken with {@linkcode HashingGate.enter}: a slot, or a place in
+ * the queue, held while the caller does its other work (counting the
+ * attempt) before it hashes.
+ */
+export interface HashingTicket {
+  /**
+   * The slot's release once one is free, or `null` when the place went to
+   * a trusted request of an account served longer ago, or was given up.
+   */
+  readonly ready: Promise<Release | null>;
+  /**
+   * Gives the place up: a waiting one leaves the queue, a slot already
+   * given is released (the same as calling its release).
+   */
+  cancel(): void;
+}
+
 interface Waiter {
   resolve: (release: Release | null) => void;
   /** The account of a trusted request ("" for an anonymous one). */
@@ -213,34 +231,52 @@ export class HashingGate {
    * already has a trusted hash running or waiting (answer 503).
    */
   acquire(trusted: boolean, account = ""): Promise<Release | null> {
-    if (this.#taken(trusted, account)) return Promise.resolve(null);
+    return this.enter(trusted, account)?.ready ?? Promise.resolve(null);
+  }
+
+  /**
+   * Takes a slot or a place in the queue now, and answers at once whether
+   * it could: for a caller with work to do before it hashes (the sign-in
+   * counts the attempt in the login throttle), so that nothing is counted
+   * for a request the bound refuses, and no request is counted and then
+   * refused because others took the places meanwhile. Give the place up
+   * with `cancel` when that work decides not to hash.
+   *
+   * @param trusted Whether the request carries a valid trusted-device token.
+   * @param account The account (see {@linkcode HashingGate.acquire}).
+   * @returns The ticket, or `null` when the queue is full or the account
+   * already has a trusted hash running or waiting (answer 503).
+   */
+  enter(trusted: boolean, account = ""): HashingTicket | null {
+    if (this.#taken(trusted, account)) return null;
     const lane = trusted;
     if (this.#canStart(lane)) {
-      return Promise.resolve(this.#start(lane, account));
+      const release = this.#start(lane, account);
+      return { ready: Promise.resolve(release), cancel: release };
     }
+    const { promise, resolve } = Promise.withResolvers<Release | null>();
     if (!lane) {
-      if (this.#anonymous.length >= this.#queue) return Promise.resolve(null);
-      return new Promise((resolve) =>
-        this.#anonymous.push({ resolve, account: "", rank: 0 })
-      );
+      if (this.#anonymous.length >= this.#queue) return null;
+      const waiter = { resolve, account: "", rank: 0 };
+      this.#anonymous.push(waiter);
+      return this.#ticket(promise, waiter, this.#anonymous);
     }
     const rank = this.#rank(account);
     if (this.#trusted.length >= this.#queue) {
       // The waiter served most lately gives its place to one served
       // longer ago, or this request is refused.
       const last = this.#trusted.at(-1);
-      if (last === undefined || last.rank <= rank) return Promise.resolve(null);
+      if (last === undefined || last.rank <= rank) return null;
       this.#trusted.pop();
       this.#active.delete(last.account);
       last.resolve(null);
     }
     if (account !== "") this.#active.add(account);
-    return new Promise((resolve) => {
-      const at = this.#trusted.findIndex((w) => w.rank > rank);
-      const waiter = { resolve, account, rank };
-      if (at < 0) this.#trusted.push(waiter);
-      else this.#trusted.splice(at, 0, waiter);
-    });
+    const at = this.#trusted.findIndex((w) => w.rank > rank);
+    const waiter = { resolve, account, rank };
+    if (at < 0) this.#trusted.push(waiter);
+    else this.#trusted.splice(at, 0, waiter);
+    return this.#ticket(promise, waiter, this.#trusted);
   }
 
   /**
@@ -328,6 +364,39 @@ export class HashingGate {
         this.#active.delete(account);
       } else this.#runningAnonymous--;
       this.#dispatch();
+    };
+  }
+
+  /** A waiting place's ticket: `cancel` takes it out of its queue. */
+  #ticket(
+    promise: Promise<Release | null>,
+    waiter: Waiter,
+    queue: Waiter[],
+  ): HashingTicket {
+    let cancelled = false;
+    let given: Release | null = null;
+    const ready = promise.then((release) => {
+      if (cancelled) {
+        release?.();
+        return null;
+      }
+      given = release;
+      return release;
+    });
+    return {
+      ready,
+      cancel: () => {
+        if (cancelled) return;
+        cancelled = true;
+        given?.();
+        const at = queue.indexOf(waiter);
+        if (at < 0) return; // given a slot (released above, or on arrival)
+        queue.splice(at, 1);
+        if (waiter.account !== "") this.#active.delete(waiter.account);
+        waiter.resolve(null);
+        // A trusted waiter fewer may let an anonymous one start.
+        this.#dispatch();
+      },
     };
   }
 

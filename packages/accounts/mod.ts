@@ -64,5 +64,6 @@ export {
   HashingBusyError,
   HashingGate,
   type HashingGateOptions,
+  type HashingTicket,
   type Release,
 } from "./hashing_gate.ts";

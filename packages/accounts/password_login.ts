@@ -77,27 +77,43 @@ export async function passwordLogin(
     kind: "busy",
     retryAfterSeconds: HASHING_BUSY_RETRY_SECONDS,
   } as const;
-  // Hashing is saturated and the queue full: refuse before the throttle
-  // counts anything. A browser whose device cookie the account trusts may
-  // take a reserved slot; any other cookie (forged, foreign, forgotten) is
-  // judged as none, so it is refused as early and counts nothing either.
+  // The browser's place in the hashing bound is taken before the throttle
+  // counts anything: refused (saturated, the queue full), the sign-in
+  // answers 503 and nothing is counted, and a place taken cannot go to
+  // another while the attempt is counted. A browser whose device cookie
+  // the account trusts may take a reserved slot; any other cookie (forged,
+  // foreign, forgotten) is judged as none.
   const trusted = device !== null &&
     await ctx.throttle.trustsDevice(account, device);
-  if (!ctx.hashing.admits(trusted, account)) return busy;
-  const decision = await ctx.throttle.attempt(account, address, device);
+  let ticket = ctx.hashing.enter(trusted, account);
+  if (ticket === null) return busy;
+  let decision: Awaited<ReturnType<typeof ctx.throttle.attempt>>;
+  try {
+    decision = await ctx.throttle.attempt(account, address, device);
+  } catch (error) {
+    ticket.cancel();
+    throw error;
+  }
   if (!decision.allowed) {
+    ticket.cancel();
     return {
       kind: "throttled",
       retryAfterSeconds: decision.retryAfterSeconds,
       reason: decision.reason,
     };
   }
-  // A browser the account trusts goes first and may use the reserve, in a
-  // lane fair between accounts.
-  const release = await ctx.hashing.acquire(
-    decision.trustedDevice === true,
-    account,
-  );
+  // A token the attempt no longer trusts (past its failure limit) waits in
+  // the anonymous lane: that attempt is counted already, so a refusal
+  // there is one failure, as a wrong password would have been.
+  if (trusted && decision.trustedDevice !== true) {
+    ticket.cancel();
+    ticket = ctx.hashing.enter(false, account);
+    if (ticket === null) return busy;
+  }
+  // A trusted browser goes first and may use the reserve, in a lane fair
+  // between accounts (where a place may go to an account served longer
+  // ago: then 503).
+  const release = await ticket.ready;
   if (release === null) return busy;
   let result: LoginResult;
   try {

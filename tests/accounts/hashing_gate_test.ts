@@ -177,3 +177,58 @@ Deno.test("HashingGate: trusted requests of many accounts cannot starve the anon
   assert.ok(after);
   after();
 });
+
+Deno.test("HashingGate.enter takes a slot or a place at once, and cancel gives it up: a waiting place leaves the queue (the next request gets it), a slot is released, and a trusted account's place is free again (fifth outside review: a sign-in counted, then refused, because others took the place while it was counted)", async () => {
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 1 });
+  // The anonymous slot, then its one place in the queue.
+  const running = gate.enter(false)!;
+  const first = await running.ready;
+  assert.ok(first);
+  const waiting = gate.enter(false)!;
+  assert.ok(waiting, "the queue's place");
+  assert.equal(gate.enter(false), null, "no place left: refused at once");
+  assert.equal(gate.waiting, 1);
+  // Given up: it leaves the queue, its ready answers null, and the next
+  // request takes the place.
+  waiting.cancel();
+  assert.equal(gate.waiting, 0);
+  assert.equal(await waiting.ready, null);
+  const next = gate.enter(false)!;
+  assert.ok(next);
+  first();
+  const nextRelease = await next.ready;
+  assert.ok(nextRelease, "served once the slot is free");
+  assert.equal(gate.running, 1);
+  // Cancelling a ticket that holds a slot releases it.
+  next.cancel();
+  assert.equal(gate.running, 0);
+  next.cancel(); // twice: nothing more
+  nextRelease(); // its release too: nothing more
+  assert.equal(gate.running, 0);
+
+  // A trusted account's place: given up, the account may enter again, and
+  // an anonymous request waiting behind it starts.
+  const busy = new HashingGate({ concurrency: 2, reserved: 1, queue: 2 });
+  const a = (await busy.acquire(false))!;
+  const t = (await busy.acquire(true, "owner@example.com"))!;
+  const owner = busy.enter(true, "other@example.com")!;
+  assert.equal(busy.enter(true, "other@example.com"), null, "one per account");
+  const anonymous = busy.enter(false)!;
+  owner.cancel();
+  assert.equal(await owner.ready, null);
+  const again = busy.enter(true, "other@example.com");
+  assert.ok(again, "the account's place is free again");
+  again.cancel();
+  a();
+  t();
+  const anonymousRelease = await anonymous.ready;
+  assert.ok(anonymousRelease, "the anonymous request started");
+  // A slot given and cancelled before the caller read it is released.
+  const late = busy.enter(false)!;
+  assert.equal(busy.waiting, 1);
+  anonymousRelease(); // the slot goes to `late`…
+  late.cancel(); // …which gives it up before reading it
+  assert.equal(await late.ready, null);
+  assert.equal(busy.running, 0);
+  assert.equal(busy.waiting, 0);
+});

@@ -385,3 +385,40 @@ Deno.test("fifth outside review: past the bound, a sign-in with a device cookie 
   }, { "x-test-client": "198.51.100.9" });
   assert.equal(owner.status, 200);
 });
+
+Deno.test("fifth outside review, re-test: a sign-in holds its place in the bound while the throttle counts it, so two sign-ins racing for the last place count one failure, not two (one is refused before it is counted)", async () => {
+  const hasher = new HeldHasher();
+  const gate = new HashingGate({ concurrency: 2, reserved: 1, queue: 1 });
+  await using app = await startApp({ hasher, hashing: gate });
+  await registerJson(app.origin, OWNER, PASSWORD);
+  // One flood hash runs: the anonymous lane has one place left.
+  const flood = api(app.origin, "POST", "/login", {
+    email: "nobody@example.com",
+    password: "flood password",
+  }, { "x-test-client": "203.0.113.1" });
+  await until(() => gate.running === 1);
+  // Two wrong sign-ins to the owner's account from one address, at once.
+  const racing = [1, 2].map(() =>
+    api(app.origin, "POST", "/login", {
+      email: OWNER,
+      password: "flood, not the owner's",
+    }, { "x-test-client": "198.51.100.9" })
+  );
+  await until(() => gate.waiting === 1);
+  hasher.release();
+  const statuses = (await Promise.all(racing)).map((r) => r.status).sort();
+  assert.deepEqual(statuses, [401, 503]);
+  assert.equal((await flood).status, 401);
+  // One failure was counted; with a second one more, the delays (after
+  // three in a row) have not started: the owner's right password signs in.
+  const wrong = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: "another wrong one",
+  }, { "x-test-client": "198.51.100.9" });
+  assert.equal(wrong.status, 401);
+  const owner = await api(app.origin, "POST", "/login", {
+    email: OWNER,
+    password: PASSWORD,
+  }, { "x-test-client": "198.51.100.9" });
+  assert.equal(owner.status, 200, "two failures counted, not three");
+});

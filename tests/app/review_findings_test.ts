@@ -94,7 +94,12 @@ async function burst(kv: KeyValueStore | undefined) {
     `${hasher.verifies} password checks passed a limit of 10`,
   );
   assert.equal(statuses.filter((s) => s === 401).length, hasher.verifies);
-  assert.equal(statuses.filter((s) => s === 429).length, 50 - hasher.verifies);
+  // The rest are refused: by the throttle (429), or by the hashing bound
+  // before the throttle counts them (503, past its queue of 16).
+  assert.equal(
+    statuses.filter((s) => s === 429 || s === 503).length,
+    50 - hasher.verifies,
+  );
   // The throttle's account and pair counters are incremented separately:
   // under contention a few attempts may be refused early, never late.
   assert.ok(hasher.verifies >= 5, `only ${hasher.verifies} checks ran`);
