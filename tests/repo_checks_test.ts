@@ -40,3 +40,28 @@ Deno.test("deno doc --lint is clean on every published entry point of every pack
   const r = await deno("doc", "--lint", ...entries);
   assert.ok(r.ok, r.out);
 });
+
+Deno.test("published code calls nothing Node 20 lacks (Promise.withResolvers, Array.fromAsync, Object.groupBy, Map.groupBy): the npm packages run on Node 20", async () => {
+  const missing =
+    /\b(Promise\.withResolvers|Array\.fromAsync|(?:Object|Map)\.groupBy)\b/;
+  const found: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) {
+        if (entry.name !== "node_modules") await walk(path);
+      } else if (
+        /\.tsx?$/.test(entry.name) && !/_test\.tsx?$/.test(entry.name)
+      ) {
+        const lines = (await Deno.readTextFile(path)).split("\n");
+        lines.forEach((line, i) => {
+          if (missing.test(line) && !/^\s*(\/\/|\*)/.test(line)) {
+            found.push(`${path}:${i + 1}: ${line.trim()}`);
+          }
+        });
+      }
+    }
+  };
+  for (const dir of ["lib", "stores", "packages"]) await walk(dir);
+  assert.deepEqual(found, []);
+});

@@ -254,7 +254,9 @@ export class HashingGate {
       const release = this.#start(lane, account);
       return { ready: Promise.resolve(release), cancel: release };
     }
-    const { promise, resolve } = Promise.withResolvers<Release | null>();
+    // (Not Promise.withResolvers: Node 20 has none.)
+    let resolve!: (release: Release | null) => void;
+    const promise = new Promise<Release | null>((r) => resolve = r);
     if (!lane) {
       if (this.#anonymous.length >= this.#queue) return null;
       const waiter = { resolve, account: "", rank: 0 };
