@@ -100,8 +100,12 @@ export type ThrottleDecision =
  * never keep the owner's right password out from an address that has not
  * failed, until the hard stop; then a password reset lifts it. A success
  * clears the account's and the pair's counts. Attempts the throttle refuses
- * are not counted (they reach no hasher), so a flood of refused requests
- * cannot push an account to its hard stop.
+ * on its read are not counted (they reach no hasher), so a flood of refused
+ * requests cannot push an account to its hard stop. Attempts sent at the
+ * same moment that all pass the read are counted first and judged in the
+ * order of their counts: those past a limit are refused, and stay counted
+ * as failures (one burst from an address adds about as many as it sent;
+ * later ones are refused on the read).
  *
  * **Device tokens** (OWASP "device cookies", with `devices`): a browser
  * that gave the right password gets a token ({@linkcode LoginThrottle.trustDevice});
